@@ -1,0 +1,10 @@
+//! Who is calling: password hashing, session tokens and the `AuthUser`
+//! extractor. Never logs a password or a token.
+
+mod extractor;
+mod password;
+mod session;
+
+pub use extractor::AuthUser;
+pub use password::{HashPolicy, PasswordHasher, Verification};
+pub use session::{session_cookie, expired_session_cookie, SessionToken, COOKIE_NAME};

@@ -1,0 +1,206 @@
+//! Password hashing with bcrypt or argon2id, always on the blocking pool and
+//! never more at once than the configured concurrency, so that a login storm
+//! costs CPU but never stalls the async workers.
+
+use std::sync::Arc;
+
+use anyhow::{anyhow, Context};
+use argon2::password_hash::rand_core::OsRng;
+use argon2::password_hash::{PasswordHash, PasswordHasher as _, PasswordVerifier as _, SaltString};
+use argon2::{Algorithm, Argon2, Params, Version};
+use tokio::sync::Semaphore;
+
+use crate::config::{HashAlgorithm, Settings};
+use crate::domain::Password;
+
+/// The algorithm and parameters for new hashes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HashPolicy {
+    Bcrypt { cost: u32 },
+    Argon2id { memory_kib: u32, iterations: u32, parallelism: u32 },
+}
+
+impl HashPolicy {
+    pub fn from_settings(settings: &Settings) -> Self {
+        match settings.password_hash {
+            HashAlgorithm::Bcrypt => Self::Bcrypt { cost: settings.bcrypt_cost },
+            HashAlgorithm::Argon2id => Self::Argon2id {
+                memory_kib: settings.argon2_memory_kib,
+                iterations: settings.argon2_iterations,
+                parallelism: settings.argon2_parallelism,
+            },
+        }
+    }
+
+    fn hash(&self, password: &str) -> anyhow::Result<String> {
+        match self {
+            Self::Bcrypt { cost } => bcrypt::hash(password, *cost).context("bcrypt hash"),
+            Self::Argon2id { .. } => {
+                let salt = SaltString::generate(&mut OsRng);
+                self.argon2()?
+                    .hash_password(password.as_bytes(), &salt)
+                    .map(|hash| hash.to_string())
+                    .map_err(|e| anyhow!("argon2 hash: {e}"))
+            }
+        }
+    }
+
+    fn argon2(&self) -> anyhow::Result<Argon2<'static>> {
+        let Self::Argon2id { memory_kib, iterations, parallelism } = *self else {
+            return Err(anyhow!("not an argon2 policy"));
+        };
+        let params = Params::new(memory_kib, iterations, parallelism, None).map_err(|e| anyhow!("argon2 params: {e}"))?;
+        Ok(Argon2::new(Algorithm::Argon2id, Version::V0x13, params))
+    }
+
+    /// Whether `stored` was made with exactly this policy. A hash made with
+    /// another algorithm or other parameters is replaced at the next login.
+    fn matches(&self, stored: &str) -> bool {
+        match self {
+            Self::Bcrypt { cost } => bcrypt_cost(stored) == Some(*cost),
+            Self::Argon2id { memory_kib, iterations, parallelism } => {
+                let Ok(hash) = PasswordHash::new(stored) else { return false };
+                let Ok(params) = Params::try_from(&hash) else { return false };
+                hash.algorithm.as_str() == "argon2id"
+                    && params.m_cost() == *memory_kib
+                    && params.t_cost() == *iterations
+                    && params.p_cost() == *parallelism
+            }
+        }
+    }
+}
+
+/// `$2b$10$…` → 10.
+fn bcrypt_cost(stored: &str) -> Option<u32> {
+    let mut parts = stored.split('$');
+    let (Some(""), Some(version), Some(cost)) = (parts.next(), parts.next(), parts.next()) else { return None };
+    if !version.starts_with('2') {
+        return None;
+    }
+    cost.parse().ok()
+}
+
+/// Checks `password` against a stored hash of either format.
+fn verify_any(password: &str, stored: &str) -> bool {
+    if stored.starts_with("$argon2") {
+        PasswordHash::new(stored).is_ok_and(|hash| Argon2::default().verify_password(password.as_bytes(), &hash).is_ok())
+    } else {
+        bcrypt::verify(password, stored).unwrap_or(false)
+    }
+}
+
+/// The outcome of a password check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verification {
+    Invalid,
+    /// Correct; `rehash` holds a new hash when the stored one does not match
+    /// the current policy (the caller stores it).
+    Valid { rehash: Option<String> },
+}
+
+/// Hashes and verifies passwords off the async workers, with bounded concurrency.
+#[derive(Clone)]
+pub struct PasswordHasher {
+    /// Algorithm and parameters for new hashes.
+    policy: Arc<HashPolicy>,
+    /// Caps concurrent hashes so that logins cannot take every core.
+    permits: Arc<Semaphore>,
+    /// A hash of a random password under the current policy: unknown login
+    /// names are checked against it so they take as long as a wrong password.
+    dummy_hash: Arc<String>,
+}
+
+impl PasswordHasher {
+    pub fn new(policy: HashPolicy, concurrency: usize) -> anyhow::Result<Self> {
+        let dummy_password: String = {
+            use rand::distributions::{Alphanumeric, DistString};
+            Alphanumeric.sample_string(&mut rand::thread_rng(), 32)
+        };
+        let dummy_hash = policy.hash(&dummy_password)?;
+        Ok(Self { policy: Arc::new(policy), permits: Arc::new(Semaphore::new(concurrency)), dummy_hash: Arc::new(dummy_hash) })
+    }
+
+    pub async fn hash(&self, password: &Password) -> anyhow::Result<String> {
+        let policy = Arc::clone(&self.policy);
+        let password = password.expose().to_owned();
+        self.run_blocking(move || policy.hash(&password)).await?
+    }
+
+    /// Verifies against `stored`, or against the dummy hash when there is no
+    /// such user (the result is then always `Invalid`).
+    pub async fn verify(&self, password: &Password, stored: Option<String>) -> anyhow::Result<Verification> {
+        let policy = Arc::clone(&self.policy);
+        let password = password.expose().to_owned();
+        let user_exists = stored.is_some();
+        let stored = stored.unwrap_or_else(|| self.dummy_hash.as_str().to_owned());
+        self.run_blocking(move || {
+            if !verify_any(&password, &stored) || !user_exists {
+                return Ok(Verification::Invalid);
+            }
+            let rehash = if policy.matches(&stored) { None } else { Some(policy.hash(&password)?) };
+            Ok(Verification::Valid { rehash })
+        })
+        .await?
+    }
+
+    async fn run_blocking<T: Send + 'static>(&self, work: impl FnOnce() -> T + Send + 'static) -> anyhow::Result<T> {
+        let _permit = self.permits.acquire().await.context("hash pool closed")?;
+        tokio::task::spawn_blocking(work).await.context("hash task failed")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn password(raw: &str) -> Password {
+        Password::parse(Some(&json!(raw))).unwrap()
+    }
+
+    const FAST_ARGON2: HashPolicy = HashPolicy::Argon2id { memory_kib: 64, iterations: 1, parallelism: 1 };
+
+    #[tokio::test]
+    async fn bcrypt_round_trip_and_wrong_password() {
+        let hasher = PasswordHasher::new(HashPolicy::Bcrypt { cost: 4 }, 2).unwrap();
+        let hash = hasher.hash(&password("correct horse")).await.unwrap();
+        assert!(hash.starts_with("$2b$04$"));
+        assert_eq!(hasher.verify(&password("correct horse"), Some(hash.clone())).await.unwrap(), Verification::Valid { rehash: None });
+        assert_eq!(hasher.verify(&password("wrong horse"), Some(hash)).await.unwrap(), Verification::Invalid);
+    }
+
+    #[tokio::test]
+    async fn unknown_user_is_always_invalid() {
+        let hasher = PasswordHasher::new(HashPolicy::Bcrypt { cost: 4 }, 1).unwrap();
+        assert_eq!(hasher.verify(&password("anything at all"), None).await.unwrap(), Verification::Invalid);
+    }
+
+    #[tokio::test]
+    async fn hashes_of_another_policy_verify_and_ask_for_a_rehash() {
+        let bcrypt4 = PasswordHasher::new(HashPolicy::Bcrypt { cost: 4 }, 1).unwrap();
+        let bcrypt5 = PasswordHasher::new(HashPolicy::Bcrypt { cost: 5 }, 1).unwrap();
+        let argon = PasswordHasher::new(FAST_ARGON2, 1).unwrap();
+        let pw = password("side by side");
+
+        let old = bcrypt4.hash(&pw).await.unwrap();
+        let Verification::Valid { rehash: Some(new) } = bcrypt5.verify(&pw, Some(old.clone())).await.unwrap() else {
+            panic!("expected a rehash to cost 5");
+        };
+        assert!(new.starts_with("$2b$05$"));
+
+        let Verification::Valid { rehash: Some(argon_hash) } = argon.verify(&pw, Some(old)).await.unwrap() else {
+            panic!("expected a rehash to argon2id");
+        };
+        assert!(argon_hash.starts_with("$argon2id$"));
+        assert_eq!(argon.verify(&pw, Some(argon_hash.clone())).await.unwrap(), Verification::Valid { rehash: None });
+        // And back: bcrypt verifies an argon2 hash and wants its own.
+        assert!(matches!(bcrypt4.verify(&pw, Some(argon_hash)).await.unwrap(), Verification::Valid { rehash: Some(_) }));
+    }
+
+    #[test]
+    fn reads_bcrypt_cost() {
+        assert_eq!(bcrypt_cost("$2b$10$abcdefghijklmnopqrstuv"), Some(10));
+        assert_eq!(bcrypt_cost("$argon2id$v=19$m=64"), None);
+        assert_eq!(bcrypt_cost("garbage"), None);
+    }
+}

@@ -1,0 +1,119 @@
+//! Settings for `hiscore serve`, from flags or the environment (the names the
+//! contract's "Commands" section lists). Bad values stop the process at start
+//! with clap's message; nothing is validated lazily at request time.
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+
+/// The password hashing algorithm used for new hashes. Verification accepts
+/// both formats regardless.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HashAlgorithm {
+    Bcrypt,
+    Argon2id,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct Settings {
+    /// Address to listen on (`127.0.0.1:0` picks a free port).
+    #[arg(long, env = "BIND", default_value = "127.0.0.1:8080")]
+    pub bind: String,
+
+    /// `sqlite://path` (embedded, the default) or `mysql://user:pass@host/db`.
+    #[arg(long, env = "DATABASE_URL", default_value = "sqlite://data/hiscore.db", value_parser = parse_database_url)]
+    pub database_url: String,
+
+    /// Maximum database connections in the pool.
+    #[arg(long, env = "DB_MAX_CONNECTIONS", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub db_max_connections: u32,
+
+    /// bcrypt cost for new hashes (each step doubles the CPU per login).
+    #[arg(long, env = "BCRYPT_COST", default_value_t = 10, value_parser = clap::value_parser!(u32).range(4..=31))]
+    pub bcrypt_cost: u32,
+
+    /// Algorithm for new password hashes.
+    #[arg(long, env = "PASSWORD_HASH", value_enum, default_value = "bcrypt")]
+    pub password_hash: HashAlgorithm,
+
+    /// argon2id memory in KiB (OWASP: 19456).
+    #[arg(long, env = "ARGON2_MEMORY_KIB", default_value_t = 19_456, value_parser = clap::value_parser!(u32).range(8..=4_194_304))]
+    pub argon2_memory_kib: u32,
+
+    /// argon2id iterations (OWASP: 2).
+    #[arg(long, env = "ARGON2_ITERATIONS", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub argon2_iterations: u32,
+
+    /// argon2id lanes (OWASP: 1).
+    #[arg(long, env = "ARGON2_PARALLELISM", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=16))]
+    pub argon2_parallelism: u32,
+
+    /// How many password hashes may run at once (default: the number of cores).
+    #[arg(long, env = "HASH_CONCURRENCY")]
+    pub hash_concurrency: Option<usize>,
+
+    /// Bearer token for `POST /api/admin/initialize`; without it that endpoint is 404.
+    #[arg(long, env = "ADMIN_TOKEN", hide_env_values = true)]
+    pub admin_token: Option<String>,
+
+    /// Directory served at `/` (the ranking page).
+    #[arg(long, env = "STATIC_DIR", default_value = "./static")]
+    pub static_dir: PathBuf,
+
+    /// HTTP worker threads (default: the number of cores).
+    #[arg(long, env = "WORKERS")]
+    pub workers: Option<usize>,
+
+    /// Session lifetime in seconds (default 30 days).
+    #[arg(long, env = "SESSION_TTL_SECS", default_value_t = 30 * 24 * 3600)]
+    pub session_ttl_secs: i64,
+}
+
+impl Settings {
+    pub fn workers(&self) -> usize {
+        self.workers.unwrap_or_else(cores).max(1)
+    }
+
+    pub fn hash_concurrency(&self) -> usize {
+        self.hash_concurrency.unwrap_or_else(cores).max(1)
+    }
+}
+
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+fn parse_database_url(raw: &str) -> Result<String, String> {
+    let supported = ["sqlite:", "mysql:", "mariadb:"];
+    if supported.iter().any(|scheme| raw.starts_with(scheme)) {
+        // sqlx knows MariaDB as `mysql`.
+        Ok(raw.replacen("mariadb:", "mysql:", 1))
+    } else {
+        Err("DATABASE_URL must start with sqlite:, mysql: or mariadb:".to_owned())
+    }
+}
+
+/// Lets `Settings` be parsed on its own (no subcommand), from the
+/// environment and defaults alone, or from a list of flags in tests.
+#[derive(clap::Parser)]
+#[command(name = "hiscore serve")]
+struct SettingsOnly {
+    #[command(flatten)]
+    settings: Settings,
+}
+
+impl Settings {
+    pub fn from_env_and_defaults() -> Result<Self, clap::Error> {
+        Self::try_parse_from(["hiscore"])
+    }
+
+    /// Parses flags as `hiscore serve` would (environment still applies).
+    pub fn try_parse_from<I, T>(args: I) -> Result<Self, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        use clap::Parser as _;
+        SettingsOnly::try_parse_from(args).map(|s| s.settings)
+    }
+}

@@ -1,0 +1,60 @@
+use actix_web::http::header::HeaderMap;
+
+use crate::error::ApiError;
+
+/// The `Idempotency-Key` header: 1..=64 visible ASCII characters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdempotencyKey(String);
+
+impl IdempotencyKey {
+    pub const HEADER: &'static str = "idempotency-key";
+
+    /// `None` when the header is absent; an error when it is present but bad.
+    pub fn from_headers(headers: &HeaderMap) -> Result<Option<Self>, ApiError> {
+        let mut values = headers.get_all(Self::HEADER);
+        let Some(value) = values.next() else { return Ok(None) };
+        let invalid = || {
+            ApiError::bad_request(
+                "invalid_idempotency_key",
+                "Idempotency-Key must be one header of 1 to 64 visible ASCII characters",
+            )
+        };
+        if values.next().is_some() {
+            return Err(invalid());
+        }
+        Self::parse(value.as_bytes()).map(Some).ok_or_else(invalid)
+    }
+
+    fn parse(raw: &[u8]) -> Option<Self> {
+        let visible = |b: &u8| (0x21..=0x7e).contains(b);
+        if (1..=64).contains(&raw.len()) && raw.iter().all(visible) {
+            // All bytes are ASCII, so this cannot fail.
+            String::from_utf8(raw.to_vec()).ok().map(Self)
+        } else {
+            None
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_visible_ascii_up_to_64() {
+        assert!(IdempotencyKey::parse(b"a").is_some());
+        assert!(IdempotencyKey::parse(b"550e8400-e29b-41d4-a716-446655440000").is_some());
+        assert!(IdempotencyKey::parse("~".repeat(64).as_bytes()).is_some());
+    }
+
+    #[test]
+    fn rejects_empty_long_spaces_and_non_ascii() {
+        for bad in [&b""[..], "x".repeat(65).as_bytes(), b"a b", b"tab\t", "é".as_bytes(), b"\x7f"] {
+            assert!(IdempotencyKey::parse(bad).is_none(), "{bad:?}");
+        }
+    }
+}

@@ -1,0 +1,23 @@
+//! Validated input types. Each has a `parse` constructor that is the only way
+//! to build it, so a value that exists is valid everywhere it goes.
+//!
+//! Nothing here touches the database or HTTP beyond naming the contract's
+//! error codes.
+
+mod board;
+mod cursor;
+mod credentials;
+mod display_name;
+mod idempotency_key;
+mod page;
+mod score;
+mod timestamp;
+
+pub use board::Board;
+pub use credentials::{LoginName, Password};
+pub use cursor::{BoardKey, Cursor};
+pub use display_name::DisplayName;
+pub use idempotency_key::IdempotencyKey;
+pub use page::{parse_before, parse_offset, PageLimit, Radius, UserIds};
+pub use score::Score;
+pub use timestamp::Timestamp;

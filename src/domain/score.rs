@@ -1,0 +1,69 @@
+use serde_json::Value;
+
+use crate::error::ApiError;
+
+/// A posted score: an integer in `0..=MAX`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Score(i64);
+
+impl Score {
+    pub const MAX: i64 = 1_000_000_000;
+
+    /// Parses the raw JSON value so that floats, strings and out-of-range
+    /// numbers all get the contract's 422 `invalid_score` instead of a
+    /// generic deserialisation error.
+    pub fn parse(raw: Option<&Value>) -> Result<Self, ApiError> {
+        let invalid = || {
+            ApiError::validation(
+                "invalid_score",
+                format!("score must be an integer from 0 to {}", Self::MAX),
+            )
+        };
+        let value = raw.and_then(Value::as_i64).ok_or_else(invalid)?;
+        // `as_i64` accepts only integers (not 5.0), so the range is all that is left.
+        if (0..=Self::MAX).contains(&value) {
+            Ok(Self(value))
+        } else {
+            Err(invalid())
+        }
+    }
+
+    pub fn value(self) -> i64 {
+        self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn accepts_integers_in_range() {
+        for ok in [0, 1, 123_456, Score::MAX] {
+            assert_eq!(Score::parse(Some(&json!(ok))).unwrap().value(), ok);
+        }
+    }
+
+    #[test]
+    fn rejects_everything_else() {
+        let bad = [
+            json!(-1),
+            json!(Score::MAX + 1),
+            json!(1.5),
+            json!(5.0),
+            json!("10"),
+            json!(null),
+            json!(true),
+            json!([1]),
+            json!({"v": 1}),
+            json!(u64::MAX),
+            json!(1e300),
+        ];
+        for value in bad {
+            let err = Score::parse(Some(&value)).unwrap_err();
+            assert_eq!(err.code(), "invalid_score", "{value}");
+        }
+        assert_eq!(Score::parse(None).unwrap_err().code(), "invalid_score");
+    }
+}

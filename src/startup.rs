@@ -1,0 +1,98 @@
+//! Builds the application: store, state, routes, listener. Binding happens
+//! here so that tests can start the real server on port 0 and ask `port()`.
+
+use std::net::TcpListener;
+use std::time::Duration;
+
+use actix_web::dev::{Server, ServerHandle};
+use actix_web::middleware::from_fn;
+use actix_web::{web, App, HttpServer};
+
+use crate::auth::{HashPolicy, PasswordHasher};
+use crate::config::Settings;
+use crate::domain::Timestamp;
+use crate::rank::RankEngine;
+use crate::routes;
+use crate::state::AppState;
+use crate::store::Store;
+use crate::telemetry::{observe, Metrics};
+
+/// Idempotency keys are kept twice as long as the contract's 24 hours.
+const IDEMPOTENCY_KEY_RETENTION_MS: i64 = 48 * 3600 * 1000;
+const JANITOR_INTERVAL: Duration = Duration::from_secs(600);
+
+pub struct Application {
+    port: u16,
+    server: Server,
+}
+
+impl Application {
+    pub async fn build(settings: Settings) -> anyhow::Result<Self> {
+        let metrics = Metrics::new()?;
+        let store = Store::connect(&settings.database_url, settings.db_max_connections, metrics.db_statements.clone()).await?;
+        let passwords = PasswordHasher::new(HashPolicy::from_settings(&settings), settings.hash_concurrency())?;
+        let listener = TcpListener::bind(&settings.bind)?;
+        let port = listener.local_addr()?.port();
+        let workers = settings.workers();
+        let static_dir = settings.static_dir.clone();
+        let serve_static = static_dir.join("index.html").is_file();
+        if !serve_static {
+            tracing::warn!(dir = %static_dir.display(), "no index.html in STATIC_DIR; the ranking page is not served");
+        }
+        let state = web::Data::new(AppState { settings, ranks: RankEngine::new(store.clone()), store, passwords, metrics });
+        spawn_janitor(state.clone());
+
+        let server = HttpServer::new(move || {
+            let app = App::new().app_data(state.clone()).wrap(from_fn(observe)).configure(routes::configure);
+            if serve_static {
+                app.service(
+                    actix_files::Files::new("/", &static_dir)
+                        .index_file("index.html")
+                        .default_handler(web::to(routes::not_found)),
+                )
+            } else {
+                app.default_service(web::to(routes::not_found))
+            }
+        })
+        .workers(workers)
+        .shutdown_timeout(30)
+        .listen(listener)?
+        .run();
+        tracing::info!(port, workers, "listening");
+        Ok(Self { port, server })
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Stops the server gracefully (tests use it to restart on the same database).
+    pub fn handle(&self) -> ServerHandle {
+        self.server.handle()
+    }
+
+    /// Serves until SIGINT/SIGTERM (actix drains in-flight requests first).
+    pub async fn run_until_stopped(self) -> std::io::Result<()> {
+        self.server.await
+    }
+}
+
+/// Deletes expired sessions and old idempotency keys now and then.
+fn spawn_janitor(state: web::Data<AppState>) {
+    actix_web::rt::spawn(async move {
+        let mut interval = actix_web::rt::time::interval(JANITOR_INTERVAL);
+        loop {
+            interval.tick().await;
+            let now = Timestamp::now();
+            let result = async {
+                let mut conn = state.store.conn().await?;
+                state.store.purge_expired(&mut conn, now, now.plus_millis(-IDEMPOTENCY_KEY_RETENTION_MS)).await
+            }
+            .await;
+            match result {
+                Ok(purged) => tracing::debug!(purged, "janitor"),
+                Err(error) => tracing::warn!(%error, "janitor failed"),
+            }
+        }
+    });
+}

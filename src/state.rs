@@ -1,0 +1,20 @@
+//! The state every handler shares (one instance per server, behind `web::Data`).
+
+use crate::auth::PasswordHasher;
+use crate::config::Settings;
+use crate::rank::RankEngine;
+use crate::store::Store;
+use crate::telemetry::Metrics;
+
+pub struct AppState {
+    /// The configuration the server started with.
+    pub settings: Settings,
+    /// The database: the source of truth for everything.
+    pub store: Store,
+    /// Ranks and pages for both boards; the only way handlers get a rank.
+    pub ranks: RankEngine,
+    /// Hashes and verifies passwords off the async workers.
+    pub passwords: PasswordHasher,
+    /// Request and database counters exported at `/metrics`.
+    pub metrics: Metrics,
+}

@@ -1,0 +1,72 @@
+//! Wiping and bulk-loading for `POST /api/admin/initialize`.
+
+use sqlx::{AnyConnection, Executor, QueryBuilder};
+
+use super::Store;
+use crate::dataset::Dataset;
+
+/// Rows per multi-row INSERT: about 20k bound parameters, under SQLite's
+/// 32,766 and MySQL's 65,535 limits.
+const USER_ROWS_PER_INSERT: usize = 2_000;
+const SCORE_ROWS_PER_INSERT: usize = 5_000;
+
+const TABLES: [&str; 4] = ["users", "scores", "sessions", "idempotency_keys"];
+
+impl Store {
+    /// Deletes every row of every table.
+    pub async fn wipe(&self, conn: &mut AnyConnection) -> Result<(), sqlx::Error> {
+        for table in TABLES {
+            self.statements.inc();
+            conn.execute(self.dialect.wipe(table).as_str()).await?;
+        }
+        Ok(())
+    }
+
+    /// Inserts a generated dataset with multi-row INSERTs. Every generated
+    /// player gets the same `password_hash`.
+    pub async fn load_dataset(&self, conn: &mut AnyConnection, data: &Dataset, password_hash: &str) -> Result<(), sqlx::Error> {
+        for chunk in data.users.chunks(USER_ROWS_PER_INSERT) {
+            let mut insert = QueryBuilder::new(
+                "INSERT INTO users (id, login_name, login_key, display_name, password_hash, best_score, best_at, \
+                 best_score_id, total_score, play_count, created_at) ",
+            );
+            insert.push_values(chunk, |mut row, user| {
+                row.push_bind(user.id)
+                    .push_bind(user.login_name.clone())
+                    .push_bind(user.login_name.to_ascii_lowercase())
+                    .push_bind(user.display_name.clone())
+                    .push_bind(password_hash.to_owned())
+                    .push_bind(user.best_score)
+                    .push_bind(user.best_at.map(|t| t.millis()))
+                    .push_bind(user.best_score_id)
+                    .push_bind(user.total_score)
+                    .push_bind(user.play_count)
+                    .push_bind(user.created_at.millis());
+            });
+            self.statements.inc();
+            insert.build().persistent(false).execute(&mut *conn).await?;
+        }
+        for chunk in data.scores.chunks(SCORE_ROWS_PER_INSERT) {
+            let mut insert = QueryBuilder::new("INSERT INTO scores (id, user_id, score, created_at) ");
+            insert.push_values(chunk, |mut row, score| {
+                row.push_bind(score.id).push_bind(score.user_id).push_bind(score.score).push_bind(score.created_at.millis());
+            });
+            self.statements.inc();
+            insert.build().persistent(false).execute(&mut *conn).await?;
+        }
+        Ok(())
+    }
+}
+
+impl Store {
+    /// Wipes every table, then loads `data` in one transaction.
+    pub async fn replace_all(&self, data: &Dataset, password_hash: &str) -> Result<(), sqlx::Error> {
+        use sqlx::Connection as _;
+        let mut conn = self.conn().await?;
+        // Wiped outside the load transaction: TRUNCATE commits implicitly on MySQL.
+        self.wipe(&mut conn).await?;
+        let mut tx = conn.begin().await?;
+        self.load_dataset(&mut tx, data, password_hash).await?;
+        tx.commit().await
+    }
+}

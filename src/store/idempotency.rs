@@ -1,0 +1,72 @@
+//! The `idempotency_keys` table: the first response to each (user, key).
+
+use sqlx::{AnyConnection, Row};
+
+use super::{is_unique_violation, Store};
+use crate::domain::{IdempotencyKey, Timestamp};
+
+impl Store {
+    /// Claims `key` for `user_id` inside the caller's write transaction.
+    /// `false` means the key was used before; the unique index makes a
+    /// concurrent claim wait until the first transaction ends, so a `false`
+    /// always has a committed response to replay.
+    pub async fn claim_idempotency_key(
+        &self,
+        conn: &mut AnyConnection,
+        user_id: i64,
+        key: &IdempotencyKey,
+        now: Timestamp,
+    ) -> Result<bool, sqlx::Error> {
+        let result = self
+            .sql("INSERT INTO idempotency_keys (user_id, idem_key, created_at, status, body) VALUES (?, ?, ?, 0, '')")
+            .bind(user_id)
+            .bind(key.as_str())
+            .bind(now.millis())
+            .execute(&mut *conn)
+            .await;
+        match result {
+            Ok(_) => Ok(true),
+            Err(error) if is_unique_violation(&error) => Ok(false),
+            Err(error) => Err(error),
+        }
+    }
+
+    /// Stores the response of a claimed key (same transaction as the claim).
+    pub async fn save_idempotent_response(
+        &self,
+        conn: &mut AnyConnection,
+        user_id: i64,
+        key: &IdempotencyKey,
+        status: u16,
+        body: &str,
+    ) -> Result<(), sqlx::Error> {
+        self.sql("UPDATE idempotency_keys SET status = ?, body = ? WHERE user_id = ? AND idem_key = ?")
+            .bind(i64::from(status))
+            .bind(body)
+            .bind(user_id)
+            .bind(key.as_str())
+            .execute(&mut *conn)
+            .await?;
+        Ok(())
+    }
+
+    /// The stored (status, body) of a used key.
+    pub async fn idempotent_response(
+        &self,
+        conn: &mut AnyConnection,
+        user_id: i64,
+        key: &IdempotencyKey,
+    ) -> Result<Option<(u16, String)>, sqlx::Error> {
+        let row = self
+            .sql("SELECT status, body FROM idempotency_keys WHERE user_id = ? AND idem_key = ?")
+            .bind(user_id)
+            .bind(key.as_str())
+            .fetch_optional(&mut *conn)
+            .await?;
+        row.map(|row| {
+            let status: i64 = row.try_get("status")?;
+            Ok((u16::try_from(status).unwrap_or(200), row.try_get("body")?))
+        })
+        .transpose()
+    }
+}

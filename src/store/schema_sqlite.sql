@@ -1,0 +1,43 @@
+-- hiscore schema for the embedded SQLite backend. The MySQL/MariaDB twin is
+-- schema.sql at the top of the repository (comments there); keep the two in step.
+CREATE TABLE IF NOT EXISTS users (
+  id INTEGER PRIMARY KEY,
+  login_name TEXT NOT NULL,
+  login_key TEXT NOT NULL UNIQUE,
+  display_name TEXT NOT NULL,
+  password_hash TEXT NOT NULL,
+  best_score INTEGER NOT NULL DEFAULT 0,
+  best_at INTEGER NULL,
+  best_score_id INTEGER NULL,
+  total_score INTEGER NOT NULL DEFAULT 0,
+  play_count INTEGER NOT NULL DEFAULT 0,
+  created_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS users_best_board ON users (best_score DESC, best_at, id);
+CREATE INDEX IF NOT EXISTS users_total_board ON users (total_score DESC, id);
+
+CREATE TABLE IF NOT EXISTS scores (
+  id INTEGER PRIMARY KEY,
+  user_id INTEGER NOT NULL,
+  score INTEGER NOT NULL,
+  created_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS scores_by_user ON scores (user_id, id);
+
+CREATE TABLE IF NOT EXISTS sessions (
+  token_hash TEXT NOT NULL PRIMARY KEY,
+  user_id INTEGER NOT NULL,
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS sessions_expiry ON sessions (expires_at);
+
+CREATE TABLE IF NOT EXISTS idempotency_keys (
+  user_id INTEGER NOT NULL,
+  idem_key TEXT NOT NULL,
+  created_at INTEGER NOT NULL,
+  status INTEGER NOT NULL,
+  body TEXT NOT NULL,
+  PRIMARY KEY (user_id, idem_key)
+);
+CREATE INDEX IF NOT EXISTS idempotency_age ON idempotency_keys (created_at);
