@@ -96,7 +96,7 @@ fn parse_database_url(raw: &str) -> Result<String, String> {
 /// Lets `Settings` be parsed on its own (no subcommand), from the
 /// environment and defaults alone, or from a list of flags in tests.
 #[derive(clap::Parser)]
-#[command(name = "hiscore serve")]
+#[command(name = "hiscore serve", args_override_self = true)]
 struct SettingsOnly {
     #[command(flatten)]
     settings: Settings,

@@ -43,6 +43,12 @@ impl PublicUser {
     }
 }
 
+/// A batched lookup's answer.
+#[derive(Debug, Serialize)]
+pub struct UserList {
+    pub users: Vec<PublicUser>,
+}
+
 /// PublicUser plus `login_name`: what a player sees of themselves.
 #[derive(Debug, Clone, Serialize)]
 pub struct Me {
@@ -53,7 +59,10 @@ pub struct Me {
 
 impl Me {
     pub fn new(user: &UserRow, ranks: UserRanks) -> Self {
-        Self { user: PublicUser::new(user, ranks), login_name: user.login_name.clone() }
+        Self {
+            user: PublicUser::new(user, ranks),
+            login_name: user.login_name.clone(),
+        }
     }
 }
 
@@ -73,7 +82,11 @@ pub struct ScoreView {
 
 impl From<&ScoreRow> for ScoreView {
     fn from(row: &ScoreRow) -> Self {
-        Self { id: row.id, score: row.score, created_at: row.created_at }
+        Self {
+            id: row.id,
+            score: row.score,
+            created_at: row.created_at,
+        }
     }
 }
 
@@ -127,7 +140,11 @@ impl From<Page> for RankingPage {
                     Board::Best => Some(Timestamp::from_millis(entry.row.key.at)),
                     Board::Total => None,
                 },
-                user: UserRef { id: entry.row.key.id, display_name: entry.row.display_name, image: image(entry.row.key.id) },
+                user: UserRef {
+                    id: entry.row.key.id,
+                    display_name: entry.row.display_name,
+                    image: image(entry.row.key.id),
+                },
             })
             .collect();
         Self {

@@ -7,4 +7,4 @@ mod session;
 
 pub use extractor::AuthUser;
 pub use password::{HashPolicy, PasswordHasher, Verification};
-pub use session::{session_cookie, expired_session_cookie, SessionToken, COOKIE_NAME};
+pub use session::{expired_session_cookie, session_cookie, SessionToken, COOKIE_NAME};

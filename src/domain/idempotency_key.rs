@@ -12,7 +12,9 @@ impl IdempotencyKey {
     /// `None` when the header is absent; an error when it is present but bad.
     pub fn from_headers(headers: &HeaderMap) -> Result<Option<Self>, ApiError> {
         let mut values = headers.get_all(Self::HEADER);
-        let Some(value) = values.next() else { return Ok(None) };
+        let Some(value) = values.next() else {
+            return Ok(None);
+        };
         let invalid = || {
             ApiError::bad_request(
                 "invalid_idempotency_key",
@@ -53,7 +55,14 @@ mod tests {
 
     #[test]
     fn rejects_empty_long_spaces_and_non_ascii() {
-        for bad in [&b""[..], "x".repeat(65).as_bytes(), b"a b", b"tab\t", "é".as_bytes(), b"\x7f"] {
+        for bad in [
+            &b""[..],
+            "x".repeat(65).as_bytes(),
+            b"a b",
+            b"tab\t",
+            "é".as_bytes(),
+            b"\x7f",
+        ] {
             assert!(IdempotencyKey::parse(bad).is_none(), "{bad:?}");
         }
     }

@@ -5,8 +5,8 @@
 //! error codes.
 
 mod board;
-mod cursor;
 mod credentials;
+mod cursor;
 mod display_name;
 mod idempotency_key;
 mod page;

@@ -8,7 +8,9 @@ impl PageLimit {
     pub const MAX: i64 = 100;
 
     pub fn parse(raw: Option<&str>, default: i64) -> Result<Self, ApiError> {
-        let Some(raw) = raw else { return Ok(Self(default)) };
+        let Some(raw) = raw else {
+            return Ok(Self(default));
+        };
         match raw.parse::<i64>() {
             Ok(limit) if (1..=Self::MAX).contains(&limit) => Ok(Self(limit)),
             _ => Err(ApiError::bad_request(
@@ -32,7 +34,9 @@ impl Radius {
     pub const DEFAULT: i64 = 5;
 
     pub fn parse(raw: Option<&str>) -> Result<Self, ApiError> {
-        let Some(raw) = raw else { return Ok(Self(Self::DEFAULT)) };
+        let Some(raw) = raw else {
+            return Ok(Self(Self::DEFAULT));
+        };
         match raw.parse::<i64>() {
             Ok(radius) if (0..=Self::MAX).contains(&radius) => Ok(Self(radius)),
             _ => Err(ApiError::bad_request(
@@ -91,7 +95,10 @@ pub fn parse_offset(raw: Option<&str>) -> Result<i64, ApiError> {
     let Some(raw) = raw else { return Ok(0) };
     match raw.parse::<i64>() {
         Ok(offset) if offset >= 0 => Ok(offset),
-        _ => Err(ApiError::bad_request("invalid_offset", "offset must be a non-negative integer")),
+        _ => Err(ApiError::bad_request(
+            "invalid_offset",
+            "offset must be a non-negative integer",
+        )),
     }
 }
 
@@ -100,7 +107,10 @@ pub fn parse_before(raw: Option<&str>) -> Result<Option<i64>, ApiError> {
     let Some(raw) = raw else { return Ok(None) };
     match raw.parse::<i64>() {
         Ok(before) if before >= 1 => Ok(Some(before)),
-        _ => Err(ApiError::bad_request("invalid_before", "before must be a score id (a positive integer)")),
+        _ => Err(ApiError::bad_request(
+            "invalid_before",
+            "before must be a score id (a positive integer)",
+        )),
     }
 }
 
@@ -114,7 +124,11 @@ mod tests {
         assert_eq!(PageLimit::parse(Some("1"), 10).unwrap().value(), 1);
         assert_eq!(PageLimit::parse(Some("100"), 10).unwrap().value(), 100);
         for bad in ["0", "101", "-1", "abc", "", "1.5", "99999999999999999999"] {
-            assert_eq!(PageLimit::parse(Some(bad), 10).unwrap_err().code(), "invalid_limit", "{bad}");
+            assert_eq!(
+                PageLimit::parse(Some(bad), 10).unwrap_err().code(),
+                "invalid_limit",
+                "{bad}"
+            );
         }
     }
 
@@ -129,13 +143,26 @@ mod tests {
 
     #[test]
     fn ids_keep_order_and_drop_duplicates() {
-        assert_eq!(UserIds::parse(Some("3,1,2,3,1")).unwrap().as_slice(), &[3, 1, 2]);
+        assert_eq!(
+            UserIds::parse(Some("3,1,2,3,1")).unwrap().as_slice(),
+            &[3, 1, 2]
+        );
         let hundred: Vec<String> = (1..=100).map(|i| i.to_string()).collect();
-        assert_eq!(UserIds::parse(Some(&hundred.join(","))).unwrap().as_slice().len(), 100);
+        assert_eq!(
+            UserIds::parse(Some(&hundred.join(",")))
+                .unwrap()
+                .as_slice()
+                .len(),
+            100
+        );
         let too_many: Vec<String> = (1..=101).map(|i| i.to_string()).collect();
         assert!(UserIds::parse(Some(&too_many.join(","))).is_err());
         for bad in ["", ",", "1,,2", "a", "0", "-3", "1.0"] {
-            assert_eq!(UserIds::parse(Some(bad)).unwrap_err().code(), "invalid_ids", "{bad}");
+            assert_eq!(
+                UserIds::parse(Some(bad)).unwrap_err().code(),
+                "invalid_ids",
+                "{bad}"
+            );
         }
         assert!(UserIds::parse(None).is_err());
     }

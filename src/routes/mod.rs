@@ -29,14 +29,25 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(resource("/metrics").route(web::get().to(health::metrics)))
         .service(
             web::scope("/api")
-                .service(resource("/users").route(web::post().to(users::register)).route(web::get().to(users::batch)))
+                .service(
+                    resource("/users")
+                        .route(web::post().to(users::register))
+                        .route(web::get().to(users::batch)),
+                )
                 .service(resource("/users/{id}").route(web::get().to(users::profile)))
                 .service(resource("/users/{id}/scores").route(web::get().to(users::history)))
-                .service(resource("/sessions").route(web::post().to(sessions::login)).route(web::delete().to(sessions::logout)))
+                .service(
+                    resource("/sessions")
+                        .route(web::post().to(sessions::login))
+                        .route(web::delete().to(sessions::logout)),
+                )
                 .service(resource("/me").route(web::get().to(me::me)))
                 .service(resource("/scores").route(web::post().to(scores::post_score)))
                 .service(resource("/rankings/{board}").route(web::get().to(rankings::page)))
-                .service(resource("/rankings/{board}/around/{user_id}").route(web::get().to(rankings::around)))
+                .service(
+                    resource("/rankings/{board}/around/{user_id}")
+                        .route(web::get().to(rankings::around)),
+                )
                 .service(resource("/admin/initialize").route(web::post().to(admin::initialize)))
                 .default_service(web::to(not_found)),
         );
@@ -70,12 +81,17 @@ fn json_config() -> web::JsonConfig {
 
 fn json_error(error: JsonPayloadError, _: &HttpRequest) -> actix_web::Error {
     let api_error = match &error {
-        JsonPayloadError::OverflowKnownLength { .. } | JsonPayloadError::Overflow { .. } => ApiError::PayloadTooLarge,
-        JsonPayloadError::ContentType => ApiError::UnsupportedMediaType,
-        JsonPayloadError::Deserialize(e) if e.is_data() => {
-            ApiError::bad_request("invalid_body", format!("the body must be a JSON object: {e}"))
+        JsonPayloadError::OverflowKnownLength { .. } | JsonPayloadError::Overflow { .. } => {
+            ApiError::PayloadTooLarge
         }
-        JsonPayloadError::Deserialize(e) => ApiError::bad_request("invalid_json", format!("malformed JSON: {e}")),
+        JsonPayloadError::ContentType => ApiError::UnsupportedMediaType,
+        JsonPayloadError::Deserialize(e) if e.is_data() => ApiError::bad_request(
+            "invalid_body",
+            format!("the body must be a JSON object: {e}"),
+        ),
+        JsonPayloadError::Deserialize(e) => {
+            ApiError::bad_request("invalid_json", format!("malformed JSON: {e}"))
+        }
         _ => ApiError::bad_request("invalid_body", "the request body could not be read"),
     };
     api_error.into()
@@ -89,7 +105,16 @@ fn path_error(_: PathError, _: &HttpRequest) -> actix_web::Error {
     ApiError::not_found("not_found", "no such resource").into()
 }
 
+/// A request body: any JSON object. Fields are read as raw values and
+/// parsed by the domain types, so a wrong type is a 422 naming the field
+/// rather than a generic deserialisation error, and a non-object (even `[5]`,
+/// which serde would happily read as a one-field struct) is a 400.
+type JsonObject = web::Json<serde_json::Map<String, serde_json::Value>>;
+
 /// Parses a numeric id from a path segment; anything else names no resource.
 fn parse_id(raw: &str, not_found: impl FnOnce() -> ApiError) -> Result<i64, ApiError> {
-    raw.parse::<i64>().ok().filter(|id| *id > 0).ok_or_else(not_found)
+    raw.parse::<i64>()
+        .ok()
+        .filter(|id| *id > 0)
+        .ok_or_else(not_found)
 }

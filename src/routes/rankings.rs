@@ -16,11 +16,20 @@ pub struct PageQuery {
     cursor: Option<String>,
 }
 
-pub async fn page(state: web::Data<AppState>, path: web::Path<String>, query: web::Query<PageQuery>) -> Result<HttpResponse, ApiError> {
+pub async fn page(
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+    query: web::Query<PageQuery>,
+) -> Result<HttpResponse, ApiError> {
     let board = Board::parse(&path)?;
     let limit = PageLimit::parse(query.limit.as_deref(), 10)?.value();
     let cursor = match (&query.cursor, &query.offset) {
-        (Some(_), Some(_)) => return Err(ApiError::bad_request("invalid_query", "give either offset or cursor, not both")),
+        (Some(_), Some(_)) => {
+            return Err(ApiError::bad_request(
+                "invalid_query",
+                "give either offset or cursor, not both",
+            ))
+        }
         (Some(raw), None) => Some(Cursor::parse(raw, board)?),
         (None, _) => None,
     };
@@ -29,7 +38,12 @@ pub async fn page(state: web::Data<AppState>, path: web::Path<String>, query: we
     let mut tx = state.store.begin_read().await?;
     let page = match cursor {
         Some(cursor) => state.ranks.page_after(&mut tx, cursor, limit).await?,
-        None => state.ranks.page_at_offset(&mut tx, board, offset, limit).await?,
+        None => {
+            state
+                .ranks
+                .page_at_offset(&mut tx, board, offset, limit)
+                .await?
+        }
     };
     tx.commit().await?;
     Ok(HttpResponse::Ok().json(RankingPage::from(page)))
@@ -59,7 +73,10 @@ pub async fn around(
     tx.commit().await?;
     match page {
         Some(page) => Ok(HttpResponse::Ok().json(RankingPage::from(page))),
-        None if user_exists => Err(ApiError::not_found("user_not_on_board", "the player has not posted a score yet")),
+        None if user_exists => Err(ApiError::not_found(
+            "user_not_on_board",
+            "the player has not posted a score yet",
+        )),
         None => Err(user_not_found()),
     }
 }

@@ -6,29 +6,25 @@ use actix_web::{web, HttpResponse};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::parse_id;
 use super::sessions::start_session;
-use crate::domain::{parse_before, DisplayName, LoginName, PageLimit, Password, Timestamp, UserIds};
+use super::{parse_id, JsonObject};
+use crate::domain::{
+    parse_before, DisplayName, LoginName, PageLimit, Password, Timestamp, UserIds,
+};
 use crate::error::ApiError;
 use crate::rank::UserRanks;
 use crate::state::AppState;
 use crate::store::{NewUser, UserRow};
-use crate::views::{PublicUser, ScoreHistory, ScoreView};
+use crate::views::{PublicUser, ScoreHistory, ScoreView, UserList};
 
-/// Fields are raw JSON values so that a wrong type is a 422 naming the
-/// field, not a generic deserialisation error.
-#[derive(Deserialize)]
-pub struct RegisterBody {
-    login_name: Option<Value>,
-    password: Option<Value>,
-    display_name: Option<Value>,
-}
-
-pub async fn register(state: web::Data<AppState>, body: web::Json<RegisterBody>) -> Result<HttpResponse, ApiError> {
-    let login_name = LoginName::parse(body.login_name.as_ref())?;
-    let password = Password::parse(body.password.as_ref())?;
-    let display_name = match &body.display_name {
-        None => DisplayName::from_login_name(&login_name),
+pub async fn register(
+    state: web::Data<AppState>,
+    body: JsonObject,
+) -> Result<HttpResponse, ApiError> {
+    let login_name = LoginName::parse(body.get("login_name"))?;
+    let password = Password::parse(body.get("password"))?;
+    let display_name = match body.get("display_name") {
+        None | Some(Value::Null) => DisplayName::from_login_name(&login_name),
         Some(raw) => DisplayName::parse(raw)?,
     };
     let password_hash = state.passwords.hash(&password).await?;
@@ -51,18 +47,28 @@ pub async fn register(state: web::Data<AppState>, body: web::Json<RegisterBody>)
 
 /// Users with their ranks, read in one snapshot with a constant number of
 /// queries; unknown ids are left out, order is the order asked.
-pub(super) async fn load_profiles(state: &AppState, ids: &[i64]) -> Result<Vec<(UserRow, UserRanks)>, ApiError> {
+pub(super) async fn load_profiles(
+    state: &AppState,
+    ids: &[i64],
+) -> Result<Vec<(UserRow, UserRanks)>, ApiError> {
     let mut tx = state.store.begin_read().await?;
     let rows = state.store.users(&mut tx, ids).await?;
     let refs: Vec<&UserRow> = rows.iter().collect();
     let ranks = state.ranks.ranks_of(&mut tx, &refs).await?;
     tx.commit().await?;
-    let mut by_id: HashMap<i64, (UserRow, UserRanks)> = rows.into_iter().zip(ranks).map(|(row, ranks)| (row.id, (row, ranks))).collect();
+    let mut by_id: HashMap<i64, (UserRow, UserRanks)> = rows
+        .into_iter()
+        .zip(ranks)
+        .map(|(row, ranks)| (row.id, (row, ranks)))
+        .collect();
     Ok(ids.iter().filter_map(|id| by_id.remove(id)).collect())
 }
 
 /// One user with ranks, or `None`.
-pub(super) async fn load_profile(state: &AppState, id: i64) -> Result<Option<(UserRow, UserRanks)>, ApiError> {
+pub(super) async fn load_profile(
+    state: &AppState,
+    id: i64,
+) -> Result<Option<(UserRow, UserRanks)>, ApiError> {
     Ok(load_profiles(state, &[id]).await?.pop())
 }
 
@@ -70,7 +76,10 @@ fn user_not_found() -> ApiError {
     ApiError::not_found("user_not_found", "no user with that id")
 }
 
-pub async fn profile(state: web::Data<AppState>, path: web::Path<String>) -> Result<HttpResponse, ApiError> {
+pub async fn profile(
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
     let id = parse_id(&path, user_not_found)?;
     let (user, ranks) = load_profile(&state, id).await?.ok_or_else(user_not_found)?;
     Ok(HttpResponse::Ok().json(PublicUser::new(&user, ranks)))
@@ -81,11 +90,17 @@ pub struct BatchQuery {
     ids: Option<String>,
 }
 
-pub async fn batch(state: web::Data<AppState>, query: web::Query<BatchQuery>) -> Result<HttpResponse, ApiError> {
+pub async fn batch(
+    state: web::Data<AppState>,
+    query: web::Query<BatchQuery>,
+) -> Result<HttpResponse, ApiError> {
     let ids = UserIds::parse(query.ids.as_deref())?;
-    let users: Vec<PublicUser> =
-        load_profiles(&state, ids.as_slice()).await?.iter().map(|(user, ranks)| PublicUser::new(user, *ranks)).collect();
-    Ok(HttpResponse::Ok().json(serde_json::json!({ "users": users })))
+    let users: Vec<PublicUser> = load_profiles(&state, ids.as_slice())
+        .await?
+        .iter()
+        .map(|(user, ranks)| PublicUser::new(user, *ranks))
+        .collect();
+    Ok(HttpResponse::Ok().json(UserList { users }))
 }
 
 #[derive(Deserialize)]
@@ -94,7 +109,11 @@ pub struct HistoryQuery {
     before: Option<String>,
 }
 
-pub async fn history(state: web::Data<AppState>, path: web::Path<String>, query: web::Query<HistoryQuery>) -> Result<HttpResponse, ApiError> {
+pub async fn history(
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+    query: web::Query<HistoryQuery>,
+) -> Result<HttpResponse, ApiError> {
     let id = parse_id(&path, user_not_found)?;
     let limit = PageLimit::parse(query.limit.as_deref(), 20)?;
     let before = parse_before(query.before.as_deref())?;
@@ -102,9 +121,19 @@ pub async fn history(state: web::Data<AppState>, path: web::Path<String>, query:
     if state.store.user(&mut conn, id).await?.is_none() {
         return Err(user_not_found());
     }
-    let mut rows = state.store.score_history(&mut conn, id, before, limit.value() + 1).await?;
+    let mut rows = state
+        .store
+        .score_history(&mut conn, id, before, limit.value() + 1)
+        .await?;
     let has_more = rows.len() as i64 > limit.value();
     rows.truncate(limit.value() as usize);
-    let next_before = if has_more { rows.last().map(|row| row.id) } else { None };
-    Ok(HttpResponse::Ok().json(ScoreHistory { scores: rows.iter().map(ScoreView::from).collect(), next_before }))
+    let next_before = if has_more {
+        rows.last().map(|row| row.id)
+    } else {
+        None
+    };
+    Ok(HttpResponse::Ok().json(ScoreHistory {
+        scores: rows.iter().map(ScoreView::from).collect(),
+        next_before,
+    }))
 }

@@ -21,7 +21,11 @@ pub struct BoardRow {
 impl BoardRow {
     fn from_row(row: &AnyRow) -> Result<Self, sqlx::Error> {
         Ok(Self {
-            key: BoardKey { score: row.try_get("score")?, at: row.try_get("at")?, id: row.try_get("id")? },
+            key: BoardKey {
+                score: row.try_get("score")?,
+                at: row.try_get("at")?,
+                id: row.try_get("id")?,
+            },
             display_name: row.try_get("display_name")?,
         })
     }
@@ -49,7 +53,8 @@ const BEST: BoardSql = BoardSql {
 };
 
 const TOTAL: BoardSql = BoardSql {
-    select: "SELECT id, display_name, total_score AS score, 0 AS at FROM users WHERE play_count > 0",
+    select:
+        "SELECT id, display_name, total_score AS score, 0 AS at FROM users WHERE play_count > 0",
     order: "ORDER BY total_score DESC, id ASC",
     reverse_order: "ORDER BY total_score ASC, id DESC",
     after_key: "(total_score < ? OR (total_score = ? AND id > ?))",
@@ -65,9 +70,18 @@ fn statements(board: Board) -> &'static BoardSql {
 }
 
 /// Binds a key in the order the board's `after_key`/`before_key` expect.
-fn bind_key<'q>(board: Board, query: Query<'q, Any, AnyArguments<'q>>, key: BoardKey) -> Query<'q, Any, AnyArguments<'q>> {
+fn bind_key<'q>(
+    board: Board,
+    query: Query<'q, Any, AnyArguments<'q>>,
+    key: BoardKey,
+) -> Query<'q, Any, AnyArguments<'q>> {
     match board {
-        Board::Best => query.bind(key.score).bind(key.score).bind(key.at).bind(key.at).bind(key.id),
+        Board::Best => query
+            .bind(key.score)
+            .bind(key.score)
+            .bind(key.at)
+            .bind(key.at)
+            .bind(key.id),
         Board::Total => query.bind(key.score).bind(key.score).bind(key.id),
     }
 }
@@ -83,44 +97,97 @@ impl Store {
     ) -> Result<Vec<BoardRow>, sqlx::Error> {
         let s = statements(board);
         let sql = format!("{} {} LIMIT ? OFFSET ?", s.select, s.order);
-        let rows = self.sql(&sql).bind(limit).bind(offset).fetch_all(&mut *conn).await?;
+        let rows = self
+            .sql(&sql)
+            .bind(limit)
+            .bind(offset)
+            .fetch_all(&mut *conn)
+            .await?;
         rows.iter().map(BoardRow::from_row).collect()
     }
 
     /// `limit` rows strictly after `key`, in board order.
-    pub async fn board_rows_after(&self, conn: &mut AnyConnection, board: Board, key: BoardKey, limit: i64) -> Result<Vec<BoardRow>, sqlx::Error> {
+    pub async fn board_rows_after(
+        &self,
+        conn: &mut AnyConnection,
+        board: Board,
+        key: BoardKey,
+        limit: i64,
+    ) -> Result<Vec<BoardRow>, sqlx::Error> {
         let s = statements(board);
         let sql = format!("{} AND {} {} LIMIT ?", s.select, s.after_key, s.order);
-        let rows = bind_key(board, self.sql(&sql), key).bind(limit).fetch_all(&mut *conn).await?;
+        let rows = bind_key(board, self.sql(&sql), key)
+            .bind(limit)
+            .fetch_all(&mut *conn)
+            .await?;
         rows.iter().map(BoardRow::from_row).collect()
     }
 
     /// `limit` rows strictly before `key`, returned in board order.
-    pub async fn board_rows_before(&self, conn: &mut AnyConnection, board: Board, key: BoardKey, limit: i64) -> Result<Vec<BoardRow>, sqlx::Error> {
+    pub async fn board_rows_before(
+        &self,
+        conn: &mut AnyConnection,
+        board: Board,
+        key: BoardKey,
+        limit: i64,
+    ) -> Result<Vec<BoardRow>, sqlx::Error> {
         let s = statements(board);
-        let sql = format!("{} AND {} {} LIMIT ?", s.select, s.before_key, s.reverse_order);
-        let rows = bind_key(board, self.sql(&sql), key).bind(limit).fetch_all(&mut *conn).await?;
-        let mut rows = rows.iter().map(BoardRow::from_row).collect::<Result<Vec<_>, _>>()?;
+        let sql = format!(
+            "{} AND {} {} LIMIT ?",
+            s.select, s.before_key, s.reverse_order
+        );
+        let rows = bind_key(board, self.sql(&sql), key)
+            .bind(limit)
+            .fetch_all(&mut *conn)
+            .await?;
+        let mut rows = rows
+            .iter()
+            .map(BoardRow::from_row)
+            .collect::<Result<Vec<_>, _>>()?;
         rows.reverse();
         Ok(rows)
     }
 
     /// The row of one player on a board, if they are on it.
-    pub async fn board_row(&self, conn: &mut AnyConnection, board: Board, user_id: i64) -> Result<Option<BoardRow>, sqlx::Error> {
+    pub async fn board_row(
+        &self,
+        conn: &mut AnyConnection,
+        board: Board,
+        user_id: i64,
+    ) -> Result<Option<BoardRow>, sqlx::Error> {
         let sql = format!("{} AND id = ?", statements(board).select);
-        let row = self.sql(&sql).bind(user_id).fetch_optional(&mut *conn).await?;
+        let row = self
+            .sql(&sql)
+            .bind(user_id)
+            .fetch_optional(&mut *conn)
+            .await?;
         row.as_ref().map(BoardRow::from_row).transpose()
     }
 
     /// How many players come before `key` in board order (its 0-based position).
-    pub async fn count_before_key(&self, conn: &mut AnyConnection, board: Board, key: BoardKey) -> Result<i64, sqlx::Error> {
-        let sql = format!("SELECT COUNT(*) AS n FROM users WHERE play_count > 0 AND {}", statements(board).before_key);
-        bind_key(board, self.sql(&sql), key).fetch_one(&mut *conn).await?.try_get("n")
+    pub async fn count_before_key(
+        &self,
+        conn: &mut AnyConnection,
+        board: Board,
+        key: BoardKey,
+    ) -> Result<i64, sqlx::Error> {
+        let sql = format!(
+            "SELECT COUNT(*) AS n FROM users WHERE play_count > 0 AND {}",
+            statements(board).before_key
+        );
+        bind_key(board, self.sql(&sql), key)
+            .fetch_one(&mut *conn)
+            .await?
+            .try_get("n")
     }
 
     /// For each (board, score), how many players on that board have a
     /// strictly greater score, in one statement whatever the number of pairs.
-    pub async fn counts_above(&self, conn: &mut AnyConnection, pairs: &[(Board, i64)]) -> Result<Vec<i64>, sqlx::Error> {
+    pub async fn counts_above(
+        &self,
+        conn: &mut AnyConnection,
+        pairs: &[(Board, i64)],
+    ) -> Result<Vec<i64>, sqlx::Error> {
         if pairs.is_empty() {
             return Ok(Vec::new());
         }
@@ -128,7 +195,10 @@ impl Store {
             .iter()
             .enumerate()
             .map(|(i, (board, _))| {
-                format!("SELECT {i} AS i, COUNT(*) AS n FROM users WHERE play_count > 0 AND {} > ?", statements(*board).score_column)
+                format!(
+                    "SELECT {i} AS i, COUNT(*) AS n FROM users WHERE play_count > 0 AND {} > ?",
+                    statements(*board).score_column
+                )
             })
             .collect::<Vec<_>>()
             .join(" UNION ALL ");
@@ -141,13 +211,17 @@ impl Store {
         for row in rows {
             let i: i64 = row.try_get("i")?;
             let slot = usize::try_from(i).ok().and_then(|i| counts.get_mut(i));
-            *slot.ok_or_else(|| sqlx::Error::Protocol("count index out of range".into()))? = row.try_get("n")?;
+            *slot.ok_or_else(|| sqlx::Error::Protocol("count index out of range".into()))? =
+                row.try_get("n")?;
         }
         Ok(counts)
     }
 
     /// Players on the boards (both boards list the same players).
     pub async fn board_size(&self, conn: &mut AnyConnection) -> Result<i64, sqlx::Error> {
-        self.sql("SELECT COUNT(*) AS n FROM users WHERE play_count > 0").fetch_one(&mut *conn).await?.try_get("n")
+        self.sql("SELECT COUNT(*) AS n FROM users WHERE play_count > 0")
+            .fetch_one(&mut *conn)
+            .await?
+            .try_get("n")
     }
 }

@@ -24,7 +24,12 @@ impl Store {
 
     /// Inserts a generated dataset with multi-row INSERTs. Every generated
     /// player gets the same `password_hash`.
-    pub async fn load_dataset(&self, conn: &mut AnyConnection, data: &Dataset, password_hash: &str) -> Result<(), sqlx::Error> {
+    pub async fn load_dataset(
+        &self,
+        conn: &mut AnyConnection,
+        data: &Dataset,
+        password_hash: &str,
+    ) -> Result<(), sqlx::Error> {
         for chunk in data.users.chunks(USER_ROWS_PER_INSERT) {
             let mut insert = QueryBuilder::new(
                 "INSERT INTO users (id, login_name, login_key, display_name, password_hash, best_score, best_at, \
@@ -47,9 +52,13 @@ impl Store {
             insert.build().persistent(false).execute(&mut *conn).await?;
         }
         for chunk in data.scores.chunks(SCORE_ROWS_PER_INSERT) {
-            let mut insert = QueryBuilder::new("INSERT INTO scores (id, user_id, score, created_at) ");
+            let mut insert =
+                QueryBuilder::new("INSERT INTO scores (id, user_id, score, created_at) ");
             insert.push_values(chunk, |mut row, score| {
-                row.push_bind(score.id).push_bind(score.user_id).push_bind(score.score).push_bind(score.created_at.millis());
+                row.push_bind(score.id)
+                    .push_bind(score.user_id)
+                    .push_bind(score.score)
+                    .push_bind(score.created_at.millis());
             });
             self.statements.inc();
             insert.build().persistent(false).execute(&mut *conn).await?;
@@ -60,7 +69,11 @@ impl Store {
 
 impl Store {
     /// Wipes every table, then loads `data` in one transaction.
-    pub async fn replace_all(&self, data: &Dataset, password_hash: &str) -> Result<(), sqlx::Error> {
+    pub async fn replace_all(
+        &self,
+        data: &Dataset,
+        password_hash: &str,
+    ) -> Result<(), sqlx::Error> {
         use sqlx::Connection as _;
         let mut conn = self.conn().await?;
         // Wiped outside the load transaction: TRUNCATE commits implicitly on MySQL.

@@ -13,9 +13,20 @@ pub struct ScoreRow {
 }
 
 impl Store {
-    pub async fn insert_score(&self, conn: &mut AnyConnection, user_id: i64, score: Score, at: Timestamp) -> Result<i64, sqlx::Error> {
-        let sql = self.insert_sql("INSERT INTO scores (user_id, score, created_at) VALUES (?, ?, ?)");
-        let query = self.sql(&sql).bind(user_id).bind(score.value()).bind(at.millis());
+    pub async fn insert_score(
+        &self,
+        conn: &mut AnyConnection,
+        user_id: i64,
+        score: Score,
+        at: Timestamp,
+    ) -> Result<i64, sqlx::Error> {
+        let sql =
+            self.insert_sql("INSERT INTO scores (user_id, score, created_at) VALUES (?, ?, ?)");
+        let query = self
+            .sql(&sql)
+            .bind(user_id)
+            .bind(score.value())
+            .bind(at.millis());
         self.insert_returning_id(conn, query).await
     }
 

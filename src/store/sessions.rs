@@ -25,7 +25,12 @@ impl Store {
     }
 
     /// The user a live (unexpired) session belongs to.
-    pub async fn session_user(&self, conn: &mut AnyConnection, token_hash: &str, now: Timestamp) -> Result<Option<i64>, sqlx::Error> {
+    pub async fn session_user(
+        &self,
+        conn: &mut AnyConnection,
+        token_hash: &str,
+        now: Timestamp,
+    ) -> Result<Option<i64>, sqlx::Error> {
         let row = self
             .sql("SELECT user_id FROM sessions WHERE token_hash = ? AND expires_at > ?")
             .bind(token_hash)
@@ -35,15 +40,35 @@ impl Store {
         row.map(|row| row.try_get("user_id")).transpose()
     }
 
-    pub async fn delete_session(&self, conn: &mut AnyConnection, token_hash: &str) -> Result<(), sqlx::Error> {
-        self.sql("DELETE FROM sessions WHERE token_hash = ?").bind(token_hash).execute(&mut *conn).await?;
+    pub async fn delete_session(
+        &self,
+        conn: &mut AnyConnection,
+        token_hash: &str,
+    ) -> Result<(), sqlx::Error> {
+        self.sql("DELETE FROM sessions WHERE token_hash = ?")
+            .bind(token_hash)
+            .execute(&mut *conn)
+            .await?;
         Ok(())
     }
 
     /// Deletes expired sessions and idempotency keys older than `keys_before`.
-    pub async fn purge_expired(&self, conn: &mut AnyConnection, now: Timestamp, keys_before: Timestamp) -> Result<u64, sqlx::Error> {
-        let sessions = self.sql("DELETE FROM sessions WHERE expires_at <= ?").bind(now.millis()).execute(&mut *conn).await?;
-        let keys = self.sql("DELETE FROM idempotency_keys WHERE created_at < ?").bind(keys_before.millis()).execute(&mut *conn).await?;
+    pub async fn purge_expired(
+        &self,
+        conn: &mut AnyConnection,
+        now: Timestamp,
+        keys_before: Timestamp,
+    ) -> Result<u64, sqlx::Error> {
+        let sessions = self
+            .sql("DELETE FROM sessions WHERE expires_at <= ?")
+            .bind(now.millis())
+            .execute(&mut *conn)
+            .await?;
+        let keys = self
+            .sql("DELETE FROM idempotency_keys WHERE created_at < ?")
+            .bind(keys_before.millis())
+            .execute(&mut *conn)
+            .await?;
         Ok(sessions.rows_affected() + keys.rows_affected())
     }
 }

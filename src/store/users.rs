@@ -30,7 +30,9 @@ impl UserRow {
             login_name: row.try_get("login_name")?,
             display_name: row.try_get("display_name")?,
             best_score: row.try_get("best_score")?,
-            best_at: row.try_get::<Option<i64>, _>("best_at")?.map(Timestamp::from_millis),
+            best_at: row
+                .try_get::<Option<i64>, _>("best_at")?
+                .map(Timestamp::from_millis),
             best_score_id: row.try_get("best_score_id")?,
             total_score: row.try_get("total_score")?,
             play_count: row.try_get("play_count")?,
@@ -50,7 +52,11 @@ pub struct NewUser<'a> {
 
 impl Store {
     /// Inserts a user; `None` when the login name is taken (case-insensitively).
-    pub async fn insert_user(&self, conn: &mut AnyConnection, user: &NewUser<'_>) -> Result<Option<i64>, sqlx::Error> {
+    pub async fn insert_user(
+        &self,
+        conn: &mut AnyConnection,
+        user: &NewUser<'_>,
+    ) -> Result<Option<i64>, sqlx::Error> {
         let sql = self.insert_sql(
             "INSERT INTO users (login_name, login_key, display_name, password_hash, created_at) VALUES (?, ?, ?, ?, ?)",
         );
@@ -69,21 +75,39 @@ impl Store {
     }
 
     /// The id and stored password hash for a login key.
-    pub async fn credentials(&self, conn: &mut AnyConnection, login_key: &str) -> Result<Option<(i64, String)>, sqlx::Error> {
+    pub async fn credentials(
+        &self,
+        conn: &mut AnyConnection,
+        login_key: &str,
+    ) -> Result<Option<(i64, String)>, sqlx::Error> {
         let row = self
             .sql("SELECT id, password_hash FROM users WHERE login_key = ?")
             .bind(login_key)
             .fetch_optional(&mut *conn)
             .await?;
-        row.map(|row| Ok((row.try_get("id")?, row.try_get("password_hash")?))).transpose()
+        row.map(|row| Ok((row.try_get("id")?, row.try_get("password_hash")?)))
+            .transpose()
     }
 
-    pub async fn set_password_hash(&self, conn: &mut AnyConnection, user_id: i64, hash: &str) -> Result<(), sqlx::Error> {
-        self.sql("UPDATE users SET password_hash = ? WHERE id = ?").bind(hash).bind(user_id).execute(&mut *conn).await?;
+    pub async fn set_password_hash(
+        &self,
+        conn: &mut AnyConnection,
+        user_id: i64,
+        hash: &str,
+    ) -> Result<(), sqlx::Error> {
+        self.sql("UPDATE users SET password_hash = ? WHERE id = ?")
+            .bind(hash)
+            .bind(user_id)
+            .execute(&mut *conn)
+            .await?;
         Ok(())
     }
 
-    pub async fn user(&self, conn: &mut AnyConnection, id: i64) -> Result<Option<UserRow>, sqlx::Error> {
+    pub async fn user(
+        &self,
+        conn: &mut AnyConnection,
+        id: i64,
+    ) -> Result<Option<UserRow>, sqlx::Error> {
         let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE id = ?");
         let row = self.sql(&sql).bind(id).fetch_optional(&mut *conn).await?;
         row.as_ref().map(UserRow::from_row).transpose()
@@ -91,7 +115,11 @@ impl Store {
 
     /// Users with the given ids, in one query, in no particular order;
     /// unknown ids are simply absent.
-    pub async fn users(&self, conn: &mut AnyConnection, ids: &[i64]) -> Result<Vec<UserRow>, sqlx::Error> {
+    pub async fn users(
+        &self,
+        conn: &mut AnyConnection,
+        ids: &[i64],
+    ) -> Result<Vec<UserRow>, sqlx::Error> {
         if ids.is_empty() {
             return Ok(Vec::new());
         }

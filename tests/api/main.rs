@@ -1,1 +1,17 @@
-fn main(){}
+//! The API test suite: every test talks HTTP to the real server on port 0,
+//! on SQLite always and on MariaDB when `TEST_MYSQL_URL` is set.
+
+// Unwrapping is how a test says "this must hold".
+#![allow(clippy::unwrap_used)]
+
+mod helpers;
+
+mod accounts;
+mod admin;
+mod concurrency;
+mod errors;
+mod operations;
+mod rankings;
+mod restarts;
+mod scores;
+mod users;

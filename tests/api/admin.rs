@@ -1,0 +1,96 @@
+//! `POST /api/admin/initialize`: guarded, wipes, loads deterministically.
+
+use serde_json::json;
+
+use crate::backend_tests;
+use crate::helpers::{
+    assert_error, json_of, spawn_app, spawn_app_on, Backend, TestApp, TestDatabase,
+};
+
+backend_tests!(
+    initialize_is_404_without_an_admin_token,
+    initialize_checks_the_token,
+    initialize_wipes_and_loads_deterministically
+);
+
+const ADMIN: [&str; 2] = ["--admin-token", "let-me-in"];
+
+async fn initialize_is_404_without_an_admin_token(backend: Backend) {
+    let (app, _db) = spawn_app(&backend).await;
+    let (status, body) = app.initialize("anything", &json!({})).await;
+    assert_error(status, &body, 404, "not_found");
+}
+
+async fn initialize_checks_the_token(backend: Backend) {
+    let db = TestDatabase::new(&backend).await;
+    let app = spawn_app_on(&db, &ADMIN).await;
+    let (status, body) = app.initialize("wrong", &json!({})).await;
+    assert_error(status, &body, 403, "invalid_admin_token");
+    let (status, body) = json_of(app.post_json("/api/admin/initialize", &json!({})).await).await;
+    assert_error(status, &body, 401, "admin_token_required");
+    let (status, body) = app.initialize("let-me-in", &json!({"users": -5})).await;
+    assert_error(status, &body, 422, "invalid_users");
+}
+
+async fn initialize_wipes_and_loads_deterministically(backend: Backend) {
+    let db = TestDatabase::new(&backend).await;
+    let app = spawn_app_on(&db, &ADMIN).await;
+    let alice = app.register("alice").await;
+
+    let spec = json!({"users": 200, "scores": 2000, "seed": 42});
+    let (status, body) = app.initialize("let-me-in", &spec).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["users"], 200);
+    assert_eq!(body["scores"], 2000);
+
+    // Everything before is gone, sessions included.
+    let (status, _) = app.get_authed("/api/me", &alice.token).await;
+    assert_eq!(status, 401);
+    let page = app.ranking("best", "limit=100").await;
+    assert!(page["total_players"].as_i64().unwrap() > 100);
+    let total_plays: i64 = {
+        let (_, users) = app
+            .get_json(&format!(
+                "/api/users?ids={}",
+                (1..=100)
+                    .map(|i| i.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ))
+            .await;
+        users["users"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|u| u["play_count"].as_i64().unwrap())
+            .sum()
+    };
+    assert!(total_plays > 0);
+
+    let first = pages(&app).await;
+    app.initialize("let-me-in", &json!({"users": 10, "scores": 10, "seed": 1}))
+        .await;
+    let (status, _) = app.initialize("let-me-in", &spec).await;
+    assert_eq!(status, 200);
+    assert_eq!(pages(&app).await, first, "same seed, byte-identical pages");
+
+    // A new post after initialize lands after the generated ids.
+    let bob = app.register("bob").await;
+    assert!(bob.id > 200);
+    let result = app.post_score(&bob, 5).await;
+    assert!(result["score"]["id"].as_i64().unwrap() > 2000);
+}
+
+/// The bytes of a few pages whose content depends only on the dataset.
+async fn pages(app: &TestApp) -> Vec<String> {
+    let mut bytes = Vec::new();
+    for path in [
+        "/api/rankings/best?limit=100",
+        "/api/rankings/total?limit=100&offset=50",
+        "/api/users/7/scores?limit=100",
+        "/api/users?ids=9,3,7",
+    ] {
+        bytes.push(app.get(path).await.text().await.unwrap());
+    }
+    bytes
+}

@@ -1,0 +1,411 @@
+//! `spawn_app()` and friends: a real server on a fresh database per test.
+
+use std::io::Write as _;
+use std::sync::Once;
+
+use actix_web::dev::ServerHandle;
+use hiscore::config::Settings;
+use hiscore::startup::Application;
+use reqwest::{Response, StatusCode};
+use serde_json::{json, Value};
+
+/// Runs each listed `async fn name(backend: Backend)` once per backend:
+/// `name::sqlite` always, `name::mariadb` when `TEST_MYSQL_URL` is set.
+#[macro_export]
+macro_rules! backend_tests {
+    ($($name:ident),* $(,)?) => {
+        $(
+            mod $name {
+                #[actix_web::test]
+                async fn sqlite() {
+                    super::$name($crate::helpers::Backend::Sqlite).await
+                }
+
+                #[actix_web::test]
+                async fn mariadb() {
+                    if let Some(backend) = $crate::helpers::Backend::mariadb() {
+                        super::$name(backend).await
+                    }
+                }
+            }
+        )*
+    };
+}
+
+#[derive(Debug, Clone)]
+pub enum Backend {
+    Sqlite,
+    MariaDb { server_url: String },
+}
+
+impl Backend {
+    /// The MariaDB backend when `TEST_MYSQL_URL` is set; otherwise `None`,
+    /// and a note on the terminal (once) saying those variants are skipped.
+    pub fn mariadb() -> Option<Self> {
+        match std::env::var("TEST_MYSQL_URL") {
+            Ok(url) if !url.is_empty() => Some(Self::MariaDb { server_url: url }),
+            _ => {
+                static NOTE: Once = Once::new();
+                NOTE.call_once(|| {
+                    // Straight to stderr: libtest captures println! of passing tests.
+                    let _ = writeln!(
+                        std::io::stderr(),
+                        "\nnote: TEST_MYSQL_URL is not set: the `::mariadb` variants of the API tests are SKIPPED (they pass without running)\n"
+                    );
+                });
+                None
+            }
+        }
+    }
+}
+
+/// A database of its own for one test, removed afterwards.
+pub struct TestDatabase {
+    pub url: String,
+    cleanup: Cleanup,
+}
+
+enum Cleanup {
+    Sqlite(#[allow(dead_code)] tempfile::TempDir),
+    MariaDb { server_url: String, name: String },
+}
+
+impl TestDatabase {
+    pub async fn new(backend: &Backend) -> Self {
+        match backend {
+            Backend::Sqlite => {
+                let dir = tempfile::tempdir().expect("temp dir");
+                let url = format!("sqlite://{}/hiscore.db", dir.path().display());
+                Self {
+                    url,
+                    cleanup: Cleanup::Sqlite(dir),
+                }
+            }
+            Backend::MariaDb { server_url } => {
+                let name = format!("hiscore_test_{:016x}", rand::random::<u64>());
+                run_mysql(
+                    server_url,
+                    &format!("CREATE DATABASE {name} CHARACTER SET utf8mb4"),
+                )
+                .await;
+                let url = replace_database(server_url, &name);
+                Self {
+                    url,
+                    cleanup: Cleanup::MariaDb {
+                        server_url: server_url.clone(),
+                        name,
+                    },
+                }
+            }
+        }
+    }
+
+    /// A direct connection, for asserting on what is stored.
+    pub async fn connect(&self) -> sqlx::AnyPool {
+        sqlx::any::install_default_drivers();
+        sqlx::AnyPool::connect(&self.url)
+            .await
+            .expect("connect to the test database")
+    }
+}
+
+impl Drop for TestDatabase {
+    fn drop(&mut self) {
+        if let Cleanup::MariaDb { server_url, name } = &self.cleanup {
+            let (server_url, sql) = (
+                server_url.clone(),
+                format!("DROP DATABASE IF EXISTS {name}"),
+            );
+            // Drop cannot await; a thread with its own runtime can.
+            let _ = std::thread::spawn(move || {
+                tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .map(|rt| rt.block_on(run_mysql(&server_url, &sql)))
+            })
+            .join();
+        }
+    }
+}
+
+async fn run_mysql(server_url: &str, sql: &str) {
+    use sqlx::Connection as _;
+    sqlx::any::install_default_drivers();
+    let mut conn = sqlx::AnyConnection::connect(server_url)
+        .await
+        .unwrap_or_else(|e| panic!("TEST_MYSQL_URL is set but MariaDB is not reachable: {e}"));
+    sqlx::query(sql)
+        .execute(&mut conn)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+}
+
+/// `mysql://user@host:port/db?x` with the database replaced.
+fn replace_database(server_url: &str, database: &str) -> String {
+    let (base, query) = match server_url.split_once('?') {
+        Some((base, query)) => (base, Some(query)),
+        None => (server_url, None),
+    };
+    let scheme_end = base.find("://").map_or(0, |i| i + 3);
+    let host_part = match base[scheme_end..].find('/') {
+        Some(slash) => &base[..scheme_end + slash],
+        None => base,
+    };
+    match query {
+        Some(query) => format!("{host_part}/{database}?{query}"),
+        None => format!("{host_part}/{database}"),
+    }
+}
+
+pub struct TestApp {
+    pub address: String,
+    pub client: reqwest::Client,
+    handle: ServerHandle,
+}
+
+/// A server with the test defaults on a fresh database.
+pub async fn spawn_app(backend: &Backend) -> (TestApp, TestDatabase) {
+    let db = TestDatabase::new(backend).await;
+    let app = spawn_app_on(&db, &[]).await;
+    (app, db)
+}
+
+/// A server on an existing database, with extra `hiscore serve` flags.
+pub async fn spawn_app_on(db: &TestDatabase, extra_args: &[&str]) -> TestApp {
+    let mut args = vec![
+        "hiscore",
+        "--bind",
+        "127.0.0.1:0",
+        "--database-url",
+        &db.url,
+        "--bcrypt-cost",
+        "4",
+        "--workers",
+        "2",
+        "--db-max-connections",
+        "8",
+        "--static-dir",
+        "/nonexistent",
+    ];
+    args.extend_from_slice(extra_args);
+    let settings = Settings::try_parse_from(args).expect("test settings");
+    let app = Application::build(settings).await.expect("build the app");
+    let address = format!("http://127.0.0.1:{}", app.port());
+    let handle = app.handle();
+    actix_web::rt::spawn(app.run_until_stopped());
+    TestApp {
+        address,
+        client: reqwest::Client::new(),
+        handle,
+    }
+}
+
+/// A registered player.
+pub struct Player {
+    pub id: i64,
+    pub token: String,
+    pub login_name: String,
+}
+
+pub const PASSWORD: &str = "correct horse battery";
+
+impl TestApp {
+    pub async fn stop(self) {
+        self.handle.stop(true).await;
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.address, path)
+    }
+
+    pub async fn get(&self, path: &str) -> Response {
+        self.client
+            .get(self.url(path))
+            .send()
+            .await
+            .expect("request")
+    }
+
+    pub async fn get_json(&self, path: &str) -> (StatusCode, Value) {
+        json_of(self.get(path).await).await
+    }
+
+    pub async fn get_authed(&self, path: &str, token: &str) -> (StatusCode, Value) {
+        json_of(
+            self.client
+                .get(self.url(path))
+                .bearer_auth(token)
+                .send()
+                .await
+                .expect("request"),
+        )
+        .await
+    }
+
+    pub async fn post_json(&self, path: &str, body: &Value) -> Response {
+        self.client
+            .post(self.url(path))
+            .json(body)
+            .send()
+            .await
+            .expect("request")
+    }
+
+    pub async fn register_raw(&self, body: &Value) -> Response {
+        self.post_json("/api/users", body).await
+    }
+
+    pub async fn register(&self, login_name: &str) -> Player {
+        let response = self
+            .register_raw(&json!({"login_name": login_name, "password": PASSWORD}))
+            .await;
+        let (status, body) = json_of(response).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        Player {
+            id: body["user"]["id"].as_i64().expect("id"),
+            token: body["token"].as_str().expect("token").to_owned(),
+            login_name: login_name.to_owned(),
+        }
+    }
+
+    pub async fn login(&self, login_name: &str, password: &str) -> (StatusCode, Value) {
+        json_of(
+            self.post_json(
+                "/api/sessions",
+                &json!({"login_name": login_name, "password": password}),
+            )
+            .await,
+        )
+        .await
+    }
+
+    pub async fn logout(&self, token: &str) -> StatusCode {
+        self.client
+            .delete(self.url("/api/sessions"))
+            .bearer_auth(token)
+            .send()
+            .await
+            .expect("request")
+            .status()
+    }
+
+    pub async fn post_score_raw(
+        &self,
+        token: &str,
+        body: &Value,
+        idempotency_key: Option<&str>,
+    ) -> (StatusCode, Value) {
+        let mut request = self
+            .client
+            .post(self.url("/api/scores"))
+            .bearer_auth(token)
+            .json(body);
+        if let Some(key) = idempotency_key {
+            request = request.header("Idempotency-Key", key);
+        }
+        json_of(request.send().await.expect("request")).await
+    }
+
+    /// Posts a score that must be accepted; returns the ScoreResult.
+    pub async fn post_score(&self, player: &Player, score: i64) -> Value {
+        let (status, body) = self
+            .post_score_raw(&player.token, &json!({"score": score}), None)
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        body
+    }
+
+    /// A ranking page; `query` is appended as is (e.g. "limit=3&offset=3").
+    pub async fn ranking(&self, board: &str, query: &str) -> Value {
+        let (status, body) = self
+            .get_json(&format!("/api/rankings/{board}?{query}"))
+            .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        body
+    }
+
+    pub async fn initialize(&self, admin_token: &str, body: &Value) -> (StatusCode, Value) {
+        let response = self
+            .client
+            .post(self.url("/api/admin/initialize"))
+            .bearer_auth(admin_token)
+            .json(body)
+            .send()
+            .await
+            .expect("request");
+        json_of(response).await
+    }
+
+    /// The server's count of SQL statements so far (from /metrics).
+    pub async fn statements_so_far(&self) -> i64 {
+        let text = self
+            .get("/metrics")
+            .await
+            .text()
+            .await
+            .expect("metrics body");
+        text.lines()
+            .find_map(|line| line.strip_prefix("hiscore_db_statements_total "))
+            .and_then(|n| n.trim().parse().ok())
+            .expect("hiscore_db_statements_total in /metrics")
+    }
+}
+
+pub async fn json_of(response: Response) -> (StatusCode, Value) {
+    let status = response.status();
+    let text = response.text().await.expect("body");
+    let value = if text.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON ({status}): {text}"))
+    };
+    (status, value)
+}
+
+/// Asserts the contract's error envelope with `status` and `code`.
+pub fn assert_error(status: StatusCode, body: &Value, expected_status: u16, expected_code: &str) {
+    assert_eq!(status.as_u16(), expected_status, "{body}");
+    assert_eq!(body["error"]["code"], expected_code, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .is_some_and(|m| !m.is_empty()),
+        "{body}"
+    );
+}
+
+/// (rank, user id) of every entry of a page.
+pub fn ranks_and_ids(page: &Value) -> Vec<(i64, i64)> {
+    page["entries"]
+        .as_array()
+        .expect("entries")
+        .iter()
+        .map(|e| {
+            (
+                e["rank"].as_i64().expect("rank"),
+                e["user"]["id"].as_i64().expect("user id"),
+            )
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::replace_database;
+
+    #[test]
+    fn replaces_the_database_in_a_url() {
+        assert_eq!(
+            replace_database("mysql://root@127.0.0.1:3306/test", "x"),
+            "mysql://root@127.0.0.1:3306/x"
+        );
+        assert_eq!(
+            replace_database("mysql://root@localhost", "x"),
+            "mysql://root@localhost/x"
+        );
+        assert_eq!(
+            replace_database("mysql://u:p@h/db?ssl-mode=disabled", "x"),
+            "mysql://u:p@h/x?ssl-mode=disabled"
+        );
+    }
+}

@@ -1,0 +1,96 @@
+//! Health, metrics, and the proof that pages and batches cost a constant
+//! number of queries whatever their size.
+
+use serde_json::json;
+
+use crate::backend_tests;
+use crate::helpers::{spawn_app_on, Backend, TestDatabase};
+
+backend_tests!(
+    healthz_and_metrics,
+    pages_and_batches_cost_a_constant_number_of_queries
+);
+
+async fn healthz_and_metrics(backend: Backend) {
+    let db = TestDatabase::new(&backend).await;
+    let app = spawn_app_on(&db, &[]).await;
+    let (status, body) = app.get_json("/healthz").await;
+    assert_eq!(status, 200);
+    assert_eq!(body, json!({"status": "ok"}));
+
+    app.get("/api/rankings/best").await;
+    let response = app.get("/metrics").await;
+    assert!(response.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/plain"));
+    let text = response.text().await.unwrap();
+    assert!(text.contains(r#"hiscore_http_requests_total{method="GET",route="/api/rankings/{board}",status="200"} 1"#), "{text}");
+    assert!(text.contains("hiscore_http_request_duration_seconds_bucket"));
+    assert!(text.contains("hiscore_db_pool_connections"));
+}
+
+async fn pages_and_batches_cost_a_constant_number_of_queries(backend: Backend) {
+    let db = TestDatabase::new(&backend).await;
+    let app = spawn_app_on(&db, &["--admin-token", "t"]).await;
+    let (status, _) = app
+        .initialize("t", &json!({"users": 300, "scores": 3000, "seed": 3}))
+        .await;
+    assert_eq!(status, 200);
+    let first_page_cursor = app.ranking("best", "limit=5").await["next_cursor"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+
+    let cost = |path: String| {
+        let app = &app;
+        async move {
+            let before = app.statements_so_far().await;
+            let response = app.get(&path).await;
+            assert_eq!(response.status(), 200, "{path}");
+            app.statements_so_far().await - before
+        }
+    };
+    let ids = |n: i64| (1..=n).map(|i| i.to_string()).collect::<Vec<_>>().join(",");
+
+    let small_page = cost("/api/rankings/best?limit=1".into()).await;
+    let large_page = cost("/api/rankings/best?limit=100&offset=50".into()).await;
+    assert_eq!(small_page, large_page);
+    let cursor_small = cost(format!(
+        "/api/rankings/best?limit=1&cursor={first_page_cursor}"
+    ))
+    .await;
+    let cursor_large = cost(format!(
+        "/api/rankings/best?limit=100&cursor={first_page_cursor}"
+    ))
+    .await;
+    assert_eq!(cursor_small, cursor_large);
+    let around_small = cost("/api/rankings/best/around/5?radius=0".into()).await;
+    let around_large = cost("/api/rankings/best/around/5?radius=50".into()).await;
+    assert_eq!(around_small, around_large);
+    let batch_small = cost(format!("/api/users?ids={}", ids(1))).await;
+    let batch_large = cost(format!("/api/users?ids={}", ids(100))).await;
+    assert_eq!(batch_small, batch_large);
+    // And the constants are small.
+    for n in [large_page, cursor_large, around_large, batch_large] {
+        assert!(n <= 6, "{n} statements");
+    }
+}
+
+backend_tests!(the_app_serves_the_static_ranking_page);
+
+async fn the_app_serves_the_static_ranking_page(backend: Backend) {
+    let db = TestDatabase::new(&backend).await;
+    let static_dir = concat!(env!("CARGO_MANIFEST_DIR"), "/static");
+    let app = spawn_app_on(&db, &["--static-dir", static_dir]).await;
+
+    let response = app.get("/").await;
+    assert_eq!(response.status(), 200);
+    assert!(response.headers()["content-type"].to_str().unwrap().starts_with("text/html"));
+    assert!(response.text().await.unwrap().contains("/api/rankings/"));
+
+    let (status, body) = app.get_json("/no-such-file.js").await;
+    crate::helpers::assert_error(status, &body, 404, "not_found");
+    let (status, _) = app.get_json("/api/rankings/best").await;
+    assert_eq!(status, 200, "the API still wins over static files");
+}
