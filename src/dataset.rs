@@ -56,12 +56,12 @@ pub struct Dataset {
 }
 
 const ADJECTIVES: [&str; 16] = [
-    "Swift", "Brave", "Quiet", "Lucky", "Clever", "Mighty", "Sly", "Bold", "Rapid", "Calm",
-    "Fierce", "Jolly", "Nimble", "Witty", "Zesty", "Stormy",
+    "Swift", "Brave", "Quiet", "Lucky", "Clever", "Mighty", "Sly", "Bold", "Rapid", "Calm", "Fierce", "Jolly",
+    "Nimble", "Witty", "Zesty", "Stormy",
 ];
 const ANIMALS: [&str; 16] = [
-    "Otter", "Falcon", "Badger", "Lynx", "Panda", "Raven", "Tiger", "Gecko", "Wombat", "Heron",
-    "Koala", "Moose", "Viper", "Bison", "Crane", "Dingo",
+    "Otter", "Falcon", "Badger", "Lynx", "Panda", "Raven", "Tiger", "Gecko", "Wombat", "Heron", "Koala", "Moose",
+    "Viper", "Bison", "Crane", "Dingo",
 ];
 
 pub fn generate(spec: DatasetSpec) -> Dataset {
@@ -104,12 +104,7 @@ pub fn generate(spec: DatasetSpec) -> Dataset {
             }
             user.total_score += score;
             user.play_count += 1;
-            scores.push(GeneratedScore {
-                id,
-                user_id: user.id,
-                score,
-                created_at,
-            });
+            scores.push(GeneratedScore { id, user_id: user.id, score, created_at });
         }
     }
     Dataset { users, scores }
@@ -121,28 +116,16 @@ mod tests {
 
     #[test]
     fn same_seed_same_dataset_other_seed_other_dataset() {
-        let spec = DatasetSpec {
-            users: 50,
-            scores: 500,
-            seed: 7,
-        };
+        let spec = DatasetSpec { users: 50, scores: 500, seed: 7 };
         assert_eq!(generate(spec), generate(spec));
         assert_ne!(generate(spec), generate(DatasetSpec { seed: 8, ..spec }));
     }
 
     #[test]
     fn aggregates_match_the_scores() {
-        let data = generate(DatasetSpec {
-            users: 20,
-            scores: 300,
-            seed: 1,
-        });
+        let data = generate(DatasetSpec { users: 20, scores: 300, seed: 1 });
         for user in &data.users {
-            let mine: Vec<_> = data
-                .scores
-                .iter()
-                .filter(|s| s.user_id == user.id)
-                .collect();
+            let mine: Vec<_> = data.scores.iter().filter(|s| s.user_id == user.id).collect();
             assert_eq!(user.play_count, mine.len() as i64);
             assert_eq!(user.total_score, mine.iter().map(|s| s.score).sum::<i64>());
             let best = mine.iter().map(|s| s.score).max().unwrap_or(0);
@@ -152,19 +135,12 @@ mod tests {
             assert_eq!(user.best_at, first_best.map(|s| s.created_at));
             assert!(user.display_name.chars().count() <= 32);
         }
-        assert!(data
-            .scores
-            .windows(2)
-            .all(|w| w[0].created_at < w[1].created_at));
+        assert!(data.scores.windows(2).all(|w| w[0].created_at < w[1].created_at));
     }
 
     #[test]
     fn no_users_means_no_scores() {
-        let data = generate(DatasetSpec {
-            users: 0,
-            scores: 10,
-            seed: 1,
-        });
+        let data = generate(DatasetSpec { users: 0, scores: 10, seed: 1 });
         assert!(data.users.is_empty() && data.scores.is_empty());
     }
 }

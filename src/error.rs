@@ -50,46 +50,25 @@ pub enum ApiError {
 
 impl ApiError {
     pub fn bad_request(code: &'static str, message: impl Into<String>) -> Self {
-        Self::BadRequest {
-            code,
-            message: message.into(),
-        }
+        Self::BadRequest { code, message: message.into() }
     }
     pub fn unauthorized(code: &'static str, message: impl Into<String>) -> Self {
-        Self::Unauthorized {
-            code,
-            message: message.into(),
-        }
+        Self::Unauthorized { code, message: message.into() }
     }
     pub fn forbidden(code: &'static str, message: impl Into<String>) -> Self {
-        Self::Forbidden {
-            code,
-            message: message.into(),
-        }
+        Self::Forbidden { code, message: message.into() }
     }
     pub fn not_found(code: &'static str, message: impl Into<String>) -> Self {
-        Self::NotFound {
-            code,
-            message: message.into(),
-        }
+        Self::NotFound { code, message: message.into() }
     }
     pub fn conflict(code: &'static str, message: impl Into<String>) -> Self {
-        Self::Conflict {
-            code,
-            message: message.into(),
-        }
+        Self::Conflict { code, message: message.into() }
     }
     pub fn validation(code: &'static str, message: impl Into<String>) -> Self {
-        Self::Validation {
-            code,
-            message: message.into(),
-        }
+        Self::Validation { code, message: message.into() }
     }
     pub fn unavailable(code: &'static str, message: impl Into<String>) -> Self {
-        Self::Unavailable {
-            code,
-            message: message.into(),
-        }
+        Self::Unavailable { code, message: message.into() }
     }
 
     /// The contract's snake_case error code.
@@ -117,10 +96,7 @@ impl From<sqlx::Error> for ApiError {
             // may retry, nothing about it is a bug in the request.
             sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) => {
                 tracing::warn!(error = %error, "database unavailable");
-                Self::unavailable(
-                    "database_unavailable",
-                    "the database is not answering; retry shortly",
-                )
+                Self::unavailable("database_unavailable", "the database is not answering; retry shortly")
             }
             other => Self::Internal(other.into()),
         }
@@ -154,10 +130,7 @@ impl ResponseError for ApiError {
         };
         let mut response = HttpResponse::build(self.status_code());
         if let Self::Unavailable { .. } = self {
-            response.insert_header((
-                header::RETRY_AFTER,
-                RETRY_AFTER_UNAVAILABLE_SECS.to_string(),
-            ));
+            response.insert_header((header::RETRY_AFTER, RETRY_AFTER_UNAVAILABLE_SECS.to_string()));
         }
         response.json(json!({"error": {"code": self.code(), "message": message}}))
     }

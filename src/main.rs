@@ -6,11 +6,7 @@ use hiscore::startup::Application;
 use hiscore::telemetry::init_logging;
 
 #[derive(Parser)]
-#[command(
-    name = "hiscore",
-    version,
-    about = "A game score-ranking JSON API service"
-)]
+#[command(name = "hiscore", version, about = "A game score-ranking JSON API service")]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,

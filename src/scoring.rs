@@ -25,41 +25,26 @@ pub async fn post_score(
     let now = Timestamp::now();
     let mut tx = store.begin_write().await?;
     if let Some(key) = &key {
-        if !store
-            .claim_idempotency_key(&mut tx, user_id, key, now)
-            .await?
-        {
+        if !store.claim_idempotency_key(&mut tx, user_id, key, now).await? {
             tx.rollback().await?;
             return replay(state, user_id, key).await;
         }
     }
     let score_id = store.insert_score(&mut tx, user_id, score, now).await?;
-    store
-        .apply_score(&mut tx, user_id, score, score_id, now)
-        .await?;
-    let user = store.user(&mut tx, user_id).await?.ok_or_else(|| {
-        ApiError::unauthorized("invalid_session", "the session's user no longer exists")
-    })?;
-    let ranks = state
-        .ranks
-        .ranks_of(&mut tx, &[&user])
+    store.apply_score(&mut tx, user_id, score, score_id, now).await?;
+    let user = store
+        .user(&mut tx, user_id)
         .await?
-        .pop()
-        .unwrap_or_default();
+        .ok_or_else(|| ApiError::unauthorized("invalid_session", "the session's user no longer exists"))?;
+    let ranks = state.ranks.ranks_of(&mut tx, &[&user]).await?.pop().unwrap_or_default();
     let result = ScoreResult {
-        score: ScoreView {
-            id: score_id,
-            score: score.value(),
-            created_at: now,
-        },
+        score: ScoreView { id: score_id, score: score.value(), created_at: now },
         new_best: user.best_score_id == Some(score_id),
         user: Me::new(&user, ranks),
     };
     let body = serde_json::to_string(&result).map_err(anyhow::Error::from)?;
     if let Some(key) = &key {
-        store
-            .save_idempotent_response(&mut tx, user_id, key, 201, &body)
-            .await?;
+        store.save_idempotent_response(&mut tx, user_id, key, 201, &body).await?;
     }
     tx.commit().await?;
     Ok(Posted::Created(body))
@@ -67,16 +52,9 @@ pub async fn post_score(
 
 async fn replay(state: &AppState, user_id: i64, key: &IdempotencyKey) -> Result<Posted, ApiError> {
     let mut conn = state.store.conn().await?;
-    match state
-        .store
-        .idempotent_response(&mut conn, user_id, key)
-        .await?
-    {
+    match state.store.idempotent_response(&mut conn, user_id, key).await? {
         Some((_, body)) => Ok(Posted::Replayed(body)),
         // Claimed, yet gone: purged between the claim and this read.
-        None => Err(ApiError::conflict(
-            "idempotency_key_reused",
-            "retry with a new Idempotency-Key",
-        )),
+        None => Err(ApiError::conflict("idempotency_key_reused", "retry with a new Idempotency-Key")),
     }
 }

@@ -29,16 +29,9 @@ pub struct Application {
 impl Application {
     pub async fn build(settings: Settings) -> anyhow::Result<Self> {
         let metrics = Metrics::new()?;
-        let store = Store::connect(
-            &settings.database_url,
-            settings.db_max_connections,
-            metrics.db_statements.clone(),
-        )
-        .await?;
-        let passwords = PasswordHasher::new(
-            HashPolicy::from_settings(&settings),
-            settings.hash_concurrency(),
-        )?;
+        let store =
+            Store::connect(&settings.database_url, settings.db_max_connections, metrics.db_statements.clone()).await?;
+        let passwords = PasswordHasher::new(HashPolicy::from_settings(&settings), settings.hash_concurrency())?;
         let listener = TcpListener::bind(&settings.bind)?;
         let port = listener.local_addr()?.port();
         let workers = settings.workers();
@@ -47,20 +40,12 @@ impl Application {
         if !serve_static {
             tracing::warn!(dir = %static_dir.display(), "no index.html in STATIC_DIR; the ranking page is not served");
         }
-        let state = web::Data::new(AppState {
-            settings,
-            ranks: RankEngine::new(store.clone()),
-            store,
-            passwords,
-            metrics,
-        });
+        let state =
+            web::Data::new(AppState { settings, ranks: RankEngine::new(store.clone()), store, passwords, metrics });
         spawn_janitor(state.clone());
 
         let server = HttpServer::new(move || {
-            let app = App::new()
-                .app_data(state.clone())
-                .wrap(from_fn(observe))
-                .configure(routes::configure);
+            let app = App::new().app_data(state.clone()).wrap(from_fn(observe)).configure(routes::configure);
             if serve_static {
                 app.service(
                     actix_files::Files::new("/", &static_dir)
@@ -103,14 +88,7 @@ fn spawn_janitor(state: web::Data<AppState>) {
             let now = Timestamp::now();
             let result = async {
                 let mut conn = state.store.conn().await?;
-                state
-                    .store
-                    .purge_expired(
-                        &mut conn,
-                        now,
-                        now.plus_millis(-IDEMPOTENCY_KEY_RETENTION_MS),
-                    )
-                    .await
+                state.store.purge_expired(&mut conn, now, now.plus_millis(-IDEMPOTENCY_KEY_RETENTION_MS)).await
             }
             .await;
             match result {

@@ -13,9 +13,7 @@ use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::middleware::Next;
 use actix_web::web;
 use futures_util::FutureExt as _;
-use prometheus::{
-    HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts, Registry,
-};
+use prometheus::{HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts, Registry};
 use tracing::Instrument as _;
 
 use crate::error::ApiError;
@@ -23,13 +21,9 @@ use crate::state::AppState;
 
 /// Installs the global tracing subscriber (`RUST_LOG` filters, default `info`).
 pub fn init_logging() {
-    let filter =
-        tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
     // A second init (tests start many servers) is harmless, so its error is ignored.
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_target(false)
-        .try_init();
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_target(false).try_init();
 }
 
 /// Prometheus metrics, one registry per server (tests run many servers in one process).
@@ -48,52 +42,29 @@ impl Metrics {
     pub fn new() -> anyhow::Result<Self> {
         let registry = Registry::new();
         let labels = &["method", "route", "status"];
-        let requests = IntCounterVec::new(
-            Opts::new("hiscore_http_requests_total", "HTTP requests served"),
-            labels,
-        )?;
+        let requests = IntCounterVec::new(Opts::new("hiscore_http_requests_total", "HTTP requests served"), labels)?;
         let latency = HistogramVec::new(
-            HistogramOpts::new(
-                "hiscore_http_request_duration_seconds",
-                "HTTP request latency",
-            )
-            .buckets(vec![
-                0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
-            ]),
+            HistogramOpts::new("hiscore_http_request_duration_seconds", "HTTP request latency")
+                .buckets(vec![0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0]),
             labels,
         )?;
-        let db_statements =
-            IntCounter::new("hiscore_db_statements_total", "SQL statements executed")?;
-        let db_connections =
-            IntGauge::new("hiscore_db_pool_connections", "Open database connections")?;
-        let db_idle_connections = IntGauge::new(
-            "hiscore_db_pool_idle_connections",
-            "Idle database connections",
-        )?;
+        let db_statements = IntCounter::new("hiscore_db_statements_total", "SQL statements executed")?;
+        let db_connections = IntGauge::new("hiscore_db_pool_connections", "Open database connections")?;
+        let db_idle_connections = IntGauge::new("hiscore_db_pool_idle_connections", "Idle database connections")?;
         registry.register(Box::new(requests.clone()))?;
         registry.register(Box::new(latency.clone()))?;
         registry.register(Box::new(db_statements.clone()))?;
         registry.register(Box::new(db_connections.clone()))?;
         registry.register(Box::new(db_idle_connections.clone()))?;
-        Ok(Self {
-            registry,
-            requests,
-            latency,
-            db_statements,
-            db_connections,
-            db_idle_connections,
-        })
+        Ok(Self { registry, requests, latency, db_statements, db_connections, db_idle_connections })
     }
 
     /// The Prometheus text exposition, with pool gauges read now.
     pub fn render(&self, pool_size: u32, pool_idle: usize) -> String {
         self.db_connections.set(i64::from(pool_size));
-        self.db_idle_connections
-            .set(i64::try_from(pool_idle).unwrap_or(i64::MAX));
+        self.db_idle_connections.set(i64::try_from(pool_idle).unwrap_or(i64::MAX));
         let mut out = String::new();
-        if let Err(error) =
-            prometheus::TextEncoder::new().encode_utf8(&self.registry.gather(), &mut out)
-        {
+        if let Err(error) = prometheus::TextEncoder::new().encode_utf8(&self.registry.gather(), &mut out) {
             tracing::error!(%error, "encoding metrics");
         }
         out
@@ -124,61 +95,37 @@ pub async fn observe(
         .filter(|v| !v.is_empty() && v.len() <= 64 && v.bytes().all(|b| b.is_ascii_graphic()))
         .map(str::to_owned)
         .unwrap_or_else(|| format!("{:016x}", rand::random::<u64>()));
-    let metrics = req
-        .app_data::<web::Data<AppState>>()
-        .map(|state| state.metrics.clone());
+    let metrics = req.app_data::<web::Data<AppState>>().map(|state| state.metrics.clone());
     let method = req.method().clone();
-    let span =
-        tracing::debug_span!("request", id = %request_id, method = %method, path = %req.path());
+    let span = tracing::debug_span!("request", id = %request_id, method = %method, path = %req.path());
 
     // Holding a clone of the request here would break routing (it needs the
     // request uniquely), so failures are returned as errors, which actix
     // renders with `ApiError`'s JSON envelope.
-    let outcome = AssertUnwindSafe(next.call(req))
-        .catch_unwind()
-        .instrument(span.clone())
-        .await;
+    let outcome = AssertUnwindSafe(next.call(req)).catch_unwind().instrument(span.clone()).await;
     let mut response = match outcome {
         Ok(Ok(response)) => response.map_into_boxed_body(),
         Ok(Err(error)) => {
             if let Some(metrics) = &metrics {
                 let status = error.as_response_error().status_code().as_u16();
-                metrics.observe(
-                    method.as_str(),
-                    "unmatched",
-                    status,
-                    started.elapsed().as_secs_f64(),
-                );
+                metrics.observe(method.as_str(), "unmatched", status, started.elapsed().as_secs_f64());
             }
             return Err(error);
         }
         Err(_panic) => {
             tracing::error!(parent: &span, "handler panicked");
             if let Some(metrics) = &metrics {
-                metrics.observe(
-                    method.as_str(),
-                    "panicked",
-                    500,
-                    started.elapsed().as_secs_f64(),
-                );
+                metrics.observe(method.as_str(), "panicked", 500, started.elapsed().as_secs_f64());
             }
             return Err(ApiError::Internal(anyhow::anyhow!("handler panicked")).into());
         }
     };
 
     let status = response.status().as_u16();
-    let route = response
-        .request()
-        .match_pattern()
-        .unwrap_or_else(|| "unmatched".to_owned());
+    let route = response.request().match_pattern().unwrap_or_else(|| "unmatched".to_owned());
     let elapsed = started.elapsed();
     if let Some(metrics) = metrics {
-        metrics.observe(
-            response.request().method().as_str(),
-            &route,
-            status,
-            elapsed.as_secs_f64(),
-        );
+        metrics.observe(response.request().method().as_str(), &route, status, elapsed.as_secs_f64());
     }
     tracing::debug!(parent: &span, status, micros = elapsed.as_micros() as u64, "served");
     if let Ok(value) = HeaderValue::from_str(&request_id) {

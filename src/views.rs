@@ -59,10 +59,7 @@ pub struct Me {
 
 impl Me {
     pub fn new(user: &UserRow, ranks: UserRanks) -> Self {
-        Self {
-            user: PublicUser::new(user, ranks),
-            login_name: user.login_name.clone(),
-        }
+        Self { user: PublicUser::new(user, ranks), login_name: user.login_name.clone() }
     }
 }
 
@@ -82,11 +79,7 @@ pub struct ScoreView {
 
 impl From<&ScoreRow> for ScoreView {
     fn from(row: &ScoreRow) -> Self {
-        Self {
-            id: row.id,
-            score: row.score,
-            created_at: row.created_at,
-        }
+        Self { id: row.id, score: row.score, created_at: row.created_at }
     }
 }
 

@@ -25,8 +25,7 @@ impl FromRequest for AuthUser {
         let token = presented_token(req);
         let state = req.app_data::<web::Data<AppState>>().cloned();
         Box::pin(async move {
-            let state =
-                state.ok_or_else(|| ApiError::Internal(anyhow::anyhow!("AppState missing")))?;
+            let state = state.ok_or_else(|| ApiError::Internal(anyhow::anyhow!("AppState missing")))?;
             let token = token.ok_or_else(|| {
                 ApiError::unauthorized(
                     "session_required",
@@ -35,15 +34,8 @@ impl FromRequest for AuthUser {
             })?;
             let token_hash = token.hash();
             let mut conn = state.store.conn().await?;
-            match state
-                .store
-                .session_user(&mut conn, &token_hash, Timestamp::now())
-                .await?
-            {
-                Some(user_id) => Ok(Self {
-                    user_id,
-                    token_hash,
-                }),
+            match state.store.session_user(&mut conn, &token_hash, Timestamp::now()).await? {
+                Some(user_id) => Ok(Self { user_id, token_hash }),
                 None => Err(ApiError::unauthorized(
                     "invalid_session",
                     "the session token is unknown, expired or logged out",
@@ -59,18 +51,11 @@ fn presented_token(req: &HttpRequest) -> Option<SessionToken> {
         .headers()
         .get(header::AUTHORIZATION)
         .and_then(|value| value.to_str().ok())
-        .and_then(|value| {
-            value
-                .strip_prefix("Bearer ")
-                .or_else(|| value.strip_prefix("bearer "))
-        })
+        .and_then(|value| value.strip_prefix("Bearer ").or_else(|| value.strip_prefix("bearer ")))
         .map(str::trim)
         .filter(|token| !token.is_empty());
     match bearer {
         Some(token) => Some(SessionToken::from_client(token)),
-        None => req
-            .cookie(COOKIE_NAME)
-            .filter(|c| !c.value().is_empty())
-            .map(|c| SessionToken::from_client(c.value())),
+        None => req.cookie(COOKIE_NAME).filter(|c| !c.value().is_empty()).map(|c| SessionToken::from_client(c.value())),
     }
 }

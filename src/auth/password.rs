@@ -16,22 +16,14 @@ use crate::domain::Password;
 /// The algorithm and parameters for new hashes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HashPolicy {
-    Bcrypt {
-        cost: u32,
-    },
-    Argon2id {
-        memory_kib: u32,
-        iterations: u32,
-        parallelism: u32,
-    },
+    Bcrypt { cost: u32 },
+    Argon2id { memory_kib: u32, iterations: u32, parallelism: u32 },
 }
 
 impl HashPolicy {
     pub fn from_settings(settings: &Settings) -> Self {
         match settings.password_hash {
-            HashAlgorithm::Bcrypt => Self::Bcrypt {
-                cost: settings.bcrypt_cost,
-            },
+            HashAlgorithm::Bcrypt => Self::Bcrypt { cost: settings.bcrypt_cost },
             HashAlgorithm::Argon2id => Self::Argon2id {
                 memory_kib: settings.argon2_memory_kib,
                 iterations: settings.argon2_iterations,
@@ -54,16 +46,11 @@ impl HashPolicy {
     }
 
     fn argon2(&self) -> anyhow::Result<Argon2<'static>> {
-        let Self::Argon2id {
-            memory_kib,
-            iterations,
-            parallelism,
-        } = *self
-        else {
+        let Self::Argon2id { memory_kib, iterations, parallelism } = *self else {
             return Err(anyhow!("not an argon2 policy"));
         };
-        let params = Params::new(memory_kib, iterations, parallelism, None)
-            .map_err(|e| anyhow!("argon2 params: {e}"))?;
+        let params =
+            Params::new(memory_kib, iterations, parallelism, None).map_err(|e| anyhow!("argon2 params: {e}"))?;
         Ok(Argon2::new(Algorithm::Argon2id, Version::V0x13, params))
     }
 
@@ -72,11 +59,7 @@ impl HashPolicy {
     fn matches(&self, stored: &str) -> bool {
         match self {
             Self::Bcrypt { cost } => bcrypt_cost(stored) == Some(*cost),
-            Self::Argon2id {
-                memory_kib,
-                iterations,
-                parallelism,
-            } => {
+            Self::Argon2id { memory_kib, iterations, parallelism } => {
                 let Ok(hash) = PasswordHash::new(stored) else {
                     return false;
                 };
@@ -107,11 +90,8 @@ fn bcrypt_cost(stored: &str) -> Option<u32> {
 /// Checks `password` against a stored hash of either format.
 fn verify_any(password: &str, stored: &str) -> bool {
     if stored.starts_with("$argon2") {
-        PasswordHash::new(stored).is_ok_and(|hash| {
-            Argon2::default()
-                .verify_password(password.as_bytes(), &hash)
-                .is_ok()
-        })
+        PasswordHash::new(stored)
+            .is_ok_and(|hash| Argon2::default().verify_password(password.as_bytes(), &hash).is_ok())
     } else {
         bcrypt::verify(password, stored).unwrap_or(false)
     }
@@ -162,11 +142,7 @@ impl PasswordHasher {
 
     /// Verifies against `stored`, or against the dummy hash when there is no
     /// such user (the result is then always `Invalid`).
-    pub async fn verify(
-        &self,
-        password: &Password,
-        stored: Option<String>,
-    ) -> anyhow::Result<Verification> {
+    pub async fn verify(&self, password: &Password, stored: Option<String>) -> anyhow::Result<Verification> {
         let policy = Arc::clone(&self.policy);
         let password = password.expose().to_owned();
         let user_exists = stored.is_some();
@@ -175,24 +151,15 @@ impl PasswordHasher {
             if !verify_any(&password, &stored) || !user_exists {
                 return Ok(Verification::Invalid);
             }
-            let rehash = if policy.matches(&stored) {
-                None
-            } else {
-                Some(policy.hash(&password)?)
-            };
+            let rehash = if policy.matches(&stored) { None } else { Some(policy.hash(&password)?) };
             Ok(Verification::Valid { rehash })
         })
         .await?
     }
 
-    async fn run_blocking<T: Send + 'static>(
-        &self,
-        work: impl FnOnce() -> T + Send + 'static,
-    ) -> anyhow::Result<T> {
+    async fn run_blocking<T: Send + 'static>(&self, work: impl FnOnce() -> T + Send + 'static) -> anyhow::Result<T> {
         let _permit = self.permits.acquire().await.context("hash pool closed")?;
-        tokio::task::spawn_blocking(work)
-            .await
-            .context("hash task failed")
+        tokio::task::spawn_blocking(work).await.context("hash task failed")
     }
 }
 
@@ -205,11 +172,7 @@ mod tests {
         Password::parse(Some(&json!(raw))).unwrap()
     }
 
-    const FAST_ARGON2: HashPolicy = HashPolicy::Argon2id {
-        memory_kib: 64,
-        iterations: 1,
-        parallelism: 1,
-    };
+    const FAST_ARGON2: HashPolicy = HashPolicy::Argon2id { memory_kib: 64, iterations: 1, parallelism: 1 };
 
     #[tokio::test]
     async fn bcrypt_round_trip_and_wrong_password() {
@@ -217,31 +180,16 @@ mod tests {
         let hash = hasher.hash(&password("correct horse")).await.unwrap();
         assert!(hash.starts_with("$2b$04$"));
         assert_eq!(
-            hasher
-                .verify(&password("correct horse"), Some(hash.clone()))
-                .await
-                .unwrap(),
+            hasher.verify(&password("correct horse"), Some(hash.clone())).await.unwrap(),
             Verification::Valid { rehash: None }
         );
-        assert_eq!(
-            hasher
-                .verify(&password("wrong horse"), Some(hash))
-                .await
-                .unwrap(),
-            Verification::Invalid
-        );
+        assert_eq!(hasher.verify(&password("wrong horse"), Some(hash)).await.unwrap(), Verification::Invalid);
     }
 
     #[tokio::test]
     async fn unknown_user_is_always_invalid() {
         let hasher = PasswordHasher::new(HashPolicy::Bcrypt { cost: 4 }, 1).unwrap();
-        assert_eq!(
-            hasher
-                .verify(&password("anything at all"), None)
-                .await
-                .unwrap(),
-            Verification::Invalid
-        );
+        assert_eq!(hasher.verify(&password("anything at all"), None).await.unwrap(), Verification::Invalid);
     }
 
     #[tokio::test]
@@ -252,24 +200,16 @@ mod tests {
         let pw = password("side by side");
 
         let old = bcrypt4.hash(&pw).await.unwrap();
-        let Verification::Valid { rehash: Some(new) } =
-            bcrypt5.verify(&pw, Some(old.clone())).await.unwrap()
-        else {
+        let Verification::Valid { rehash: Some(new) } = bcrypt5.verify(&pw, Some(old.clone())).await.unwrap() else {
             panic!("expected a rehash to cost 5");
         };
         assert!(new.starts_with("$2b$05$"));
 
-        let Verification::Valid {
-            rehash: Some(argon_hash),
-        } = argon.verify(&pw, Some(old)).await.unwrap()
-        else {
+        let Verification::Valid { rehash: Some(argon_hash) } = argon.verify(&pw, Some(old)).await.unwrap() else {
             panic!("expected a rehash to argon2id");
         };
         assert!(argon_hash.starts_with("$argon2id$"));
-        assert_eq!(
-            argon.verify(&pw, Some(argon_hash.clone())).await.unwrap(),
-            Verification::Valid { rehash: None }
-        );
+        assert_eq!(argon.verify(&pw, Some(argon_hash.clone())).await.unwrap(), Verification::Valid { rehash: None });
         // And back: bcrypt verifies an argon2 hash and wants its own.
         assert!(matches!(
             bcrypt4.verify(&pw, Some(argon_hash)).await.unwrap(),

@@ -47,12 +47,7 @@ pub fn session_cookie(token: &SessionToken, ttl_secs: i64) -> Cookie<'static> {
 
 /// Clears the cookie on logout.
 pub fn expired_session_cookie() -> Cookie<'static> {
-    Cookie::build(COOKIE_NAME, "")
-        .path("/")
-        .http_only(true)
-        .same_site(SameSite::Lax)
-        .max_age(Duration::ZERO)
-        .finish()
+    Cookie::build(COOKIE_NAME, "").path("/").http_only(true).same_site(SameSite::Lax).max_age(Duration::ZERO).finish()
 }
 
 #[cfg(test)]
@@ -65,19 +60,13 @@ mod tests {
         let b = SessionToken::generate();
         assert_ne!(a.as_str(), b.as_str());
         assert_eq!(a.as_str().len(), 43); // 256 bits in unpadded base64
-        assert!(a
-            .as_str()
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'));
+        assert!(a.as_str().chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'));
     }
 
     #[test]
     fn hash_is_stable_and_not_the_token() {
         let token = SessionToken::from_client("abc");
-        assert_eq!(
-            token.hash(),
-            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
-        );
+        assert_eq!(token.hash(), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
         assert_ne!(token.hash(), token.as_str());
     }
 

@@ -18,10 +18,7 @@ impl Board {
         match raw {
             "best" => Ok(Self::Best),
             "total" => Ok(Self::Total),
-            _ => Err(ApiError::not_found(
-                "board_not_found",
-                "board must be 'best' or 'total'",
-            )),
+            _ => Err(ApiError::not_found("board_not_found", "board must be 'best' or 'total'")),
         }
     }
 

@@ -51,8 +51,7 @@ impl Cursor {
     /// Decodes a cursor for `board`; a cursor minted for the other board is
     /// invalid too.
     pub fn parse(raw: &str, board: Board) -> Result<Self, ApiError> {
-        let invalid =
-            || ApiError::bad_request("invalid_cursor", "cursor is not one this board returned");
+        let invalid = || ApiError::bad_request("invalid_cursor", "cursor is not one this board returned");
         let bytes = URL_SAFE_NO_PAD.decode(raw).map_err(|_| invalid())?;
         if bytes.len() != PAYLOAD_LEN + CHECKSUM_LEN {
             return Err(invalid());
@@ -75,14 +74,7 @@ impl Cursor {
             buf.copy_from_slice(&payload[start..start + 8]);
             i64::from_be_bytes(buf)
         };
-        Ok(Self {
-            board,
-            after: BoardKey {
-                score: field(0),
-                at: field(1),
-                id: field(2),
-            },
-        })
+        Ok(Self { board, after: BoardKey { score: field(0), at: field(1), id: field(2) } })
     }
 }
 
@@ -98,23 +90,14 @@ mod tests {
     use super::*;
 
     fn sample() -> Cursor {
-        Cursor {
-            board: Board::Best,
-            after: BoardKey {
-                score: 1200,
-                at: 1_790_000_000_123,
-                id: 42,
-            },
-        }
+        Cursor { board: Board::Best, after: BoardKey { score: 1200, at: 1_790_000_000_123, id: 42 } }
     }
 
     #[test]
     fn round_trips() {
         let cursor = sample();
         let encoded = cursor.encode();
-        assert!(encoded
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'));
+        assert!(encoded.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'));
         assert_eq!(Cursor::parse(&encoded, Board::Best).unwrap(), cursor);
     }
 
@@ -123,11 +106,7 @@ mod tests {
         let encoded = sample().encode();
         assert!(Cursor::parse(&encoded, Board::Total).is_err());
         for bad in ["", "abc", "!!!!", &encoded[1..], &format!("{encoded}A")] {
-            assert_eq!(
-                Cursor::parse(bad, Board::Best).unwrap_err().code(),
-                "invalid_cursor",
-                "{bad}"
-            );
+            assert_eq!(Cursor::parse(bad, Board::Best).unwrap_err().code(), "invalid_cursor", "{bad}");
         }
         // Flip one character in the middle: the checksum catches it.
         let mut tampered: Vec<char> = encoded.chars().collect();

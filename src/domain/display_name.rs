@@ -47,15 +47,9 @@ mod tests {
 
     #[test]
     fn rejects_empty_long_control_and_non_strings() {
-        for bad in [
-            json!(""),
-            json!("x".repeat(33)),
-            json!("a\nb"),
-            json!("a\u{0}"),
-            json!("\u{7f}"),
-            json!(5),
-            json!(null),
-        ] {
+        for bad in
+            [json!(""), json!("x".repeat(33)), json!("a\nb"), json!("a\u{0}"), json!("\u{7f}"), json!(5), json!(null)]
+        {
             let err = DisplayName::parse(&bad).unwrap_err();
             assert_eq!(err.code(), "invalid_display_name", "{bad}");
         }

@@ -55,14 +55,7 @@ mod tests {
 
     #[test]
     fn rejects_empty_long_spaces_and_non_ascii() {
-        for bad in [
-            &b""[..],
-            "x".repeat(65).as_bytes(),
-            b"a b",
-            b"tab\t",
-            "é".as_bytes(),
-            b"\x7f",
-        ] {
+        for bad in [&b""[..], "x".repeat(65).as_bytes(), b"a b", b"tab\t", "é".as_bytes(), b"\x7f"] {
             assert!(IdempotencyKey::parse(bad).is_none(), "{bad:?}");
         }
     }

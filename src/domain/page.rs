@@ -13,10 +13,9 @@ impl PageLimit {
         };
         match raw.parse::<i64>() {
             Ok(limit) if (1..=Self::MAX).contains(&limit) => Ok(Self(limit)),
-            _ => Err(ApiError::bad_request(
-                "invalid_limit",
-                format!("limit must be an integer from 1 to {}", Self::MAX),
-            )),
+            _ => {
+                Err(ApiError::bad_request("invalid_limit", format!("limit must be an integer from 1 to {}", Self::MAX)))
+            }
         }
     }
 
@@ -60,12 +59,8 @@ impl UserIds {
     pub const MAX: usize = 100;
 
     pub fn parse(raw: Option<&str>) -> Result<Self, ApiError> {
-        let invalid = || {
-            ApiError::bad_request(
-                "invalid_ids",
-                format!("ids must be 1 to {} comma-separated user ids", Self::MAX),
-            )
-        };
+        let invalid =
+            || ApiError::bad_request("invalid_ids", format!("ids must be 1 to {} comma-separated user ids", Self::MAX));
         let raw = raw.ok_or_else(invalid)?;
         let mut ids: Vec<i64> = Vec::new();
         for part in raw.split(',') {
@@ -95,10 +90,7 @@ pub fn parse_offset(raw: Option<&str>) -> Result<i64, ApiError> {
     let Some(raw) = raw else { return Ok(0) };
     match raw.parse::<i64>() {
         Ok(offset) if offset >= 0 => Ok(offset),
-        _ => Err(ApiError::bad_request(
-            "invalid_offset",
-            "offset must be a non-negative integer",
-        )),
+        _ => Err(ApiError::bad_request("invalid_offset", "offset must be a non-negative integer")),
     }
 }
 
@@ -107,10 +99,7 @@ pub fn parse_before(raw: Option<&str>) -> Result<Option<i64>, ApiError> {
     let Some(raw) = raw else { return Ok(None) };
     match raw.parse::<i64>() {
         Ok(before) if before >= 1 => Ok(Some(before)),
-        _ => Err(ApiError::bad_request(
-            "invalid_before",
-            "before must be a score id (a positive integer)",
-        )),
+        _ => Err(ApiError::bad_request("invalid_before", "before must be a score id (a positive integer)")),
     }
 }
 
@@ -124,11 +113,7 @@ mod tests {
         assert_eq!(PageLimit::parse(Some("1"), 10).unwrap().value(), 1);
         assert_eq!(PageLimit::parse(Some("100"), 10).unwrap().value(), 100);
         for bad in ["0", "101", "-1", "abc", "", "1.5", "99999999999999999999"] {
-            assert_eq!(
-                PageLimit::parse(Some(bad), 10).unwrap_err().code(),
-                "invalid_limit",
-                "{bad}"
-            );
+            assert_eq!(PageLimit::parse(Some(bad), 10).unwrap_err().code(), "invalid_limit", "{bad}");
         }
     }
 
@@ -143,26 +128,13 @@ mod tests {
 
     #[test]
     fn ids_keep_order_and_drop_duplicates() {
-        assert_eq!(
-            UserIds::parse(Some("3,1,2,3,1")).unwrap().as_slice(),
-            &[3, 1, 2]
-        );
+        assert_eq!(UserIds::parse(Some("3,1,2,3,1")).unwrap().as_slice(), &[3, 1, 2]);
         let hundred: Vec<String> = (1..=100).map(|i| i.to_string()).collect();
-        assert_eq!(
-            UserIds::parse(Some(&hundred.join(",")))
-                .unwrap()
-                .as_slice()
-                .len(),
-            100
-        );
+        assert_eq!(UserIds::parse(Some(&hundred.join(","))).unwrap().as_slice().len(), 100);
         let too_many: Vec<String> = (1..=101).map(|i| i.to_string()).collect();
         assert!(UserIds::parse(Some(&too_many.join(","))).is_err());
         for bad in ["", ",", "1,,2", "a", "0", "-3", "1.0"] {
-            assert_eq!(
-                UserIds::parse(Some(bad)).unwrap_err().code(),
-                "invalid_ids",
-                "{bad}"
-            );
+            assert_eq!(UserIds::parse(Some(bad)).unwrap_err().code(), "invalid_ids", "{bad}");
         }
         assert!(UserIds::parse(None).is_err());
     }

@@ -13,12 +13,8 @@ impl Score {
     /// numbers all get the contract's 422 `invalid_score` instead of a
     /// generic deserialisation error.
     pub fn parse(raw: Option<&Value>) -> Result<Self, ApiError> {
-        let invalid = || {
-            ApiError::validation(
-                "invalid_score",
-                format!("score must be an integer from 0 to {}", Self::MAX),
-            )
-        };
+        let invalid =
+            || ApiError::validation("invalid_score", format!("score must be an integer from 0 to {}", Self::MAX));
         let value = raw.and_then(Value::as_i64).ok_or_else(invalid)?;
         // `as_i64` accepts only integers (not 5.0), so the range is all that is left.
         if (0..=Self::MAX).contains(&value) {

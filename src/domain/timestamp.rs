@@ -27,9 +27,7 @@ impl Timestamp {
     }
 
     pub fn to_rfc3339(self) -> String {
-        let format = format_description!(
-            "[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z"
-        );
+        let format = format_description!("[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z");
         OffsetDateTime::from_unix_timestamp_nanos(i128::from(self.0) * 1_000_000)
             .ok()
             .and_then(|t| t.format(&format).ok())
@@ -50,14 +48,8 @@ mod tests {
 
     #[test]
     fn formats_rfc3339_with_milliseconds() {
-        assert_eq!(
-            Timestamp::from_millis(0).to_rfc3339(),
-            "1970-01-01T00:00:00.000Z"
-        );
-        assert_eq!(
-            Timestamp::from_millis(1_796_112_000_123).to_rfc3339(),
-            "2026-12-01T08:00:00.123Z"
-        );
+        assert_eq!(Timestamp::from_millis(0).to_rfc3339(), "1970-01-01T00:00:00.000Z");
+        assert_eq!(Timestamp::from_millis(1_796_112_000_123).to_rfc3339(), "2026-12-01T08:00:00.123Z");
     }
 
     #[test]

@@ -46,16 +46,10 @@ impl RankEngine {
     }
 
     /// Ranks of several users at once: one statement whatever their number.
-    pub async fn ranks_of(
-        &self,
-        conn: &mut AnyConnection,
-        users: &[&UserRow],
-    ) -> Result<Vec<UserRanks>, sqlx::Error> {
+    pub async fn ranks_of(&self, conn: &mut AnyConnection, users: &[&UserRow]) -> Result<Vec<UserRanks>, sqlx::Error> {
         let players: Vec<&&UserRow> = users.iter().filter(|u| u.play_count > 0).collect();
-        let pairs: Vec<(Board, i64)> = players
-            .iter()
-            .flat_map(|u| [(Board::Best, u.best_score), (Board::Total, u.total_score)])
-            .collect();
+        let pairs: Vec<(Board, i64)> =
+            players.iter().flat_map(|u| [(Board::Best, u.best_score), (Board::Total, u.total_score)]).collect();
         let counts = self.store.counts_above(conn, &pairs).await?;
         let mut counts = counts.chunks(2);
         Ok(users
@@ -65,10 +59,7 @@ impl RankEngine {
                     return UserRanks::default();
                 }
                 let pair = counts.next().unwrap_or(&[]);
-                UserRanks {
-                    best: pair.first().map(|n| n + 1),
-                    total: pair.get(1).map(|n| n + 1),
-                }
+                UserRanks { best: pair.first().map(|n| n + 1), total: pair.get(1).map(|n| n + 1) }
             })
             .collect())
     }
@@ -81,29 +72,16 @@ impl RankEngine {
         offset: i64,
         limit: i64,
     ) -> Result<Page, sqlx::Error> {
-        let mut rows = self
-            .store
-            .board_rows_from_offset(conn, board, offset, limit + 1)
-            .await?;
+        let mut rows = self.store.board_rows_from_offset(conn, board, offset, limit + 1).await?;
         let has_more = truncate(&mut rows, limit);
-        self.build_page(conn, board, rows, Some(offset), has_more)
-            .await
+        self.build_page(conn, board, rows, Some(offset), has_more).await
     }
 
     /// `limit` entries after the cursor's key.
-    pub async fn page_after(
-        &self,
-        conn: &mut AnyConnection,
-        cursor: Cursor,
-        limit: i64,
-    ) -> Result<Page, sqlx::Error> {
-        let mut rows = self
-            .store
-            .board_rows_after(conn, cursor.board, cursor.after, limit + 1)
-            .await?;
+    pub async fn page_after(&self, conn: &mut AnyConnection, cursor: Cursor, limit: i64) -> Result<Page, sqlx::Error> {
+        let mut rows = self.store.board_rows_after(conn, cursor.board, cursor.after, limit + 1).await?;
         let has_more = truncate(&mut rows, limit);
-        self.build_page(conn, cursor.board, rows, None, has_more)
-            .await
+        self.build_page(conn, cursor.board, rows, None, has_more).await
     }
 
     /// Up to `radius` entries either side of a player; `None` when the
@@ -118,20 +96,12 @@ impl RankEngine {
         let Some(me) = self.store.board_row(conn, board, user_id).await? else {
             return Ok(None);
         };
-        let mut rows = self
-            .store
-            .board_rows_before(conn, board, me.key, radius)
-            .await?;
-        let mut after = self
-            .store
-            .board_rows_after(conn, board, me.key, radius + 1)
-            .await?;
+        let mut rows = self.store.board_rows_before(conn, board, me.key, radius).await?;
+        let mut after = self.store.board_rows_after(conn, board, me.key, radius + 1).await?;
         let has_more = truncate(&mut after, radius);
         rows.push(me);
         rows.append(&mut after);
-        self.build_page(conn, board, rows, None, has_more)
-            .await
-            .map(Some)
+        self.build_page(conn, board, rows, None, has_more).await.map(Some)
     }
 
     /// Ranks `rows` (contiguous in board order) and fills in the page's
@@ -147,42 +117,26 @@ impl RankEngine {
     ) -> Result<Page, sqlx::Error> {
         let total_players = self.store.board_size(conn).await?;
         let Some(first) = rows.first() else {
-            return Ok(Page {
-                board,
-                entries: Vec::new(),
-                total_players,
-                next_offset: None,
-                next_cursor: None,
-            });
+            return Ok(Page { board, entries: Vec::new(), total_players, next_offset: None, next_cursor: None });
         };
         let first_key = first.key;
         let first_position = match first_position {
             Some(position) => position,
             None => self.store.count_before_key(conn, board, first_key).await?,
         };
-        let above_first = self
-            .store
-            .counts_above(conn, &[(board, first_key.score)])
-            .await?;
+        let above_first = self.store.counts_above(conn, &[(board, first_key.score)]).await?;
         let first_rank = above_first.first().copied().unwrap_or(0) + 1;
         let scores: Vec<i64> = rows.iter().map(|r| r.key.score).collect();
         let ranks = assign_ranks(first_rank, first_position, &scores);
         let last_key: BoardKey = rows.last().map_or(first_key, |r| r.key);
         let count = rows.len() as i64;
-        let entries = rows
-            .into_iter()
-            .zip(ranks)
-            .map(|(row, rank)| RankedRow { rank, row })
-            .collect();
+        let entries = rows.into_iter().zip(ranks).map(|(row, rank)| RankedRow { rank, row }).collect();
         Ok(Page {
             board,
             entries,
             total_players,
             next_offset: has_more.then_some(first_position + count),
-            next_cursor: has_more.then_some(Cursor {
-                board,
-                after: last_key,
-            }),
+            next_cursor: has_more.then_some(Cursor { board, after: last_key }),
         })
     }
 }

@@ -34,23 +34,12 @@ pub async fn initialize(
 
     let started = Instant::now();
     // Nobody knows this password: generated players cannot be logged into.
-    let password = Password::parse(Some(&Value::String(format!(
-        "{:032x}",
-        rand::random::<u128>()
-    ))))?;
+    let password = Password::parse(Some(&Value::String(format!("{:032x}", rand::random::<u128>()))))?;
     let password_hash = state.passwords.hash(&password).await?;
-    let data = web::block(move || generate(spec))
-        .await
-        .map_err(anyhow::Error::from)?;
+    let data = web::block(move || generate(spec)).await.map_err(anyhow::Error::from)?;
     state.store.replace_all(&data, &password_hash).await?;
     let elapsed_ms = started.elapsed().as_millis() as u64;
-    tracing::info!(
-        users = spec.users,
-        scores = spec.scores,
-        seed = spec.seed,
-        elapsed_ms,
-        "initialized dataset"
-    );
+    tracing::info!(users = spec.users, scores = spec.scores, seed = spec.seed, elapsed_ms, "initialized dataset");
     Ok(HttpResponse::Ok().json(json!({
         "users": spec.users, "scores": spec.scores, "seed": spec.seed, "elapsed_ms": elapsed_ms,
     })))
@@ -63,27 +52,13 @@ fn authorize(request: &HttpRequest, expected: &str) -> Result<(), ApiError> {
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "))
-        .ok_or_else(|| {
-            ApiError::unauthorized(
-                "admin_token_required",
-                "send Authorization: Bearer $ADMIN_TOKEN",
-            )
-        })?;
-    let (a, b) = (
-        Sha256::digest(presented.as_bytes()),
-        Sha256::digest(expected.as_bytes()),
-    );
-    let difference = a
-        .iter()
-        .zip(b.iter())
-        .fold(0u8, |acc, (x, y)| acc | (x ^ y));
+        .ok_or_else(|| ApiError::unauthorized("admin_token_required", "send Authorization: Bearer $ADMIN_TOKEN"))?;
+    let (a, b) = (Sha256::digest(presented.as_bytes()), Sha256::digest(expected.as_bytes()));
+    let difference = a.iter().zip(b.iter()).fold(0u8, |acc, (x, y)| acc | (x ^ y));
     if difference == 0 {
         Ok(())
     } else {
-        Err(ApiError::forbidden(
-            "invalid_admin_token",
-            "wrong admin token",
-        ))
+        Err(ApiError::forbidden("invalid_admin_token", "wrong admin token"))
     }
 }
 
@@ -94,56 +69,28 @@ fn parse_spec(body: &[u8]) -> Result<DatasetSpec, ApiError> {
         serde_json::from_slice(body)
             .map_err(|e| ApiError::bad_request("invalid_json", format!("malformed JSON: {e}")))?
     };
-    let count = |raw: &Option<Value>,
-                 default: i64,
-                 max: i64,
-                 code: &'static str,
-                 field: &str|
-     -> Result<i64, ApiError> {
-        match raw {
-            None | Some(Value::Null) => Ok(default),
-            Some(value) => value
-                .as_i64()
-                .filter(|n| (0..=max).contains(n))
-                .ok_or_else(|| {
-                    ApiError::validation(
-                        code,
-                        format!("{field} must be an integer from 0 to {max}"),
-                    )
-                }),
-        }
-    };
-    let users = count(
-        &body.users,
-        DatasetSpec::DEFAULT_USERS,
-        DatasetSpec::MAX_USERS,
-        "invalid_users",
-        "users",
-    )?;
-    let scores = count(
-        &body.scores,
-        DatasetSpec::DEFAULT_SCORES,
-        DatasetSpec::MAX_SCORES,
-        "invalid_scores",
-        "scores",
-    )?;
+    let count =
+        |raw: &Option<Value>, default: i64, max: i64, code: &'static str, field: &str| -> Result<i64, ApiError> {
+            match raw {
+                None | Some(Value::Null) => Ok(default),
+                Some(value) => value
+                    .as_i64()
+                    .filter(|n| (0..=max).contains(n))
+                    .ok_or_else(|| ApiError::validation(code, format!("{field} must be an integer from 0 to {max}"))),
+            }
+        };
+    let users = count(&body.users, DatasetSpec::DEFAULT_USERS, DatasetSpec::MAX_USERS, "invalid_users", "users")?;
+    let scores = count(&body.scores, DatasetSpec::DEFAULT_SCORES, DatasetSpec::MAX_SCORES, "invalid_scores", "scores")?;
     let seed = match &body.seed {
         None | Some(Value::Null) => DatasetSpec::DEFAULT_SEED,
-        Some(value) => value.as_u64().ok_or_else(|| {
-            ApiError::validation("invalid_seed", "seed must be a non-negative integer")
-        })?,
+        Some(value) => {
+            value.as_u64().ok_or_else(|| ApiError::validation("invalid_seed", "seed must be a non-negative integer"))?
+        }
     };
     if users == 0 && scores > 0 {
-        return Err(ApiError::validation(
-            "invalid_scores",
-            "scores need at least one user",
-        ));
+        return Err(ApiError::validation("invalid_scores", "scores need at least one user"));
     }
-    Ok(DatasetSpec {
-        users,
-        scores,
-        seed,
-    })
+    Ok(DatasetSpec { users, scores, seed })
 }
 
 #[cfg(test)]
@@ -152,40 +99,15 @@ mod tests {
 
     #[test]
     fn spec_defaults_and_validation() {
-        assert_eq!(
-            parse_spec(b"").unwrap(),
-            DatasetSpec {
-                users: 1_000,
-                scores: 10_000,
-                seed: 1
-            }
-        );
+        assert_eq!(parse_spec(b"").unwrap(), DatasetSpec { users: 1_000, scores: 10_000, seed: 1 });
         assert_eq!(
             parse_spec(br#"{"users": 5, "scores": 0, "seed": 9}"#).unwrap(),
-            DatasetSpec {
-                users: 5,
-                scores: 0,
-                seed: 9
-            }
+            DatasetSpec { users: 5, scores: 0, seed: 9 }
         );
-        assert_eq!(
-            parse_spec(br#"{"users": -1}"#).unwrap_err().code(),
-            "invalid_users"
-        );
-        assert_eq!(
-            parse_spec(br#"{"scores": 1.5}"#).unwrap_err().code(),
-            "invalid_scores"
-        );
-        assert_eq!(
-            parse_spec(br#"{"users": 0, "scores": 1}"#)
-                .unwrap_err()
-                .code(),
-            "invalid_scores"
-        );
-        assert_eq!(
-            parse_spec(br#"{"seed": "x"}"#).unwrap_err().code(),
-            "invalid_seed"
-        );
+        assert_eq!(parse_spec(br#"{"users": -1}"#).unwrap_err().code(), "invalid_users");
+        assert_eq!(parse_spec(br#"{"scores": 1.5}"#).unwrap_err().code(), "invalid_scores");
+        assert_eq!(parse_spec(br#"{"users": 0, "scores": 1}"#).unwrap_err().code(), "invalid_scores");
+        assert_eq!(parse_spec(br#"{"seed": "x"}"#).unwrap_err().code(), "invalid_seed");
         assert_eq!(parse_spec(b"{").unwrap_err().code(), "invalid_json");
     }
 }

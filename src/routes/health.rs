@@ -11,10 +11,7 @@ pub async fn healthz(state: web::Data<AppState>) -> Result<HttpResponse, ApiErro
         Ok(()) => Ok(HttpResponse::Ok().json(json!({"status": "ok"}))),
         Err(error) => {
             tracing::warn!(%error, "health check: database not answering");
-            Err(ApiError::unavailable(
-                "database_unavailable",
-                "the database is not answering",
-            ))
+            Err(ApiError::unavailable("database_unavailable", "the database is not answering"))
         }
     }
 }
@@ -22,7 +19,5 @@ pub async fn healthz(state: web::Data<AppState>) -> Result<HttpResponse, ApiErro
 pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
     let pool = state.store.pool();
     let body = state.metrics.render(pool.size(), pool.num_idle());
-    HttpResponse::Ok()
-        .content_type("text/plain; version=0.0.4; charset=utf-8")
-        .body(body)
+    HttpResponse::Ok().content_type("text/plain; version=0.0.4; charset=utf-8").body(body)
 }

@@ -9,8 +9,8 @@ use crate::state::AppState;
 use crate::views::Me;
 
 pub async fn me(state: web::Data<AppState>, auth: AuthUser) -> Result<HttpResponse, ApiError> {
-    let (user, ranks) = load_profile(&state, auth.user_id).await?.ok_or_else(|| {
-        ApiError::unauthorized("invalid_session", "the session's user no longer exists")
-    })?;
+    let (user, ranks) = load_profile(&state, auth.user_id)
+        .await?
+        .ok_or_else(|| ApiError::unauthorized("invalid_session", "the session's user no longer exists"))?;
     Ok(HttpResponse::Ok().json(Me::new(&user, ranks)))
 }

@@ -29,11 +29,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(resource("/metrics").route(web::get().to(health::metrics)))
         .service(
             web::scope("/api")
-                .service(
-                    resource("/users")
-                        .route(web::post().to(users::register))
-                        .route(web::get().to(users::batch)),
-                )
+                .service(resource("/users").route(web::post().to(users::register)).route(web::get().to(users::batch)))
                 .service(resource("/users/{id}").route(web::get().to(users::profile)))
                 .service(resource("/users/{id}/scores").route(web::get().to(users::history)))
                 .service(
@@ -44,10 +40,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
                 .service(resource("/me").route(web::get().to(me::me)))
                 .service(resource("/scores").route(web::post().to(scores::post_score)))
                 .service(resource("/rankings/{board}").route(web::get().to(rankings::page)))
-                .service(
-                    resource("/rankings/{board}/around/{user_id}")
-                        .route(web::get().to(rankings::around)),
-                )
+                .service(resource("/rankings/{board}/around/{user_id}").route(web::get().to(rankings::around)))
                 .service(resource("/admin/initialize").route(web::post().to(admin::initialize)))
                 .default_service(web::to(not_found)),
         );
@@ -81,17 +74,12 @@ fn json_config() -> web::JsonConfig {
 
 fn json_error(error: JsonPayloadError, _: &HttpRequest) -> actix_web::Error {
     let api_error = match &error {
-        JsonPayloadError::OverflowKnownLength { .. } | JsonPayloadError::Overflow { .. } => {
-            ApiError::PayloadTooLarge
-        }
+        JsonPayloadError::OverflowKnownLength { .. } | JsonPayloadError::Overflow { .. } => ApiError::PayloadTooLarge,
         JsonPayloadError::ContentType => ApiError::UnsupportedMediaType,
-        JsonPayloadError::Deserialize(e) if e.is_data() => ApiError::bad_request(
-            "invalid_body",
-            format!("the body must be a JSON object: {e}"),
-        ),
-        JsonPayloadError::Deserialize(e) => {
-            ApiError::bad_request("invalid_json", format!("malformed JSON: {e}"))
+        JsonPayloadError::Deserialize(e) if e.is_data() => {
+            ApiError::bad_request("invalid_body", format!("the body must be a JSON object: {e}"))
         }
+        JsonPayloadError::Deserialize(e) => ApiError::bad_request("invalid_json", format!("malformed JSON: {e}")),
         _ => ApiError::bad_request("invalid_body", "the request body could not be read"),
     };
     api_error.into()
@@ -113,8 +101,5 @@ type JsonObject = web::Json<serde_json::Map<String, serde_json::Value>>;
 
 /// Parses a numeric id from a path segment; anything else names no resource.
 fn parse_id(raw: &str, not_found: impl FnOnce() -> ApiError) -> Result<i64, ApiError> {
-    raw.parse::<i64>()
-        .ok()
-        .filter(|id| *id > 0)
-        .ok_or_else(not_found)
+    raw.parse::<i64>().ok().filter(|id| *id > 0).ok_or_else(not_found)
 }

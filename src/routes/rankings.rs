@@ -25,10 +25,7 @@ pub async fn page(
     let limit = PageLimit::parse(query.limit.as_deref(), 10)?.value();
     let cursor = match (&query.cursor, &query.offset) {
         (Some(_), Some(_)) => {
-            return Err(ApiError::bad_request(
-                "invalid_query",
-                "give either offset or cursor, not both",
-            ))
+            return Err(ApiError::bad_request("invalid_query", "give either offset or cursor, not both"))
         }
         (Some(raw), None) => Some(Cursor::parse(raw, board)?),
         (None, _) => None,
@@ -38,12 +35,7 @@ pub async fn page(
     let mut tx = state.store.begin_read().await?;
     let page = match cursor {
         Some(cursor) => state.ranks.page_after(&mut tx, cursor, limit).await?,
-        None => {
-            state
-                .ranks
-                .page_at_offset(&mut tx, board, offset, limit)
-                .await?
-        }
+        None => state.ranks.page_at_offset(&mut tx, board, offset, limit).await?,
     };
     tx.commit().await?;
     Ok(HttpResponse::Ok().json(RankingPage::from(page)))
@@ -73,10 +65,7 @@ pub async fn around(
     tx.commit().await?;
     match page {
         Some(page) => Ok(HttpResponse::Ok().json(RankingPage::from(page))),
-        None if user_exists => Err(ApiError::not_found(
-            "user_not_on_board",
-            "the player has not posted a score yet",
-        )),
+        None if user_exists => Err(ApiError::not_found("user_not_on_board", "the player has not posted a score yet")),
         None => Err(user_not_found()),
     }
 }

@@ -19,9 +19,7 @@ pub async fn post_score(
     let score = Score::parse(body.get("score"))?;
     let key = IdempotencyKey::from_headers(request.headers())?;
     Ok(match record(&state, auth.user_id, score, key).await? {
-        Posted::Created(body) => HttpResponse::Created()
-            .content_type(ContentType::json())
-            .body(body),
+        Posted::Created(body) => HttpResponse::Created().content_type(ContentType::json()).body(body),
         Posted::Replayed(body) => HttpResponse::Ok()
             .content_type(ContentType::json())
             .insert_header(("Idempotent-Replayed", "true"))

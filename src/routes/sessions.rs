@@ -21,25 +21,18 @@ pub async fn login(state: web::Data<AppState>, body: JsonObject) -> Result<HttpR
     // breaks the rules simply names no account.
     let require_string = |field: &str, code: &'static str| match body.get(field) {
         Some(Value::String(_)) => Ok(()),
-        _ => Err(ApiError::validation(
-            code,
-            format!("{field} must be a string"),
-        )),
+        _ => Err(ApiError::validation(code, format!("{field} must be a string"))),
     };
     require_string("login_name", "invalid_login_name")?;
     require_string("password", "invalid_password")?;
-    let (Ok(login_name), Ok(password)) = (
-        LoginName::parse(body.get("login_name")),
-        Password::parse(body.get("password")),
-    ) else {
+    let (Ok(login_name), Ok(password)) =
+        (LoginName::parse(body.get("login_name")), Password::parse(body.get("password")))
+    else {
         return Err(invalid_credentials());
     };
 
     let mut conn = state.store.conn().await?;
-    let credentials = state
-        .store
-        .credentials(&mut conn, &login_name.key())
-        .await?;
+    let credentials = state.store.credentials(&mut conn, &login_name.key()).await?;
     drop(conn); // not held across the (slow) hash
     let (user_id, stored_hash) = match credentials {
         Some((id, hash)) => (Some(id), Some(hash)),
@@ -52,10 +45,7 @@ pub async fn login(state: web::Data<AppState>, body: JsonObject) -> Result<HttpR
     };
     if let Some(new_hash) = rehash {
         let mut conn = state.store.conn().await?;
-        state
-            .store
-            .set_password_hash(&mut conn, user_id, &new_hash)
-            .await?;
+        state.store.set_password_hash(&mut conn, user_id, &new_hash).await?;
     }
     start_session(&state, user_id, StatusCode::OK).await
 }
@@ -70,35 +60,18 @@ pub(super) async fn start_session(
     let now = Timestamp::now();
     let ttl = state.settings.session_ttl_secs;
     let mut conn = state.store.conn().await?;
-    state
-        .store
-        .insert_session(
-            &mut conn,
-            &token.hash(),
-            user_id,
-            now,
-            now.plus_millis(ttl * 1_000),
-        )
-        .await?;
+    state.store.insert_session(&mut conn, &token.hash(), user_id, now, now.plus_millis(ttl * 1_000)).await?;
     drop(conn);
-    let (user, ranks) = load_profile(state, user_id).await?.ok_or_else(|| {
-        ApiError::Internal(anyhow::anyhow!("user {user_id} vanished while logging in"))
-    })?;
+    let (user, ranks) = load_profile(state, user_id)
+        .await?
+        .ok_or_else(|| ApiError::Internal(anyhow::anyhow!("user {user_id} vanished while logging in")))?;
     Ok(HttpResponse::build(status)
         .cookie(session_cookie(&token, ttl))
-        .json(SessionCreated {
-            user: Me::new(&user, ranks),
-            token: token.as_str().to_owned(),
-        }))
+        .json(SessionCreated { user: Me::new(&user, ranks), token: token.as_str().to_owned() }))
 }
 
 pub async fn logout(state: web::Data<AppState>, auth: AuthUser) -> Result<HttpResponse, ApiError> {
     let mut conn = state.store.conn().await?;
-    state
-        .store
-        .delete_session(&mut conn, &auth.token_hash)
-        .await?;
-    Ok(HttpResponse::NoContent()
-        .cookie(expired_session_cookie())
-        .finish())
+    state.store.delete_session(&mut conn, &auth.token_hash).await?;
+    Ok(HttpResponse::NoContent().cookie(expired_session_cookie()).finish())
 }

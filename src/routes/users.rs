@@ -8,19 +8,14 @@ use serde_json::Value;
 
 use super::sessions::start_session;
 use super::{parse_id, JsonObject};
-use crate::domain::{
-    parse_before, DisplayName, LoginName, PageLimit, Password, Timestamp, UserIds,
-};
+use crate::domain::{parse_before, DisplayName, LoginName, PageLimit, Password, Timestamp, UserIds};
 use crate::error::ApiError;
 use crate::rank::UserRanks;
 use crate::state::AppState;
 use crate::store::{NewUser, UserRow};
 use crate::views::{PublicUser, ScoreHistory, ScoreView, UserList};
 
-pub async fn register(
-    state: web::Data<AppState>,
-    body: JsonObject,
-) -> Result<HttpResponse, ApiError> {
+pub async fn register(state: web::Data<AppState>, body: JsonObject) -> Result<HttpResponse, ApiError> {
     let login_name = LoginName::parse(body.get("login_name"))?;
     let password = Password::parse(body.get("password"))?;
     let display_name = match body.get("display_name") {
@@ -47,28 +42,19 @@ pub async fn register(
 
 /// Users with their ranks, read in one snapshot with a constant number of
 /// queries; unknown ids are left out, order is the order asked.
-pub(super) async fn load_profiles(
-    state: &AppState,
-    ids: &[i64],
-) -> Result<Vec<(UserRow, UserRanks)>, ApiError> {
+pub(super) async fn load_profiles(state: &AppState, ids: &[i64]) -> Result<Vec<(UserRow, UserRanks)>, ApiError> {
     let mut tx = state.store.begin_read().await?;
     let rows = state.store.users(&mut tx, ids).await?;
     let refs: Vec<&UserRow> = rows.iter().collect();
     let ranks = state.ranks.ranks_of(&mut tx, &refs).await?;
     tx.commit().await?;
-    let mut by_id: HashMap<i64, (UserRow, UserRanks)> = rows
-        .into_iter()
-        .zip(ranks)
-        .map(|(row, ranks)| (row.id, (row, ranks)))
-        .collect();
+    let mut by_id: HashMap<i64, (UserRow, UserRanks)> =
+        rows.into_iter().zip(ranks).map(|(row, ranks)| (row.id, (row, ranks))).collect();
     Ok(ids.iter().filter_map(|id| by_id.remove(id)).collect())
 }
 
 /// One user with ranks, or `None`.
-pub(super) async fn load_profile(
-    state: &AppState,
-    id: i64,
-) -> Result<Option<(UserRow, UserRanks)>, ApiError> {
+pub(super) async fn load_profile(state: &AppState, id: i64) -> Result<Option<(UserRow, UserRanks)>, ApiError> {
     Ok(load_profiles(state, &[id]).await?.pop())
 }
 
@@ -76,10 +62,7 @@ fn user_not_found() -> ApiError {
     ApiError::not_found("user_not_found", "no user with that id")
 }
 
-pub async fn profile(
-    state: web::Data<AppState>,
-    path: web::Path<String>,
-) -> Result<HttpResponse, ApiError> {
+pub async fn profile(state: web::Data<AppState>, path: web::Path<String>) -> Result<HttpResponse, ApiError> {
     let id = parse_id(&path, user_not_found)?;
     let (user, ranks) = load_profile(&state, id).await?.ok_or_else(user_not_found)?;
     Ok(HttpResponse::Ok().json(PublicUser::new(&user, ranks)))
@@ -90,10 +73,7 @@ pub struct BatchQuery {
     ids: Option<String>,
 }
 
-pub async fn batch(
-    state: web::Data<AppState>,
-    query: web::Query<BatchQuery>,
-) -> Result<HttpResponse, ApiError> {
+pub async fn batch(state: web::Data<AppState>, query: web::Query<BatchQuery>) -> Result<HttpResponse, ApiError> {
     let ids = UserIds::parse(query.ids.as_deref())?;
     let users: Vec<PublicUser> = load_profiles(&state, ids.as_slice())
         .await?
@@ -121,19 +101,9 @@ pub async fn history(
     if state.store.user(&mut conn, id).await?.is_none() {
         return Err(user_not_found());
     }
-    let mut rows = state
-        .store
-        .score_history(&mut conn, id, before, limit.value() + 1)
-        .await?;
+    let mut rows = state.store.score_history(&mut conn, id, before, limit.value() + 1).await?;
     let has_more = rows.len() as i64 > limit.value();
     rows.truncate(limit.value() as usize);
-    let next_before = if has_more {
-        rows.last().map(|row| row.id)
-    } else {
-        None
-    };
-    Ok(HttpResponse::Ok().json(ScoreHistory {
-        scores: rows.iter().map(ScoreView::from).collect(),
-        next_before,
-    }))
+    let next_before = if has_more { rows.last().map(|row| row.id) } else { None };
+    Ok(HttpResponse::Ok().json(ScoreHistory { scores: rows.iter().map(ScoreView::from).collect(), next_before }))
 }

@@ -21,11 +21,7 @@ pub struct BoardRow {
 impl BoardRow {
     fn from_row(row: &AnyRow) -> Result<Self, sqlx::Error> {
         Ok(Self {
-            key: BoardKey {
-                score: row.try_get("score")?,
-                at: row.try_get("at")?,
-                id: row.try_get("id")?,
-            },
+            key: BoardKey { score: row.try_get("score")?, at: row.try_get("at")?, id: row.try_get("id")? },
             display_name: row.try_get("display_name")?,
         })
     }
@@ -53,8 +49,7 @@ const BEST: BoardSql = BoardSql {
 };
 
 const TOTAL: BoardSql = BoardSql {
-    select:
-        "SELECT id, display_name, total_score AS score, 0 AS at FROM users WHERE play_count > 0",
+    select: "SELECT id, display_name, total_score AS score, 0 AS at FROM users WHERE play_count > 0",
     order: "ORDER BY total_score DESC, id ASC",
     reverse_order: "ORDER BY total_score ASC, id DESC",
     after_key: "(total_score < ? OR (total_score = ? AND id > ?))",
@@ -76,12 +71,7 @@ fn bind_key<'q>(
     key: BoardKey,
 ) -> Query<'q, Any, AnyArguments<'q>> {
     match board {
-        Board::Best => query
-            .bind(key.score)
-            .bind(key.score)
-            .bind(key.at)
-            .bind(key.at)
-            .bind(key.id),
+        Board::Best => query.bind(key.score).bind(key.score).bind(key.at).bind(key.at).bind(key.id),
         Board::Total => query.bind(key.score).bind(key.score).bind(key.id),
     }
 }
@@ -97,12 +87,7 @@ impl Store {
     ) -> Result<Vec<BoardRow>, sqlx::Error> {
         let s = statements(board);
         let sql = format!("{} {} LIMIT ? OFFSET ?", s.select, s.order);
-        let rows = self
-            .sql(&sql)
-            .bind(limit)
-            .bind(offset)
-            .fetch_all(&mut *conn)
-            .await?;
+        let rows = self.sql(&sql).bind(limit).bind(offset).fetch_all(&mut *conn).await?;
         rows.iter().map(BoardRow::from_row).collect()
     }
 
@@ -116,10 +101,7 @@ impl Store {
     ) -> Result<Vec<BoardRow>, sqlx::Error> {
         let s = statements(board);
         let sql = format!("{} AND {} {} LIMIT ?", s.select, s.after_key, s.order);
-        let rows = bind_key(board, self.sql(&sql), key)
-            .bind(limit)
-            .fetch_all(&mut *conn)
-            .await?;
+        let rows = bind_key(board, self.sql(&sql), key).bind(limit).fetch_all(&mut *conn).await?;
         rows.iter().map(BoardRow::from_row).collect()
     }
 
@@ -132,18 +114,9 @@ impl Store {
         limit: i64,
     ) -> Result<Vec<BoardRow>, sqlx::Error> {
         let s = statements(board);
-        let sql = format!(
-            "{} AND {} {} LIMIT ?",
-            s.select, s.before_key, s.reverse_order
-        );
-        let rows = bind_key(board, self.sql(&sql), key)
-            .bind(limit)
-            .fetch_all(&mut *conn)
-            .await?;
-        let mut rows = rows
-            .iter()
-            .map(BoardRow::from_row)
-            .collect::<Result<Vec<_>, _>>()?;
+        let sql = format!("{} AND {} {} LIMIT ?", s.select, s.before_key, s.reverse_order);
+        let rows = bind_key(board, self.sql(&sql), key).bind(limit).fetch_all(&mut *conn).await?;
+        let mut rows = rows.iter().map(BoardRow::from_row).collect::<Result<Vec<_>, _>>()?;
         rows.reverse();
         Ok(rows)
     }
@@ -156,11 +129,7 @@ impl Store {
         user_id: i64,
     ) -> Result<Option<BoardRow>, sqlx::Error> {
         let sql = format!("{} AND id = ?", statements(board).select);
-        let row = self
-            .sql(&sql)
-            .bind(user_id)
-            .fetch_optional(&mut *conn)
-            .await?;
+        let row = self.sql(&sql).bind(user_id).fetch_optional(&mut *conn).await?;
         row.as_ref().map(BoardRow::from_row).transpose()
     }
 
@@ -171,14 +140,8 @@ impl Store {
         board: Board,
         key: BoardKey,
     ) -> Result<i64, sqlx::Error> {
-        let sql = format!(
-            "SELECT COUNT(*) AS n FROM users WHERE play_count > 0 AND {}",
-            statements(board).before_key
-        );
-        bind_key(board, self.sql(&sql), key)
-            .fetch_one(&mut *conn)
-            .await?
-            .try_get("n")
+        let sql = format!("SELECT COUNT(*) AS n FROM users WHERE play_count > 0 AND {}", statements(board).before_key);
+        bind_key(board, self.sql(&sql), key).fetch_one(&mut *conn).await?.try_get("n")
     }
 
     /// For each (board, score), how many players on that board have a
@@ -211,17 +174,13 @@ impl Store {
         for row in rows {
             let i: i64 = row.try_get("i")?;
             let slot = usize::try_from(i).ok().and_then(|i| counts.get_mut(i));
-            *slot.ok_or_else(|| sqlx::Error::Protocol("count index out of range".into()))? =
-                row.try_get("n")?;
+            *slot.ok_or_else(|| sqlx::Error::Protocol("count index out of range".into()))? = row.try_get("n")?;
         }
         Ok(counts)
     }
 
     /// Players on the boards (both boards list the same players).
     pub async fn board_size(&self, conn: &mut AnyConnection) -> Result<i64, sqlx::Error> {
-        self.sql("SELECT COUNT(*) AS n FROM users WHERE play_count > 0")
-            .fetch_one(&mut *conn)
-            .await?
-            .try_get("n")
+        self.sql("SELECT COUNT(*) AS n FROM users WHERE play_count > 0").fetch_one(&mut *conn).await?.try_get("n")
     }
 }

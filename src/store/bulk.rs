@@ -52,8 +52,7 @@ impl Store {
             insert.build().persistent(false).execute(&mut *conn).await?;
         }
         for chunk in data.scores.chunks(SCORE_ROWS_PER_INSERT) {
-            let mut insert =
-                QueryBuilder::new("INSERT INTO scores (id, user_id, score, created_at) ");
+            let mut insert = QueryBuilder::new("INSERT INTO scores (id, user_id, score, created_at) ");
             insert.push_values(chunk, |mut row, score| {
                 row.push_bind(score.id)
                     .push_bind(score.user_id)
@@ -69,11 +68,7 @@ impl Store {
 
 impl Store {
     /// Wipes every table, then loads `data` in one transaction.
-    pub async fn replace_all(
-        &self,
-        data: &Dataset,
-        password_hash: &str,
-    ) -> Result<(), sqlx::Error> {
+    pub async fn replace_all(&self, data: &Dataset, password_hash: &str) -> Result<(), sqlx::Error> {
         use sqlx::Connection as _;
         let mut conn = self.conn().await?;
         // Wiped outside the load transaction: TRUNCATE commits implicitly on MySQL.

@@ -40,15 +40,13 @@ impl Store {
         status: u16,
         body: &str,
     ) -> Result<(), sqlx::Error> {
-        self.sql(
-            "UPDATE idempotency_keys SET status = ?, body = ? WHERE user_id = ? AND idem_key = ?",
-        )
-        .bind(i64::from(status))
-        .bind(body)
-        .bind(user_id)
-        .bind(key.as_str())
-        .execute(&mut *conn)
-        .await?;
+        self.sql("UPDATE idempotency_keys SET status = ?, body = ? WHERE user_id = ? AND idem_key = ?")
+            .bind(i64::from(status))
+            .bind(body)
+            .bind(user_id)
+            .bind(key.as_str())
+            .execute(&mut *conn)
+            .await?;
         Ok(())
     }
 

@@ -57,11 +57,7 @@ impl Dialect {
         match self {
             // WAL lets readers run beside the one writer; NORMAL sync is
             // durable across process crashes (not power loss) in WAL mode.
-            Self::Sqlite => &[
-                "PRAGMA journal_mode = WAL",
-                "PRAGMA synchronous = NORMAL",
-                "PRAGMA busy_timeout = 5000",
-            ],
+            Self::Sqlite => &["PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL", "PRAGMA busy_timeout = 5000"],
             Self::MySql => &["SET SESSION sql_mode = 'STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION'"],
         }
     }
@@ -105,11 +101,7 @@ pub struct Store {
 }
 
 impl Store {
-    pub async fn connect(
-        url: &str,
-        max_connections: u32,
-        statements: IntCounter,
-    ) -> anyhow::Result<Self> {
+    pub async fn connect(url: &str, max_connections: u32, statements: IntCounter) -> anyhow::Result<Self> {
         sqlx::any::install_default_drivers();
         let dialect = Dialect::of(url);
         let url = match dialect {
@@ -134,11 +126,7 @@ impl Store {
             })
             .connect_with(options)
             .await?;
-        let store = Self {
-            pool,
-            dialect,
-            statements,
-        };
+        let store = Self { pool, dialect, statements };
         store.create_schema().await?;
         Ok(store)
     }
@@ -198,8 +186,7 @@ impl Store {
             Dialect::Sqlite => query.fetch_one(&mut *conn).await?.try_get("id"),
             Dialect::MySql => {
                 let done = query.execute(&mut *conn).await?;
-                done.last_insert_id()
-                    .ok_or_else(|| sqlx::Error::Protocol("INSERT reported no id".into()))
+                done.last_insert_id().ok_or_else(|| sqlx::Error::Protocol("INSERT reported no id".into()))
             }
         }
     }
@@ -217,10 +204,7 @@ fn create_sqlite_parent_dir(url: &str) -> anyhow::Result<()> {
     if path.is_empty() || path == ":memory:" {
         return Ok(());
     }
-    if let Some(parent) = std::path::Path::new(path)
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-    {
+    if let Some(parent) = std::path::Path::new(path).parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)?;
     }
     Ok(())
@@ -239,17 +223,9 @@ fn with_create_mode(url: &str) -> String {
 
 /// Splits a schema file into statements, dropping `--` comment lines.
 fn split_statements(schema: &str) -> Vec<String> {
-    let without_comments: String = schema
-        .lines()
-        .filter(|line| !line.trim_start().starts_with("--"))
-        .map(|line| format!("{line}\n"))
-        .collect();
-    without_comments
-        .split(';')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(str::to_owned)
-        .collect()
+    let without_comments: String =
+        schema.lines().filter(|line| !line.trim_start().starts_with("--")).map(|line| format!("{line}\n")).collect();
+    without_comments.split(';').map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned).collect()
 }
 
 /// A unique-index violation: the one constraint error callers turn into a
@@ -268,18 +244,10 @@ mod tests {
             split_statements(dialect.schema())
                 .iter()
                 .filter_map(|s| s.strip_prefix("CREATE TABLE IF NOT EXISTS "))
-                .map(|rest| {
-                    rest.split_whitespace()
-                        .next()
-                        .unwrap_or_default()
-                        .to_owned()
-                })
+                .map(|rest| rest.split_whitespace().next().unwrap_or_default().to_owned())
                 .collect()
         };
-        assert_eq!(
-            tables(Dialect::Sqlite),
-            ["users", "scores", "sessions", "idempotency_keys"]
-        );
+        assert_eq!(tables(Dialect::Sqlite), ["users", "scores", "sessions", "idempotency_keys"]);
         assert_eq!(tables(Dialect::Sqlite), tables(Dialect::MySql));
     }
 

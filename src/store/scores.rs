@@ -20,13 +20,8 @@ impl Store {
         score: Score,
         at: Timestamp,
     ) -> Result<i64, sqlx::Error> {
-        let sql =
-            self.insert_sql("INSERT INTO scores (user_id, score, created_at) VALUES (?, ?, ?)");
-        let query = self
-            .sql(&sql)
-            .bind(user_id)
-            .bind(score.value())
-            .bind(at.millis());
+        let sql = self.insert_sql("INSERT INTO scores (user_id, score, created_at) VALUES (?, ?, ?)");
+        let query = self.sql(&sql).bind(user_id).bind(score.value()).bind(at.millis());
         self.insert_returning_id(conn, query).await
     }
 

@@ -40,15 +40,8 @@ impl Store {
         row.map(|row| row.try_get("user_id")).transpose()
     }
 
-    pub async fn delete_session(
-        &self,
-        conn: &mut AnyConnection,
-        token_hash: &str,
-    ) -> Result<(), sqlx::Error> {
-        self.sql("DELETE FROM sessions WHERE token_hash = ?")
-            .bind(token_hash)
-            .execute(&mut *conn)
-            .await?;
+    pub async fn delete_session(&self, conn: &mut AnyConnection, token_hash: &str) -> Result<(), sqlx::Error> {
+        self.sql("DELETE FROM sessions WHERE token_hash = ?").bind(token_hash).execute(&mut *conn).await?;
         Ok(())
     }
 
@@ -59,11 +52,8 @@ impl Store {
         now: Timestamp,
         keys_before: Timestamp,
     ) -> Result<u64, sqlx::Error> {
-        let sessions = self
-            .sql("DELETE FROM sessions WHERE expires_at <= ?")
-            .bind(now.millis())
-            .execute(&mut *conn)
-            .await?;
+        let sessions =
+            self.sql("DELETE FROM sessions WHERE expires_at <= ?").bind(now.millis()).execute(&mut *conn).await?;
         let keys = self
             .sql("DELETE FROM idempotency_keys WHERE created_at < ?")
             .bind(keys_before.millis())

@@ -30,9 +30,7 @@ impl UserRow {
             login_name: row.try_get("login_name")?,
             display_name: row.try_get("display_name")?,
             best_score: row.try_get("best_score")?,
-            best_at: row
-                .try_get::<Option<i64>, _>("best_at")?
-                .map(Timestamp::from_millis),
+            best_at: row.try_get::<Option<i64>, _>("best_at")?.map(Timestamp::from_millis),
             best_score_id: row.try_get("best_score_id")?,
             total_score: row.try_get("total_score")?,
             play_count: row.try_get("play_count")?,
@@ -52,11 +50,7 @@ pub struct NewUser<'a> {
 
 impl Store {
     /// Inserts a user; `None` when the login name is taken (case-insensitively).
-    pub async fn insert_user(
-        &self,
-        conn: &mut AnyConnection,
-        user: &NewUser<'_>,
-    ) -> Result<Option<i64>, sqlx::Error> {
+    pub async fn insert_user(&self, conn: &mut AnyConnection, user: &NewUser<'_>) -> Result<Option<i64>, sqlx::Error> {
         let sql = self.insert_sql(
             "INSERT INTO users (login_name, login_key, display_name, password_hash, created_at) VALUES (?, ?, ?, ?, ?)",
         );
@@ -85,8 +79,7 @@ impl Store {
             .bind(login_key)
             .fetch_optional(&mut *conn)
             .await?;
-        row.map(|row| Ok((row.try_get("id")?, row.try_get("password_hash")?)))
-            .transpose()
+        row.map(|row| Ok((row.try_get("id")?, row.try_get("password_hash")?))).transpose()
     }
 
     pub async fn set_password_hash(
@@ -103,11 +96,7 @@ impl Store {
         Ok(())
     }
 
-    pub async fn user(
-        &self,
-        conn: &mut AnyConnection,
-        id: i64,
-    ) -> Result<Option<UserRow>, sqlx::Error> {
+    pub async fn user(&self, conn: &mut AnyConnection, id: i64) -> Result<Option<UserRow>, sqlx::Error> {
         let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE id = ?");
         let row = self.sql(&sql).bind(id).fetch_optional(&mut *conn).await?;
         row.as_ref().map(UserRow::from_row).transpose()
@@ -115,11 +104,7 @@ impl Store {
 
     /// Users with the given ids, in one query, in no particular order;
     /// unknown ids are simply absent.
-    pub async fn users(
-        &self,
-        conn: &mut AnyConnection,
-        ids: &[i64],
-    ) -> Result<Vec<UserRow>, sqlx::Error> {
+    pub async fn users(&self, conn: &mut AnyConnection, ids: &[i64]) -> Result<Vec<UserRow>, sqlx::Error> {
         if ids.is_empty() {
             return Ok(Vec::new());
         }

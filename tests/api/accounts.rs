@@ -20,17 +20,10 @@ backend_tests!(
 async fn register_returns_me_token_and_cookie(backend: Backend) {
     let (app, _db) = spawn_app(&backend).await;
 
-    let response = app
-        .register_raw(
-            &json!({"login_name": "Alice", "password": PASSWORD, "display_name": "Zoë 🎮"}),
-        )
-        .await;
-    let cookie = response
-        .headers()
-        .get("set-cookie")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned)
-        .expect("set-cookie");
+    let response =
+        app.register_raw(&json!({"login_name": "Alice", "password": PASSWORD, "display_name": "Zoë 🎮"})).await;
+    let cookie =
+        response.headers().get("set-cookie").and_then(|v| v.to_str().ok()).map(str::to_owned).expect("set-cookie");
     let (status, body) = json_of(response).await;
 
     assert_eq!(status, StatusCode::CREATED, "{body}");
@@ -42,9 +35,7 @@ async fn register_returns_me_token_and_cookie(backend: Backend) {
     assert_eq!(user["best_score"], 0);
     assert_eq!(user["total_score"], 0);
     assert_eq!(user["play_count"], 0);
-    assert!(
-        user["best_at"].is_null() && user["best_rank"].is_null() && user["total_rank"].is_null()
-    );
+    assert!(user["best_at"].is_null() && user["best_rank"].is_null() && user["total_rank"].is_null());
     assert!(user["created_at"].as_str().unwrap().ends_with('Z'));
     assert!(user.get("password").is_none() && user.get("password_hash").is_none());
     let token = body["token"].as_str().unwrap();
@@ -55,11 +46,7 @@ async fn register_returns_me_token_and_cookie(backend: Backend) {
     }
 
     // The default display name is the login name.
-    let (_, body) = json_of(
-        app.register_raw(&json!({"login_name": "bob_1", "password": PASSWORD}))
-            .await,
-    )
-    .await;
+    let (_, body) = json_of(app.register_raw(&json!({"login_name": "bob_1", "password": PASSWORD})).await).await;
     assert_eq!(body["user"]["display_name"], "bob_1");
 }
 
@@ -68,11 +55,7 @@ async fn login_names_are_unique_case_insensitively(backend: Backend) {
     app.register("Alice").await;
 
     for taken in ["Alice", "alice", "ALICE"] {
-        let (status, body) = json_of(
-            app.register_raw(&json!({"login_name": taken, "password": PASSWORD}))
-                .await,
-        )
-        .await;
+        let (status, body) = json_of(app.register_raw(&json!({"login_name": taken, "password": PASSWORD})).await).await;
         assert_error(status, &body, 409, "login_name_taken");
     }
     // Logging in works with any case.
@@ -85,47 +68,17 @@ async fn registration_validates_every_field(backend: Backend) {
     let (app, _db) = spawn_app(&backend).await;
     let cases = [
         (json!({"password": PASSWORD}), "invalid_login_name"),
-        (
-            json!({"login_name": "ab", "password": PASSWORD}),
-            "invalid_login_name",
-        ),
-        (
-            json!({"login_name": "has space", "password": PASSWORD}),
-            "invalid_login_name",
-        ),
-        (
-            json!({"login_name": "x".repeat(33), "password": PASSWORD}),
-            "invalid_login_name",
-        ),
-        (
-            json!({"login_name": 12345, "password": PASSWORD}),
-            "invalid_login_name",
-        ),
+        (json!({"login_name": "ab", "password": PASSWORD}), "invalid_login_name"),
+        (json!({"login_name": "has space", "password": PASSWORD}), "invalid_login_name"),
+        (json!({"login_name": "x".repeat(33), "password": PASSWORD}), "invalid_login_name"),
+        (json!({"login_name": 12345, "password": PASSWORD}), "invalid_login_name"),
         (json!({"login_name": "carol"}), "invalid_password"),
-        (
-            json!({"login_name": "carol", "password": "short"}),
-            "invalid_password",
-        ),
-        (
-            json!({"login_name": "carol", "password": "x".repeat(73)}),
-            "invalid_password",
-        ),
-        (
-            json!({"login_name": "carol", "password": PASSWORD, "display_name": ""}),
-            "invalid_display_name",
-        ),
-        (
-            json!({"login_name": "carol", "password": PASSWORD, "display_name": "x".repeat(33)}),
-            "invalid_display_name",
-        ),
-        (
-            json!({"login_name": "carol", "password": PASSWORD, "display_name": "tab\there"}),
-            "invalid_display_name",
-        ),
-        (
-            json!({"login_name": "carol", "password": PASSWORD, "display_name": 7}),
-            "invalid_display_name",
-        ),
+        (json!({"login_name": "carol", "password": "short"}), "invalid_password"),
+        (json!({"login_name": "carol", "password": "x".repeat(73)}), "invalid_password"),
+        (json!({"login_name": "carol", "password": PASSWORD, "display_name": ""}), "invalid_display_name"),
+        (json!({"login_name": "carol", "password": PASSWORD, "display_name": "x".repeat(33)}), "invalid_display_name"),
+        (json!({"login_name": "carol", "password": PASSWORD, "display_name": "tab\there"}), "invalid_display_name"),
+        (json!({"login_name": "carol", "password": PASSWORD, "display_name": 7}), "invalid_display_name"),
     ];
     for (body, code) in cases {
         let (status, response) = json_of(app.register_raw(&body).await).await;
@@ -153,16 +106,9 @@ async fn login_and_wrong_credentials(backend: Backend) {
     assert_error(status, &wrong_password, 401, "invalid_credentials");
     let (status, unknown_user) = app.login("nobody", "not the password").await;
     assert_error(status, &unknown_user, 401, "invalid_credentials");
-    assert_eq!(
-        wrong_password, unknown_user,
-        "the two failures must be indistinguishable"
-    );
+    assert_eq!(wrong_password, unknown_user, "the two failures must be indistinguishable");
 
-    let (status, body) = json_of(
-        app.post_json("/api/sessions", &json!({"login_name": "alice"}))
-            .await,
-    )
-    .await;
+    let (status, body) = json_of(app.post_json("/api/sessions", &json!({"login_name": "alice"})).await).await;
     assert_error(status, &body, 422, "invalid_password");
 }
 
@@ -176,22 +122,13 @@ async fn logout_kills_the_token_at_once(backend: Backend) {
 
     let (status, body) = app.get_authed("/api/me", &alice.token).await;
     assert_error(status, &body, 401, "invalid_session");
-    let (status, body) = app
-        .post_score_raw(&alice.token, &json!({"score": 1}), None)
-        .await;
+    let (status, body) = app.post_score_raw(&alice.token, &json!({"score": 1}), None).await;
     assert_error(status, &body, 401, "invalid_session");
     // Other sessions of the same player live on.
     let (status, _) = app.get_authed("/api/me", &second).await;
     assert_eq!(status, StatusCode::OK);
     // Logging out without a session is a 401.
-    let (status, body) = json_of(
-        app.client
-            .delete(app.url("/api/sessions"))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (status, body) = json_of(app.client.delete(app.url("/api/sessions")).send().await.unwrap()).await;
     assert_error(status, &body, 401, "session_required");
 }
 
@@ -199,12 +136,7 @@ async fn the_session_cookie_works_like_the_bearer_token(backend: Backend) {
     let (app, _db) = spawn_app(&backend).await;
     let alice = app.register("alice").await;
 
-    let me = |cookie: String| {
-        app.client
-            .get(app.url("/api/me"))
-            .header("cookie", cookie)
-            .send()
-    };
+    let me = |cookie: String| app.client.get(app.url("/api/me")).header("cookie", cookie).send();
     let (status, body) = json_of(me(format!("session={}", alice.token)).await.unwrap()).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["id"], alice.id);
@@ -225,10 +157,7 @@ async fn tokens_are_stored_hashed(backend: Backend) {
     let (app, db) = spawn_app(&backend).await;
     let alice = app.register("alice").await;
     let pool = db.connect().await;
-    let stored: Vec<String> = sqlx::query_scalar("SELECT token_hash FROM sessions")
-        .fetch_all(&pool)
-        .await
-        .unwrap();
+    let stored: Vec<String> = sqlx::query_scalar("SELECT token_hash FROM sessions").fetch_all(&pool).await.unwrap();
     assert_eq!(stored.len(), 1);
     assert_ne!(stored[0], alice.token);
     assert!(!stored[0].contains(&alice.token));

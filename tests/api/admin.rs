@@ -3,9 +3,7 @@
 use serde_json::json;
 
 use crate::backend_tests;
-use crate::helpers::{
-    assert_error, json_of, spawn_app, spawn_app_on, Backend, TestApp, TestDatabase,
-};
+use crate::helpers::{assert_error, json_of, spawn_app, spawn_app_on, Backend, TestApp, TestDatabase};
 
 backend_tests!(
     initialize_is_404_without_an_admin_token,
@@ -50,26 +48,14 @@ async fn initialize_wipes_and_loads_deterministically(backend: Backend) {
     assert!(page["total_players"].as_i64().unwrap() > 100);
     let total_plays: i64 = {
         let (_, users) = app
-            .get_json(&format!(
-                "/api/users?ids={}",
-                (1..=100)
-                    .map(|i| i.to_string())
-                    .collect::<Vec<_>>()
-                    .join(",")
-            ))
+            .get_json(&format!("/api/users?ids={}", (1..=100).map(|i| i.to_string()).collect::<Vec<_>>().join(",")))
             .await;
-        users["users"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|u| u["play_count"].as_i64().unwrap())
-            .sum()
+        users["users"].as_array().unwrap().iter().map(|u| u["play_count"].as_i64().unwrap()).sum()
     };
     assert!(total_plays > 0);
 
     let first = pages(&app).await;
-    app.initialize("let-me-in", &json!({"users": 10, "scores": 10, "seed": 1}))
-        .await;
+    app.initialize("let-me-in", &json!({"users": 10, "scores": 10, "seed": 1})).await;
     let (status, _) = app.initialize("let-me-in", &spec).await;
     assert_eq!(status, 200);
     assert_eq!(pages(&app).await, first, "same seed, byte-identical pages");

@@ -6,10 +6,7 @@ use serde_json::json;
 use crate::backend_tests;
 use crate::helpers::{spawn_app, Backend};
 
-backend_tests!(
-    concurrent_posts_for_one_player_are_exact,
-    concurrent_replays_of_one_key_count_once
-);
+backend_tests!(concurrent_posts_for_one_player_are_exact, concurrent_replays_of_one_key_count_once);
 
 async fn concurrent_posts_for_one_player_are_exact(backend: Backend) {
     let (app, db) = spawn_app(&backend).await;
@@ -17,9 +14,7 @@ async fn concurrent_posts_for_one_player_are_exact(backend: Backend) {
     let scores: Vec<i64> = (0..60).map(|i| (i * 7919) % 1000).collect();
 
     let bodies: Vec<_> = scores.iter().map(|score| json!({"score": score})).collect();
-    let posts = bodies
-        .iter()
-        .map(|body| app.post_score_raw(&alice.token, body, None));
+    let posts = bodies.iter().map(|body| app.post_score_raw(&alice.token, body, None));
     let results = join_all(posts).await;
 
     let mut ids = Vec::new();
@@ -60,20 +55,11 @@ async fn concurrent_replays_of_one_key_count_once(backend: Backend) {
     let posts = (0..20).map(|_| app.post_score_raw(&alice.token, &body, Some("same-key")));
     let results = join_all(posts).await;
 
-    let created = results
-        .iter()
-        .filter(|(status, _)| status.as_u16() == 201)
-        .count();
-    let replayed = results
-        .iter()
-        .filter(|(status, _)| status.as_u16() == 200)
-        .count();
+    let created = results.iter().filter(|(status, _)| status.as_u16() == 201).count();
+    let replayed = results.iter().filter(|(status, _)| status.as_u16() == 200).count();
     assert_eq!((created, replayed), (1, 19), "{results:?}");
     let first = &results.iter().find(|(s, _)| s.as_u16() == 201).unwrap().1;
-    assert!(
-        results.iter().all(|(_, body)| body == first),
-        "every replay is the first response"
-    );
+    assert!(results.iter().all(|(_, body)| body == first), "every replay is the first response");
 
     let (_, me) = app.get_authed("/api/me", &alice.token).await;
     assert_eq!(me["play_count"], 1);

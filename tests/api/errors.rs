@@ -28,33 +28,18 @@ async fn malformed_requests_get_the_contract_envelope(backend: Backend) {
     assert_error(status, &body, 415, "unsupported_media_type");
 
     let huge = json!({"score": 1, "padding": "x".repeat(20_000)});
-    let (status, body) = json_of(
-        app.client
-            .post(app.url("/api/scores"))
-            .bearer_auth(&alice.token)
-            .json(&huge)
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (status, body) =
+        json_of(app.client.post(app.url("/api/scores")).bearer_auth(&alice.token).json(&huge).send().await.unwrap())
+            .await;
     assert_error(status, &body, 413, "payload_too_large");
 
     let (status, body) = app.get_json("/api/no/such/route").await;
     assert_error(status, &body, 404, "not_found");
     let (status, body) = app.get_json("/nothing-here").await;
     assert_error(status, &body, 404, "not_found");
-    let (status, body) =
-        json_of(app.client.put(app.url("/api/scores")).send().await.unwrap()).await;
+    let (status, body) = json_of(app.client.put(app.url("/api/scores")).send().await.unwrap()).await;
     assert_error(status, &body, 405, "method_not_allowed");
-    let (status, body) = json_of(
-        app.client
-            .delete(app.url("/api/users"))
-            .send()
-            .await
-            .unwrap(),
-    )
-    .await;
+    let (status, body) = json_of(app.client.delete(app.url("/api/users")).send().await.unwrap()).await;
     assert_error(status, &body, 405, "method_not_allowed");
 
     // Query strings: bytes that are not UTF-8 are just a bad value; a

@@ -76,26 +76,13 @@ impl TestDatabase {
             Backend::Sqlite => {
                 let dir = tempfile::tempdir().expect("temp dir");
                 let url = format!("sqlite://{}/hiscore.db", dir.path().display());
-                Self {
-                    url,
-                    cleanup: Cleanup::Sqlite(dir),
-                }
+                Self { url, cleanup: Cleanup::Sqlite(dir) }
             }
             Backend::MariaDb { server_url } => {
                 let name = format!("hiscore_test_{:016x}", rand::random::<u64>());
-                run_mysql(
-                    server_url,
-                    &format!("CREATE DATABASE {name} CHARACTER SET utf8mb4"),
-                )
-                .await;
+                run_mysql(server_url, &format!("CREATE DATABASE {name} CHARACTER SET utf8mb4")).await;
                 let url = replace_database(server_url, &name);
-                Self {
-                    url,
-                    cleanup: Cleanup::MariaDb {
-                        server_url: server_url.clone(),
-                        name,
-                    },
-                }
+                Self { url, cleanup: Cleanup::MariaDb { server_url: server_url.clone(), name } }
             }
         }
     }
@@ -103,19 +90,14 @@ impl TestDatabase {
     /// A direct connection, for asserting on what is stored.
     pub async fn connect(&self) -> sqlx::AnyPool {
         sqlx::any::install_default_drivers();
-        sqlx::AnyPool::connect(&self.url)
-            .await
-            .expect("connect to the test database")
+        sqlx::AnyPool::connect(&self.url).await.expect("connect to the test database")
     }
 }
 
 impl Drop for TestDatabase {
     fn drop(&mut self) {
         if let Cleanup::MariaDb { server_url, name } = &self.cleanup {
-            let (server_url, sql) = (
-                server_url.clone(),
-                format!("DROP DATABASE IF EXISTS {name}"),
-            );
+            let (server_url, sql) = (server_url.clone(), format!("DROP DATABASE IF EXISTS {name}"));
             // Drop cannot await; a thread with its own runtime can.
             let _ = std::thread::spawn(move || {
                 tokio::runtime::Builder::new_current_thread()
@@ -134,10 +116,7 @@ async fn run_mysql(server_url: &str, sql: &str) {
     let mut conn = sqlx::AnyConnection::connect(server_url)
         .await
         .unwrap_or_else(|e| panic!("TEST_MYSQL_URL is set but MariaDB is not reachable: {e}"));
-    sqlx::query(sql)
-        .execute(&mut conn)
-        .await
-        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    sqlx::query(sql).execute(&mut conn).await.unwrap_or_else(|e| panic!("{sql}: {e}"));
 }
 
 /// `mysql://user@host:port/db?x` with the database replaced.
@@ -193,11 +172,7 @@ pub async fn spawn_app_on(db: &TestDatabase, extra_args: &[&str]) -> TestApp {
     let address = format!("http://127.0.0.1:{}", app.port());
     let handle = app.handle();
     actix_web::rt::spawn(app.run_until_stopped());
-    TestApp {
-        address,
-        client: reqwest::Client::new(),
-        handle,
-    }
+    TestApp { address, client: reqwest::Client::new(), handle }
 }
 
 /// A registered player.
@@ -219,11 +194,7 @@ impl TestApp {
     }
 
     pub async fn get(&self, path: &str) -> Response {
-        self.client
-            .get(self.url(path))
-            .send()
-            .await
-            .expect("request")
+        self.client.get(self.url(path)).send().await.expect("request")
     }
 
     pub async fn get_json(&self, path: &str) -> (StatusCode, Value) {
@@ -231,24 +202,11 @@ impl TestApp {
     }
 
     pub async fn get_authed(&self, path: &str, token: &str) -> (StatusCode, Value) {
-        json_of(
-            self.client
-                .get(self.url(path))
-                .bearer_auth(token)
-                .send()
-                .await
-                .expect("request"),
-        )
-        .await
+        json_of(self.client.get(self.url(path)).bearer_auth(token).send().await.expect("request")).await
     }
 
     pub async fn post_json(&self, path: &str, body: &Value) -> Response {
-        self.client
-            .post(self.url(path))
-            .json(body)
-            .send()
-            .await
-            .expect("request")
+        self.client.post(self.url(path)).json(body).send().await.expect("request")
     }
 
     pub async fn register_raw(&self, body: &Value) -> Response {
@@ -256,9 +214,7 @@ impl TestApp {
     }
 
     pub async fn register(&self, login_name: &str) -> Player {
-        let response = self
-            .register_raw(&json!({"login_name": login_name, "password": PASSWORD}))
-            .await;
+        let response = self.register_raw(&json!({"login_name": login_name, "password": PASSWORD})).await;
         let (status, body) = json_of(response).await;
         assert_eq!(status, StatusCode::CREATED, "{body}");
         Player {
@@ -269,24 +225,11 @@ impl TestApp {
     }
 
     pub async fn login(&self, login_name: &str, password: &str) -> (StatusCode, Value) {
-        json_of(
-            self.post_json(
-                "/api/sessions",
-                &json!({"login_name": login_name, "password": password}),
-            )
-            .await,
-        )
-        .await
+        json_of(self.post_json("/api/sessions", &json!({"login_name": login_name, "password": password})).await).await
     }
 
     pub async fn logout(&self, token: &str) -> StatusCode {
-        self.client
-            .delete(self.url("/api/sessions"))
-            .bearer_auth(token)
-            .send()
-            .await
-            .expect("request")
-            .status()
+        self.client.delete(self.url("/api/sessions")).bearer_auth(token).send().await.expect("request").status()
     }
 
     pub async fn post_score_raw(
@@ -295,11 +238,7 @@ impl TestApp {
         body: &Value,
         idempotency_key: Option<&str>,
     ) -> (StatusCode, Value) {
-        let mut request = self
-            .client
-            .post(self.url("/api/scores"))
-            .bearer_auth(token)
-            .json(body);
+        let mut request = self.client.post(self.url("/api/scores")).bearer_auth(token).json(body);
         if let Some(key) = idempotency_key {
             request = request.header("Idempotency-Key", key);
         }
@@ -308,18 +247,14 @@ impl TestApp {
 
     /// Posts a score that must be accepted; returns the ScoreResult.
     pub async fn post_score(&self, player: &Player, score: i64) -> Value {
-        let (status, body) = self
-            .post_score_raw(&player.token, &json!({"score": score}), None)
-            .await;
+        let (status, body) = self.post_score_raw(&player.token, &json!({"score": score}), None).await;
         assert_eq!(status, StatusCode::CREATED, "{body}");
         body
     }
 
     /// A ranking page; `query` is appended as is (e.g. "limit=3&offset=3").
     pub async fn ranking(&self, board: &str, query: &str) -> Value {
-        let (status, body) = self
-            .get_json(&format!("/api/rankings/{board}?{query}"))
-            .await;
+        let (status, body) = self.get_json(&format!("/api/rankings/{board}?{query}")).await;
         assert_eq!(status, StatusCode::OK, "{body}");
         body
     }
@@ -338,12 +273,7 @@ impl TestApp {
 
     /// The server's count of SQL statements so far (from /metrics).
     pub async fn statements_so_far(&self) -> i64 {
-        let text = self
-            .get("/metrics")
-            .await
-            .text()
-            .await
-            .expect("metrics body");
+        let text = self.get("/metrics").await.text().await.expect("metrics body");
         text.lines()
             .find_map(|line| line.strip_prefix("hiscore_db_statements_total "))
             .and_then(|n| n.trim().parse().ok())
@@ -366,12 +296,7 @@ pub async fn json_of(response: Response) -> (StatusCode, Value) {
 pub fn assert_error(status: StatusCode, body: &Value, expected_status: u16, expected_code: &str) {
     assert_eq!(status.as_u16(), expected_status, "{body}");
     assert_eq!(body["error"]["code"], expected_code, "{body}");
-    assert!(
-        body["error"]["message"]
-            .as_str()
-            .is_some_and(|m| !m.is_empty()),
-        "{body}"
-    );
+    assert!(body["error"]["message"].as_str().is_some_and(|m| !m.is_empty()), "{body}");
 }
 
 /// (rank, user id) of every entry of a page.
@@ -380,12 +305,7 @@ pub fn ranks_and_ids(page: &Value) -> Vec<(i64, i64)> {
         .as_array()
         .expect("entries")
         .iter()
-        .map(|e| {
-            (
-                e["rank"].as_i64().expect("rank"),
-                e["user"]["id"].as_i64().expect("user id"),
-            )
-        })
+        .map(|e| (e["rank"].as_i64().expect("rank"), e["user"]["id"].as_i64().expect("user id")))
         .collect()
 }
 
@@ -395,17 +315,8 @@ mod tests {
 
     #[test]
     fn replaces_the_database_in_a_url() {
-        assert_eq!(
-            replace_database("mysql://root@127.0.0.1:3306/test", "x"),
-            "mysql://root@127.0.0.1:3306/x"
-        );
-        assert_eq!(
-            replace_database("mysql://root@localhost", "x"),
-            "mysql://root@localhost/x"
-        );
-        assert_eq!(
-            replace_database("mysql://u:p@h/db?ssl-mode=disabled", "x"),
-            "mysql://u:p@h/x?ssl-mode=disabled"
-        );
+        assert_eq!(replace_database("mysql://root@127.0.0.1:3306/test", "x"), "mysql://root@127.0.0.1:3306/x");
+        assert_eq!(replace_database("mysql://root@localhost", "x"), "mysql://root@localhost/x");
+        assert_eq!(replace_database("mysql://u:p@h/db?ssl-mode=disabled", "x"), "mysql://u:p@h/x?ssl-mode=disabled");
     }
 }

@@ -6,10 +6,7 @@ use serde_json::json;
 use crate::backend_tests;
 use crate::helpers::{spawn_app_on, Backend, TestDatabase};
 
-backend_tests!(
-    healthz_and_metrics,
-    pages_and_batches_cost_a_constant_number_of_queries
-);
+backend_tests!(healthz_and_metrics, pages_and_batches_cost_a_constant_number_of_queries);
 
 async fn healthz_and_metrics(backend: Backend) {
     let db = TestDatabase::new(&backend).await;
@@ -20,12 +17,12 @@ async fn healthz_and_metrics(backend: Backend) {
 
     app.get("/api/rankings/best").await;
     let response = app.get("/metrics").await;
-    assert!(response.headers()["content-type"]
-        .to_str()
-        .unwrap()
-        .starts_with("text/plain"));
+    assert!(response.headers()["content-type"].to_str().unwrap().starts_with("text/plain"));
     let text = response.text().await.unwrap();
-    assert!(text.contains(r#"hiscore_http_requests_total{method="GET",route="/api/rankings/{board}",status="200"} 1"#), "{text}");
+    assert!(
+        text.contains(r#"hiscore_http_requests_total{method="GET",route="/api/rankings/{board}",status="200"} 1"#),
+        "{text}"
+    );
     assert!(text.contains("hiscore_http_request_duration_seconds_bucket"));
     assert!(text.contains("hiscore_db_pool_connections"));
 }
@@ -33,14 +30,9 @@ async fn healthz_and_metrics(backend: Backend) {
 async fn pages_and_batches_cost_a_constant_number_of_queries(backend: Backend) {
     let db = TestDatabase::new(&backend).await;
     let app = spawn_app_on(&db, &["--admin-token", "t"]).await;
-    let (status, _) = app
-        .initialize("t", &json!({"users": 300, "scores": 3000, "seed": 3}))
-        .await;
+    let (status, _) = app.initialize("t", &json!({"users": 300, "scores": 3000, "seed": 3})).await;
     assert_eq!(status, 200);
-    let first_page_cursor = app.ranking("best", "limit=5").await["next_cursor"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let first_page_cursor = app.ranking("best", "limit=5").await["next_cursor"].as_str().unwrap().to_owned();
 
     let cost = |path: String| {
         let app = &app;
@@ -56,14 +48,8 @@ async fn pages_and_batches_cost_a_constant_number_of_queries(backend: Backend) {
     let small_page = cost("/api/rankings/best?limit=1".into()).await;
     let large_page = cost("/api/rankings/best?limit=100&offset=50".into()).await;
     assert_eq!(small_page, large_page);
-    let cursor_small = cost(format!(
-        "/api/rankings/best?limit=1&cursor={first_page_cursor}"
-    ))
-    .await;
-    let cursor_large = cost(format!(
-        "/api/rankings/best?limit=100&cursor={first_page_cursor}"
-    ))
-    .await;
+    let cursor_small = cost(format!("/api/rankings/best?limit=1&cursor={first_page_cursor}")).await;
+    let cursor_large = cost(format!("/api/rankings/best?limit=100&cursor={first_page_cursor}")).await;
     assert_eq!(cursor_small, cursor_large);
     let around_small = cost("/api/rankings/best/around/5?radius=0".into()).await;
     let around_large = cost("/api/rankings/best/around/5?radius=50".into()).await;

@@ -23,13 +23,7 @@ backend_tests!(
 /// order, so ties fall back to best_at) and totals 50, 40, 40, 40, 40.
 async fn five_players(app: &TestApp) -> Vec<Player> {
     let mut players = Vec::new();
-    for (name, scores) in [
-        ("pp1", &[50][..]),
-        ("pp2", &[40]),
-        ("pp3", &[40]),
-        ("pp4", &[40]),
-        ("pp5", &[10, 30]),
-    ] {
+    for (name, scores) in [("pp1", &[50][..]), ("pp2", &[40]), ("pp3", &[40]), ("pp4", &[40]), ("pp5", &[10, 30])] {
         let player = app.register(name).await;
         for score in scores {
             app.post_score(&player, *score).await;
@@ -48,19 +42,14 @@ async fn ties_share_a_rank_across_offset_pages(backend: Backend) {
     let p = five_players(&app).await;
 
     let first = app.ranking("best", "limit=3").await;
-    assert_eq!(
-        ranks_and_ids(&first),
-        [(1, p[0].id), (2, p[1].id), (2, p[2].id)]
-    );
+    assert_eq!(ranks_and_ids(&first), [(1, p[0].id), (2, p[1].id), (2, p[2].id)]);
     assert_eq!(first["board"], "best");
     assert_eq!(first["total_players"], 5);
     assert_eq!(first["next_offset"], 3);
     assert_eq!(first["entries"][0]["score"], 50);
     assert_eq!(first["entries"][0]["user"]["display_name"], "pp1");
     assert_eq!(first["entries"][0]["user"]["image"], p[0].id % 10 + 1);
-    assert!(first["entries"][0]["achieved_at"]
-        .as_str()
-        .is_some_and(|t| t.ends_with('Z')));
+    assert!(first["entries"][0]["achieved_at"].as_str().is_some_and(|t| t.ends_with('Z')));
 
     // "Load more" continues at the shared rank, then skips to 5.
     let second = app.ranking("best", "limit=3&offset=3").await;
@@ -85,27 +74,14 @@ async fn ties_share_a_rank_across_cursor_pages(backend: Backend) {
         let Some(cursor) = next_cursor(&page) else {
             break;
         };
-        page = app
-            .ranking("best", &format!("limit=2&cursor={cursor}"))
-            .await;
+        page = app.ranking("best", &format!("limit=2&cursor={cursor}")).await;
     }
-    assert_eq!(
-        seen,
-        [
-            (1, p[0].id),
-            (2, p[1].id),
-            (2, p[2].id),
-            (2, p[3].id),
-            (5, p[4].id)
-        ]
-    );
+    assert_eq!(seen, [(1, p[0].id), (2, p[1].id), (2, p[2].id), (2, p[3].id), (5, p[4].id)]);
 
     // Cursor pages also say where they end by offset.
     let first = app.ranking("best", "limit=2").await;
     let cursor = next_cursor(&first).unwrap();
-    let second = app
-        .ranking("best", &format!("limit=2&cursor={cursor}"))
-        .await;
+    let second = app.ranking("best", &format!("limit=2&cursor={cursor}")).await;
     assert_eq!(second["next_offset"], 4);
 }
 
@@ -115,21 +91,8 @@ async fn the_total_board_orders_by_total_then_id(backend: Backend) {
 
     let page = app.ranking("total", "limit=10").await;
     assert_eq!(page["board"], "total");
-    assert_eq!(
-        ranks_and_ids(&page),
-        [
-            (1, p[0].id),
-            (2, p[1].id),
-            (2, p[2].id),
-            (2, p[3].id),
-            (2, p[4].id)
-        ]
-    );
-    assert!(page["entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .all(|e| e["achieved_at"].is_null()));
+    assert_eq!(ranks_and_ids(&page), [(1, p[0].id), (2, p[1].id), (2, p[2].id), (2, p[3].id), (2, p[4].id)]);
+    assert!(page["entries"].as_array().unwrap().iter().all(|e| e["achieved_at"].is_null()));
     assert_eq!(page["entries"][4]["score"], 40);
 
     let (_, profile) = app.get_json(&format!("/api/users/{}", p[4].id)).await;
@@ -163,10 +126,7 @@ async fn a_cursor_walk_survives_overtaking_at_the_page_boundary(backend: Backend
     }
 
     let first = app.ranking("best", "limit=4").await;
-    assert_eq!(
-        ranks_and_ids(&first),
-        [(1, p[0].id), (2, p[1].id), (3, p[2].id), (4, p[3].id)]
-    );
+    assert_eq!(ranks_and_ids(&first), [(1, p[0].id), (2, p[1].id), (3, p[2].id), (4, p[3].id)]);
     let offset_page_before = app.ranking("best", "limit=4&offset=4").await;
     assert_eq!(ranks_and_ids(&offset_page_before)[0].1, p[4].id);
 
@@ -191,18 +151,10 @@ async fn a_cursor_walk_survives_overtaking_at_the_page_boundary(backend: Backend
         pages.push(page);
     }
     let unique: HashSet<i64> = seen.iter().copied().collect();
-    assert_eq!(
-        unique.len(),
-        seen.len(),
-        "a player appeared twice: {seen:?}"
-    );
+    assert_eq!(unique.len(), seen.len(), "a player appeared twice: {seen:?}");
     let moved = [p[8].id, p[2].id, p[11].id];
     for player in p.iter().filter(|player| !moved.contains(&player.id)) {
-        assert!(
-            unique.contains(&player.id),
-            "unmoved {} was skipped: {seen:?}",
-            player.login_name
-        );
+        assert!(unique.contains(&player.id), "unmoved {} was skipped: {seen:?}", player.login_name);
     }
     // Ranks on the second page are current: 200, 115, 110, 100 are above p[4] (80).
     assert_eq!(ranks_and_ids(&pages[0])[0], (6, p[4].id));
@@ -213,28 +165,16 @@ async fn around_me_is_centred_and_ranked(backend: Backend) {
     let (app, _db) = spawn_app(&backend).await;
     let p = five_players(&app).await;
 
-    let page = app
-        .ranking(&format!("best/around/{}", p[2].id), "radius=1")
-        .await;
-    assert_eq!(
-        ranks_and_ids(&page),
-        [(2, p[1].id), (2, p[2].id), (2, p[3].id)]
-    );
+    let page = app.ranking(&format!("best/around/{}", p[2].id), "radius=1").await;
+    assert_eq!(ranks_and_ids(&page), [(2, p[1].id), (2, p[2].id), (2, p[3].id)]);
     assert_eq!(page["total_players"], 5);
     assert_eq!(page["next_offset"], 4);
     assert!(page["next_cursor"].is_string());
 
-    let page = app
-        .ranking(&format!("best/around/{}", p[0].id), "radius=2")
-        .await;
-    assert_eq!(
-        ranks_and_ids(&page),
-        [(1, p[0].id), (2, p[1].id), (2, p[2].id)]
-    );
+    let page = app.ranking(&format!("best/around/{}", p[0].id), "radius=2").await;
+    assert_eq!(ranks_and_ids(&page), [(1, p[0].id), (2, p[1].id), (2, p[2].id)]);
 
-    let page = app
-        .ranking(&format!("total/around/{}", p[4].id), "radius=0")
-        .await;
+    let page = app.ranking(&format!("total/around/{}", p[4].id), "radius=0").await;
     assert_eq!(ranks_and_ids(&page), [(2, p[4].id)]);
     assert!(page["next_cursor"].is_null());
 
@@ -243,15 +183,11 @@ async fn around_me_is_centred_and_ranked(backend: Backend) {
     assert_eq!(ranks_and_ids(&page).len(), 5);
 
     let idle = app.register("idle").await;
-    let (status, body) = app
-        .get_json(&format!("/api/rankings/best/around/{}", idle.id))
-        .await;
+    let (status, body) = app.get_json(&format!("/api/rankings/best/around/{}", idle.id)).await;
     assert_error(status, &body, 404, "user_not_on_board");
     let (status, body) = app.get_json("/api/rankings/best/around/999999").await;
     assert_error(status, &body, 404, "user_not_found");
-    let (status, body) = app
-        .get_json(&format!("/api/rankings/best/around/{}?radius=51", p[0].id))
-        .await;
+    let (status, body) = app.get_json(&format!("/api/rankings/best/around/{}?radius=51", p[0].id)).await;
     assert_error(status, &body, 400, "invalid_radius");
 }
 
@@ -263,20 +199,12 @@ async fn ranking_errors(backend: Backend) {
     let cases = [
         ("/api/rankings/worst", 404, "board_not_found"),
         ("/api/rankings/best?cursor=garbage", 400, "invalid_cursor"),
-        (
-            &format!("/api/rankings/best?cursor={total_cursor}"),
-            400,
-            "invalid_cursor",
-        ),
+        (&format!("/api/rankings/best?cursor={total_cursor}"), 400, "invalid_cursor"),
         ("/api/rankings/best?limit=0", 400, "invalid_limit"),
         ("/api/rankings/best?limit=101", 400, "invalid_limit"),
         ("/api/rankings/best?limit=ten", 400, "invalid_limit"),
         ("/api/rankings/best?offset=-1", 400, "invalid_offset"),
-        (
-            &format!("/api/rankings/total?offset=1&cursor={total_cursor}"),
-            400,
-            "invalid_query",
-        ),
+        (&format!("/api/rankings/total?offset=1&cursor={total_cursor}"), 400, "invalid_query"),
     ];
     for (path, status, code) in cases {
         let (actual, body) = app.get_json(path).await;

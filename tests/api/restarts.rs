@@ -26,11 +26,7 @@ const ARGON2: [&str; 8] = [
 
 async fn stored_hash(db: &TestDatabase, user_id: i64) -> String {
     let pool = db.connect().await;
-    sqlx::query_scalar("SELECT password_hash FROM users WHERE id = ?")
-        .bind(user_id)
-        .fetch_one(&pool)
-        .await
-        .unwrap()
+    sqlx::query_scalar("SELECT password_hash FROM users WHERE id = ?").bind(user_id).fetch_one(&pool).await.unwrap()
 }
 
 async fn sessions_survive_a_restart(backend: Backend) {
@@ -57,10 +53,7 @@ async fn a_login_rehashes_after_a_cost_change(backend: Backend) {
     let app = spawn_app_on(&db, &["--bcrypt-cost", "5"]).await;
     let (status, _) = app.login("alice", "wrong password!").await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
-    assert!(
-        stored_hash(&db, alice.id).await.starts_with("$2b$04$"),
-        "a failed login changes nothing"
-    );
+    assert!(stored_hash(&db, alice.id).await.starts_with("$2b$04$"), "a failed login changes nothing");
 
     let (status, _) = app.login("alice", PASSWORD).await;
     assert_eq!(status, StatusCode::OK);
@@ -84,10 +77,7 @@ async fn bcrypt_and_argon2_hashes_live_side_by_side(backend: Backend) {
         let (status, body) = app.login(name, PASSWORD).await;
         assert_eq!(status, StatusCode::OK, "{name}: {body}");
     }
-    assert!(
-        stored_hash(&db, old.id).await.starts_with("$argon2id$"),
-        "upgraded at login"
-    );
+    assert!(stored_hash(&db, old.id).await.starts_with("$argon2id$"), "upgraded at login");
 
     // And back to bcrypt: argon2 hashes still verify.
     app.stop().await;

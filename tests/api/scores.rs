@@ -54,10 +54,7 @@ async fn best_at_moves_only_on_a_strictly_greater_score(backend: Backend) {
     let (app, _db) = spawn_app(&backend).await;
     let alice = app.register("alice").await;
     let first = app.post_score(&alice, 0).await;
-    assert_eq!(
-        first["new_best"], true,
-        "the first play is a best, even at 0"
-    );
+    assert_eq!(first["new_best"], true, "the first play is a best, even at 0");
     let best_at = first["user"]["best_at"].clone();
     assert!(best_at.is_string());
 
@@ -92,10 +89,7 @@ async fn invalid_scores_are_422_and_change_nothing(backend: Backend) {
     // The edges are valid.
     app.post_score(&alice, 0).await;
     let max = app.post_score(&alice, 1_000_000_000).await;
-    assert_eq!(
-        max["user"]["play_count"], 2,
-        "only the two valid posts counted"
-    );
+    assert_eq!(max["user"]["play_count"], 2, "only the two valid posts counted");
     assert_eq!(max["user"]["total_score"], 1_000_000_000);
 }
 
@@ -103,15 +97,11 @@ async fn an_idempotent_replay_returns_the_first_response_and_counts_once(backend
     let (app, _db) = spawn_app(&backend).await;
     let alice = app.register("alice").await;
 
-    let (status, first) = app
-        .post_score_raw(&alice.token, &json!({"score": 70}), Some("key-1"))
-        .await;
+    let (status, first) = app.post_score_raw(&alice.token, &json!({"score": 70}), Some("key-1")).await;
     assert_eq!(status, StatusCode::CREATED);
     app.post_score(&alice, 5).await;
     // Same key, even with another score: the first response, unchanged.
-    let (status, replay) = app
-        .post_score_raw(&alice.token, &json!({"score": 999}), Some("key-1"))
-        .await;
+    let (status, replay) = app.post_score_raw(&alice.token, &json!({"score": 999}), Some("key-1")).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(replay, first);
 
@@ -126,24 +116,14 @@ async fn idempotency_keys_are_per_player_and_validated(backend: Backend) {
     let alice = app.register("alice").await;
     let bob = app.register("bob").await;
 
-    let (status, _) = app
-        .post_score_raw(&alice.token, &json!({"score": 1}), Some("shared"))
-        .await;
+    let (status, _) = app.post_score_raw(&alice.token, &json!({"score": 1}), Some("shared")).await;
     assert_eq!(status, StatusCode::CREATED);
-    let (status, bobs) = app
-        .post_score_raw(&bob.token, &json!({"score": 2}), Some("shared"))
-        .await;
-    assert_eq!(
-        status,
-        StatusCode::CREATED,
-        "another player's key is not a replay"
-    );
+    let (status, bobs) = app.post_score_raw(&bob.token, &json!({"score": 2}), Some("shared")).await;
+    assert_eq!(status, StatusCode::CREATED, "another player's key is not a replay");
     assert_eq!(bobs["user"]["id"], bob.id);
 
     for bad in ["has space", &"k".repeat(65)] {
-        let (status, body) = app
-            .post_score_raw(&alice.token, &json!({"score": 1}), Some(bad))
-            .await;
+        let (status, body) = app.post_score_raw(&alice.token, &json!({"score": 1}), Some(bad)).await;
         assert_error(status, &body, 400, "invalid_idempotency_key");
     }
     let (_, me) = app.get_authed("/api/me", &alice.token).await;
@@ -152,7 +132,6 @@ async fn idempotency_keys_are_per_player_and_validated(backend: Backend) {
 
 async fn posting_needs_a_session(backend: Backend) {
     let (app, _db) = spawn_app(&backend).await;
-    let (status, body) =
-        crate::helpers::json_of(app.post_json("/api/scores", &json!({"score": 1})).await).await;
+    let (status, body) = crate::helpers::json_of(app.post_json("/api/scores", &json!({"score": 1})).await).await;
     assert_error(status, &body, 401, "session_required");
 }

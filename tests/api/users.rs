@@ -21,18 +21,10 @@ async fn a_profile_is_public_with_ranks(backend: Backend) {
     assert_eq!(profile["id"], alice.id);
     assert_eq!(profile["best_score"], 300);
     assert_eq!(profile["best_rank"], 1);
-    assert!(
-        profile.get("login_name").is_none(),
-        "login names are not public: {profile}"
-    );
+    assert!(profile.get("login_name").is_none(), "login names are not public: {profile}");
     assert!(profile.get("password_hash").is_none());
 
-    for path in [
-        "/api/users/999999",
-        "/api/users/abc",
-        "/api/users/0",
-        "/api/users/-1",
-    ] {
+    for path in ["/api/users/999999", "/api/users/abc", "/api/users/0", "/api/users/-1"] {
         let (status, body) = app.get_json(path).await;
         assert_error(status, &body, 404, "user_not_found");
     }
@@ -45,12 +37,7 @@ async fn batched_lookups_keep_order_and_skip_unknown(backend: Backend) {
     let c = app.register("charlie").await;
     app.post_score(&b, 10).await;
 
-    let (status, body) = app
-        .get_json(&format!(
-            "/api/users?ids={},{},999999,{},{}",
-            c.id, a.id, b.id, c.id
-        ))
-        .await;
+    let (status, body) = app.get_json(&format!("/api/users?ids={},{},999999,{},{}", c.id, a.id, b.id, c.id)).await;
     assert_eq!(status, 200, "{body}");
     let users = body["users"].as_array().unwrap();
     let ids: Vec<i64> = users.iter().map(|u| u["id"].as_i64().unwrap()).collect();
@@ -59,17 +46,8 @@ async fn batched_lookups_keep_order_and_skip_unknown(backend: Backend) {
     assert!(users[0]["best_rank"].is_null());
     assert!(users.iter().all(|u| u.get("login_name").is_none()));
 
-    let too_many = (1..=101)
-        .map(|i| i.to_string())
-        .collect::<Vec<_>>()
-        .join(",");
-    for query in [
-        "",
-        "?ids=",
-        "?ids=a,b",
-        "?ids=1,,2",
-        &format!("?ids={too_many}"),
-    ] {
+    let too_many = (1..=101).map(|i| i.to_string()).collect::<Vec<_>>().join(",");
+    for query in ["", "?ids=", "?ids=a,b", "?ids=1,,2", &format!("?ids={too_many}")] {
         let (status, body) = app.get_json(&format!("/api/users{query}")).await;
         assert_error(status, &body, 400, "invalid_ids");
     }
@@ -87,20 +65,13 @@ async fn score_history_pages_newest_first(backend: Backend) {
     let page = |query: String| {
         let app = &app;
         async move {
-            let (status, body) = app
-                .get_json(&format!("/api/users/{}/scores{query}", alice.id))
-                .await;
+            let (status, body) = app.get_json(&format!("/api/users/{}/scores{query}", alice.id)).await;
             assert_eq!(status, 200, "{body}");
             body
         }
     };
     let scores_of = |body: &Value| {
-        body["scores"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|s| s["score"].as_i64().unwrap())
-            .collect::<Vec<_>>()
+        body["scores"].as_array().unwrap().iter().map(|s| s["score"].as_i64().unwrap()).collect::<Vec<_>>()
     };
 
     let all = page(String::new()).await;
@@ -120,14 +91,10 @@ async fn score_history_pages_newest_first(backend: Backend) {
 
     let (status, body) = app.get_json("/api/users/999999/scores").await;
     assert_error(status, &body, 404, "user_not_found");
-    for (query, code) in [
-        ("?limit=0", "invalid_limit"),
-        ("?limit=101", "invalid_limit"),
-        ("?before=x", "invalid_before"),
-    ] {
-        let (status, body) = app
-            .get_json(&format!("/api/users/{}/scores{query}", alice.id))
-            .await;
+    for (query, code) in
+        [("?limit=0", "invalid_limit"), ("?limit=101", "invalid_limit"), ("?before=x", "invalid_before")]
+    {
+        let (status, body) = app.get_json(&format!("/api/users/{}/scores{query}", alice.id)).await;
         assert_error(status, &body, 400, code);
     }
 }
