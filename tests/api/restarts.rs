@@ -2,6 +2,7 @@
 //! the configured algorithm and cost at the next login.
 
 use reqwest::StatusCode;
+use serde_json::json;
 
 use crate::backend_tests;
 use crate::helpers::{spawn_app_on, Backend, TestDatabase, PASSWORD};
@@ -33,14 +34,20 @@ async fn sessions_survive_a_restart(backend: Backend) {
     let db = TestDatabase::new(&backend).await;
     let app = spawn_app_on(&db, &[]).await;
     let alice = app.register("alice").await;
-    app.post_score(&alice, 10).await;
+    let (status, first) = app.post_score_raw(&alice.token, &json!({"score": 10}), Some("before-restart")).await;
+    assert_eq!(status, StatusCode::CREATED);
     app.stop().await;
 
     let app = spawn_app_on(&db, &[]).await;
     let (status, me) = app.get_authed("/api/me", &alice.token).await;
     assert_eq!(status, StatusCode::OK, "{me}");
     assert_eq!(me["best_score"], 10);
-    app.post_score(&alice, 20).await;
+    // Idempotency keys are in the database too: the replay still counts once.
+    let (status, replay) = app.post_score_raw(&alice.token, &json!({"score": 10}), Some("before-restart")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(replay, first);
+    let after = app.post_score(&alice, 20).await;
+    assert_eq!(after["user"]["play_count"], 2);
 }
 
 async fn a_login_rehashes_after_a_cost_change(backend: Backend) {
