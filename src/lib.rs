@@ -4,6 +4,7 @@
 //! tests and the benchmarker can use it.
 
 pub mod auth;
+pub mod bench;
 pub mod config;
 pub mod dataset;
 pub mod domain;

@@ -1,6 +1,10 @@
-//! The `hiscore` binary: `hiscore serve` (the default) runs the service.
+//! The `hiscore` binary: `hiscore serve` (the default) runs the service,
+//! `hiscore bench` drives and checks a server.
+
+use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use hiscore::bench::{self, BenchArgs};
 use hiscore::config::Settings;
 use hiscore::startup::Application;
 use hiscore::telemetry::init_logging;
@@ -16,18 +20,31 @@ struct Cli {
 enum Command {
     /// Run the HTTP service (the default).
     Serve(Box<Settings>),
+    /// Drive a validating load against a server and score it.
+    Bench(BenchArgs),
 }
 
-#[actix_web::main]
-async fn main() -> anyhow::Result<()> {
-    init_logging();
+fn main() -> anyhow::Result<ExitCode> {
     let cli = Cli::parse();
-    let settings = match cli.command {
-        Some(Command::Serve(settings)) => *settings,
+    match cli.command {
+        Some(Command::Bench(args)) => {
+            // The load generator wants every core, so it gets its own
+            // multi-threaded runtime rather than actix's per-thread ones.
+            let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+            let outcome = runtime.block_on(bench::run(args))?;
+            Ok(if outcome.summary.pass { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+        }
+        Some(Command::Serve(settings)) => serve(*settings),
         // `cargo run --release` with no arguments serves with env/default settings.
-        None => Settings::from_env_and_defaults()?,
-    };
-    let app = Application::build(settings).await?;
-    app.run_until_stopped().await?;
-    Ok(())
+        None => serve(Settings::from_env_and_defaults()?),
+    }
+}
+
+fn serve(settings: Settings) -> anyhow::Result<ExitCode> {
+    init_logging();
+    actix_web::rt::System::new().block_on(async {
+        let app = Application::build(settings).await?;
+        app.run_until_stopped().await?;
+        Ok(ExitCode::SUCCESS)
+    })
 }

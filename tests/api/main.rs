@@ -8,6 +8,7 @@ mod helpers;
 
 mod accounts;
 mod admin;
+mod bench;
 mod concurrency;
 mod errors;
 mod operations;

@@ -1,0 +1,136 @@
+//! The bench's own model of what it wrote: each bench player's exact
+//! aggregates, and when each player last moved (to tell which players a
+//! cursor walk must not skip).
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// What the bench knows about one player it registered.
+#[derive(Debug, Clone)]
+pub struct PlayerModel {
+    pub id: i64,
+    pub login_name: String,
+    pub password: String,
+    pub token: String,
+    pub best: i64,
+    pub best_at: Option<String>,
+    pub total: i64,
+    pub count: i64,
+    /// (id, score) of the newest accepted post.
+    pub last_score: Option<(i64, i64)>,
+    /// A post whose outcome is unknown (5xx, timeout): exact checks stop.
+    pub uncertain: bool,
+}
+
+impl PlayerModel {
+    /// Applies an accepted post; returns whether it was a new best.
+    pub fn apply(&mut self, score_id: i64, score: i64, created_at: &str) -> bool {
+        let new_best = self.count == 0 || score > self.best;
+        if new_best {
+            self.best = score;
+            self.best_at = Some(created_at.to_owned());
+        }
+        self.total += score;
+        self.count += 1;
+        self.last_score = Some((score_id, score));
+        new_best
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Moves {
+    first_done: Option<Instant>,
+    last_start: Instant,
+    last_done: Option<Instant>,
+    in_flight: bool,
+}
+
+/// When each bench player's score posts started and finished.
+#[derive(Default)]
+pub struct Movements {
+    moves: Mutex<HashMap<i64, Moves>>,
+}
+
+impl Movements {
+    pub fn post_started(&self, id: i64) {
+        if let Ok(mut moves) = self.moves.lock() {
+            let now = Instant::now();
+            let entry = moves.entry(id).or_insert(Moves {
+                first_done: None,
+                last_start: now,
+                last_done: None,
+                in_flight: false,
+            });
+            entry.last_start = now;
+            entry.in_flight = true;
+        }
+    }
+
+    pub fn post_finished(&self, id: i64) {
+        if let Ok(mut moves) = self.moves.lock() {
+            if let Some(entry) = moves.get_mut(&id) {
+                let now = Instant::now();
+                entry.first_done.get_or_insert(now);
+                entry.last_done = Some(now);
+                entry.in_flight = false;
+            }
+        }
+    }
+
+    /// Bench players that were on the board before `since` and have not
+    /// moved since: a walk that started at `since` must show each of them.
+    pub fn unmoved_since(&self, since: Instant) -> Vec<i64> {
+        let Ok(moves) = self.moves.lock() else { return Vec::new() };
+        moves
+            .iter()
+            .filter(|(_, m)| {
+                m.first_done.is_some_and(|t| t < since)
+                    && m.last_start < since
+                    && m.last_done.is_some_and(|t| t < since)
+                    && !m.in_flight
+            })
+            .map(|(id, _)| *id)
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn applies_posts_like_the_contract() {
+        let mut model = PlayerModel {
+            id: 1,
+            login_name: "a".into(),
+            password: "p".into(),
+            token: "t".into(),
+            best: 0,
+            best_at: None,
+            total: 0,
+            count: 0,
+            last_score: None,
+            uncertain: false,
+        };
+        assert!(model.apply(1, 0, "t1"), "the first play is a best, even at 0");
+        assert!(!model.apply(2, 0, "t2"));
+        assert!(model.apply(3, 5, "t3"));
+        assert!(!model.apply(4, 5, "t4"));
+        assert_eq!((model.best, model.best_at.as_deref(), model.total, model.count), (5, Some("t3"), 10, 4));
+    }
+
+    #[test]
+    fn a_player_moving_during_a_walk_is_not_required() {
+        let movements = Movements::default();
+        movements.post_started(1);
+        movements.post_finished(1);
+        movements.post_started(2);
+        movements.post_finished(2);
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        let walk_start = Instant::now();
+        movements.post_started(2); // moves during the walk
+        movements.post_started(3); // first post during the walk: not on the board before
+        assert_eq!(movements.unmoved_since(walk_start), vec![1]);
+    }
+}

@@ -1,0 +1,223 @@
+//! The end of a run: the alp-style table, the JSON summary and the
+//! self-contained HTML report (inline SVG, no CDN: it opens offline).
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use super::stats::{EndpointSummary, Message, SecondSummary, Severity};
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ErrorCounts {
+    pub critical: u64,
+    pub application: u64,
+    pub trivial: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct EndpointRow {
+    pub method: String,
+    pub path: String,
+    pub count: u64,
+    pub errors: u64,
+    pub p50_ms: f64,
+    pub p90_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+}
+
+/// The `--json` document.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    pub pass: bool,
+    pub score: i64,
+    pub load_level: u32,
+    pub requests: u64,
+    pub errors: ErrorCounts,
+    pub endpoints: Vec<EndpointRow>,
+    pub messages: Vec<Message>,
+}
+
+impl Summary {
+    pub fn endpoint_rows(endpoints: &[EndpointSummary]) -> Vec<EndpointRow> {
+        endpoints
+            .iter()
+            .map(|e| EndpointRow {
+                method: e.method.clone(),
+                path: e.path.clone(),
+                count: e.count,
+                errors: e.errors,
+                p50_ms: e.p50_ms,
+                p90_ms: e.p90_ms,
+                p99_ms: e.p99_ms,
+                max_ms: e.max_ms,
+            })
+            .collect()
+    }
+}
+
+/// alp's table: one row per endpoint, sorted by total time.
+pub fn table(endpoints: &[EndpointSummary]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:>7} {:>5} {:>8} {:>8} {:>8} {:>8} {:>8} {:>10}  {:<6} URI",
+        "COUNT", "ERR", "MIN", "P50", "P90", "P99", "MAX", "SUM", "METHOD"
+    );
+    for e in endpoints {
+        let _ = writeln!(
+            out,
+            "{:>7} {:>5} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>10.1}  {:<6} {}",
+            e.count, e.errors, e.min_ms, e.p50_ms, e.p90_ms, e.p99_ms, e.max_ms, e.total_ms, e.method, e.path
+        );
+    }
+    out
+}
+
+pub fn error_summary(messages: &[Message], counts: &ErrorCounts) -> String {
+    let mut out = format!(
+        "errors: {} critical, {} application, {} trivial\n",
+        counts.critical, counts.application, counts.trivial
+    );
+    for severity in [Severity::Critical, Severity::Application, Severity::Trivial] {
+        for message in messages.iter().filter(|m| m.severity == severity).take(10) {
+            let _ = writeln!(out, "  [{:?} at {:.1}s] {}", message.severity, message.at_secs, message.text);
+        }
+    }
+    out
+}
+
+/// A polyline chart of one or more series over seconds.
+fn svg_chart(title: &str, unit: &str, series: &[(&str, &str, Vec<f64>)]) -> String {
+    let (width, height, pad) = (720.0, 220.0, 40.0);
+    let points = series.iter().map(|(_, _, s)| s.len()).max().unwrap_or(0).max(2);
+    let top = series.iter().flat_map(|(_, _, s)| s.iter().copied()).fold(0.0_f64, f64::max).max(1e-9);
+    let x = |i: usize| pad + (width - 2.0 * pad) * i as f64 / (points - 1) as f64;
+    let y = |v: f64| height - pad - (height - 2.0 * pad) * v / top;
+    let mut svg = format!(
+        r##"<figure><figcaption>{title}</figcaption><svg viewBox="0 0 {width} {height}" role="img" aria-label="{title}">
+<line x1="{pad}" y1="{}" x2="{}" y2="{}" stroke="#999"/><line x1="{pad}" y1="{pad}" x2="{pad}" y2="{}" stroke="#999"/>
+<text x="2" y="{}" font-size="11">{top:.1} {unit}</text><text x="2" y="{}" font-size="11">0</text>
+<text x="{}" y="{}" font-size="11">{} s</text>"##,
+        height - pad,
+        width - pad,
+        height - pad,
+        height - pad,
+        pad - 4.0,
+        height - pad,
+        width - pad - 20.0,
+        height - pad + 16.0,
+        points - 1,
+    );
+    for (i, (name, color, values)) in series.iter().enumerate() {
+        let path: Vec<String> = values.iter().enumerate().map(|(i, v)| format!("{:.1},{:.1}", x(i), y(*v))).collect();
+        let _ = write!(
+            svg,
+            r##"<polyline fill="none" stroke="{color}" stroke-width="2" points="{}"/><text x="{}" y="{}" font-size="12" fill="{color}">{name}</text>"##,
+            path.join(" "),
+            pad + 10.0 + 110.0 * i as f64,
+            pad - 10.0
+        );
+    }
+    svg.push_str("</svg></figure>");
+    svg
+}
+
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+pub fn html(summary: &Summary, endpoints: &[EndpointSummary], timeline: &[SecondSummary], target: &str) -> String {
+    let rps: Vec<f64> = timeline.iter().map(|s| s.requests as f64).collect();
+    let errors: Vec<f64> = timeline.iter().map(|s| s.errors as f64).collect();
+    let p50: Vec<f64> = timeline.iter().map(|s| s.p50_ms).collect();
+    let p99: Vec<f64> = timeline.iter().map(|s| s.p99_ms).collect();
+    let verdict = if summary.pass { "pass" } else { "fail" };
+    let mut out = format!(
+        r#"<!doctype html><html lang="en"><head><meta charset="utf-8"><title>hiscore bench: {verdict}</title>
+<style>body{{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}}
+table{{border-collapse:collapse;font-variant-numeric:tabular-nums}}td,th{{padding:.2rem .6rem;border-bottom:1px solid #ddd;text-align:right}}
+td:last-child,th:last-child{{text-align:left}}figure{{margin:1rem 0}}figcaption{{font-weight:600}}</style></head><body>
+<h1>hiscore bench: {verdict}, score {}</h1><p>Target {} · load level {} · {} requests · errors: {} critical, {} application, {} trivial</p>"#,
+        summary.score,
+        escape(target),
+        summary.load_level,
+        summary.requests,
+        summary.errors.critical,
+        summary.errors.application,
+        summary.errors.trivial
+    );
+    out.push_str(&svg_chart(
+        "Requests per second",
+        "req/s",
+        &[("requests", "#1f77b4", rps), ("errors", "#d62728", errors)],
+    ));
+    out.push_str(&svg_chart("Latency percentiles", "ms", &[("p50", "#2ca02c", p50), ("p99", "#ff7f0e", p99)]));
+    out.push_str("<h2>Endpoints</h2><table><tr><th>count</th><th>errors</th><th>min</th><th>p50</th><th>p90</th><th>p99</th><th>max</th><th>sum ms</th><th>endpoint</th></tr>");
+    for e in endpoints {
+        let _ = write!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td><td>{:.1}</td><td>{} {}</td></tr>",
+            e.count,
+            e.errors,
+            e.min_ms,
+            e.p50_ms,
+            e.p90_ms,
+            e.p99_ms,
+            e.max_ms,
+            e.total_ms,
+            e.method,
+            escape(&e.path)
+        );
+    }
+    out.push_str("</table><h2>Messages</h2><ul>");
+    for m in &summary.messages {
+        let _ = write!(out, "<li>[{:?} at {:.1}s] {}</li>", m.severity, m.at_secs, escape(&m.text));
+    }
+    out.push_str("</ul></body></html>\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn endpoint() -> EndpointSummary {
+        EndpointSummary {
+            method: "GET".into(),
+            path: "/api/rankings/{board}".into(),
+            count: 10,
+            errors: 1,
+            min_ms: 0.5,
+            p50_ms: 1.0,
+            p90_ms: 2.0,
+            p99_ms: 3.0,
+            max_ms: 4.0,
+            total_ms: 12.5,
+        }
+    }
+
+    #[test]
+    fn table_has_a_header_and_a_row_per_endpoint() {
+        let text = table(&[endpoint()]);
+        assert!(text.lines().next().unwrap().contains("P99"));
+        assert!(text.lines().nth(1).unwrap().ends_with("GET    /api/rankings/{board}"));
+    }
+
+    #[test]
+    fn html_is_self_contained() {
+        let summary = Summary {
+            pass: true,
+            score: 10,
+            load_level: 2,
+            requests: 10,
+            errors: ErrorCounts { critical: 0, application: 0, trivial: 0 },
+            endpoints: Summary::endpoint_rows(&[endpoint()]),
+            messages: vec![],
+        };
+        let timeline = vec![SecondSummary { second: 0, requests: 10, errors: 0, p50_ms: 1.0, p99_ms: 3.0 }];
+        let page = html(&summary, &[endpoint()], &timeline, "http://x");
+        assert!(page.contains("<svg") && page.contains("polyline"));
+        assert!(!page.contains("http://cdn") && !page.contains("<script src"));
+    }
+}

@@ -1,0 +1,267 @@
+//! What the run measured: per-endpoint latency histograms (HDR), a
+//! per-second timeline for the report, and the error log.
+//!
+//! One short mutex hold per request; at tens of thousands of requests per
+//! second that is microseconds of contention per second, far below what the
+//! HTTP work costs (the bench's ceiling is in BENCHMARKS.md).
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+
+/// Microsecond histograms up to 60 s at 2 significant figures (a few KiB each).
+fn histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 60_000_000, 2).expect("constant, valid histogram bounds")
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// The server broke the contract: the run fails.
+    Critical,
+    /// 5xx, timeouts, malformed JSON: too many fail the run.
+    Application,
+    /// Slow answers: they only cost points.
+    Trivial,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Message {
+    pub severity: Severity,
+    pub at_secs: f64,
+    pub text: String,
+}
+
+/// What kind of work a successful request was, for the score.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Work {
+    Read,
+    Write,
+    Login,
+}
+
+struct Endpoint {
+    latency: Histogram<u64>,
+    errors: u64,
+    total_micros: u64,
+}
+
+struct Second {
+    requests: u64,
+    errors: u64,
+    latency: Histogram<u64>,
+}
+
+#[derive(Default)]
+struct Tallies {
+    reads: u64,
+    writes: u64,
+    logins: u64,
+}
+
+pub struct Recorder {
+    started: Instant,
+    endpoints: Mutex<BTreeMap<String, Endpoint>>,
+    timeline: Mutex<Vec<Second>>,
+    tallies: Mutex<Tallies>,
+    messages: Mutex<Vec<Message>>,
+    counts: [AtomicU64; 3],
+    requests: AtomicU64,
+    /// Set on the first critical error: workers stop early.
+    failed: AtomicBool,
+}
+
+/// Keep at most this many messages of each severity (counts stay exact).
+const MESSAGES_KEPT: usize = 50;
+
+impl Recorder {
+    pub fn new() -> Self {
+        Self {
+            started: Instant::now(),
+            endpoints: Mutex::default(),
+            timeline: Mutex::default(),
+            tallies: Mutex::default(),
+            messages: Mutex::default(),
+            counts: Default::default(),
+            requests: AtomicU64::new(0),
+            failed: AtomicBool::new(false),
+        }
+    }
+
+    pub fn elapsed(&self) -> Duration {
+        self.started.elapsed()
+    }
+
+    pub fn record(&self, endpoint: &str, latency: Duration, error: bool) {
+        let micros = u64::try_from(latency.as_micros()).unwrap_or(u64::MAX).max(1);
+        self.requests.fetch_add(1, Ordering::Relaxed);
+        if let Ok(mut endpoints) = self.endpoints.lock() {
+            let stats = endpoints.entry(endpoint.to_owned()).or_insert_with(|| Endpoint {
+                latency: histogram(),
+                errors: 0,
+                total_micros: 0,
+            });
+            stats.latency.saturating_record(micros);
+            stats.errors += u64::from(error);
+            stats.total_micros += micros;
+        }
+        let second = self.started.elapsed().as_secs() as usize;
+        if let Ok(mut timeline) = self.timeline.lock() {
+            while timeline.len() <= second {
+                timeline.push(Second { requests: 0, errors: 0, latency: histogram() });
+            }
+            let slot = &mut timeline[second];
+            slot.requests += 1;
+            slot.errors += u64::from(error);
+            slot.latency.saturating_record(micros);
+        }
+    }
+
+    pub fn succeeded(&self, work: Work) {
+        if let Ok(mut tallies) = self.tallies.lock() {
+            match work {
+                Work::Read => tallies.reads += 1,
+                Work::Write => tallies.writes += 1,
+                Work::Login => tallies.logins += 1,
+            }
+        }
+    }
+
+    pub fn error(&self, severity: Severity, text: String) {
+        let index = severity as usize;
+        let count = self.counts[index].fetch_add(1, Ordering::Relaxed);
+        if severity == Severity::Critical {
+            self.failed.store(true, Ordering::Relaxed);
+        }
+        if count < MESSAGES_KEPT as u64 {
+            if let Ok(mut messages) = self.messages.lock() {
+                messages.push(Message { severity, at_secs: self.started.elapsed().as_secs_f64(), text });
+            }
+        }
+    }
+
+    pub fn count(&self, severity: Severity) -> u64 {
+        self.counts[severity as usize].load(Ordering::Relaxed)
+    }
+
+    pub fn requests(&self) -> u64 {
+        self.requests.load(Ordering::Relaxed)
+    }
+
+    pub fn failed(&self) -> bool {
+        self.failed.load(Ordering::Relaxed)
+    }
+
+    pub fn messages(&self) -> Vec<Message> {
+        self.messages.lock().map(|m| m.clone()).unwrap_or_default()
+    }
+
+    /// (reads, writes, logins) that succeeded.
+    pub fn tallies(&self) -> (u64, u64, u64) {
+        self.tallies.lock().map(|t| (t.reads, t.writes, t.logins)).unwrap_or_default()
+    }
+
+    /// Per-endpoint summary, sorted by total time (alp's default view).
+    pub fn endpoints(&self) -> Vec<EndpointSummary> {
+        let Ok(endpoints) = self.endpoints.lock() else { return Vec::new() };
+        let ms = |micros: u64| micros as f64 / 1000.0;
+        let mut rows: Vec<EndpointSummary> = endpoints
+            .iter()
+            .map(|(name, e)| {
+                let (method, path) = name.split_once(' ').unwrap_or(("", name));
+                EndpointSummary {
+                    method: method.to_owned(),
+                    path: path.to_owned(),
+                    count: e.latency.len(),
+                    errors: e.errors,
+                    min_ms: ms(e.latency.min()),
+                    p50_ms: ms(e.latency.value_at_quantile(0.50)),
+                    p90_ms: ms(e.latency.value_at_quantile(0.90)),
+                    p99_ms: ms(e.latency.value_at_quantile(0.99)),
+                    max_ms: ms(e.latency.max()),
+                    total_ms: ms(e.total_micros),
+                }
+            })
+            .collect();
+        rows.sort_by(|a, b| b.total_ms.total_cmp(&a.total_ms));
+        rows
+    }
+
+    /// Per second: requests, errors, p50 and p99 in ms.
+    pub fn timeline(&self) -> Vec<SecondSummary> {
+        let Ok(timeline) = self.timeline.lock() else { return Vec::new() };
+        timeline
+            .iter()
+            .enumerate()
+            .map(|(second, s)| SecondSummary {
+                second: second as u64,
+                requests: s.requests,
+                errors: s.errors,
+                p50_ms: s.latency.value_at_quantile(0.50) as f64 / 1000.0,
+                p99_ms: s.latency.value_at_quantile(0.99) as f64 / 1000.0,
+            })
+            .collect()
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct EndpointSummary {
+    pub method: String,
+    pub path: String,
+    pub count: u64,
+    pub errors: u64,
+    pub min_ms: f64,
+    pub p50_ms: f64,
+    pub p90_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+    pub total_ms: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SecondSummary {
+    pub second: u64,
+    pub requests: u64,
+    pub errors: u64,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summarises_endpoints_by_total_time() {
+        let recorder = Recorder::new();
+        for ms in [1, 2, 3, 4, 100] {
+            recorder.record("GET /a", Duration::from_millis(ms), false);
+        }
+        recorder.record("POST /b", Duration::from_millis(500), true);
+        let rows = recorder.endpoints();
+        assert_eq!(rows[0].path, "/b");
+        assert_eq!(rows[0].errors, 1);
+        assert_eq!(rows[1].count, 5);
+        assert!((rows[1].p50_ms - 3.0).abs() < 0.1, "{}", rows[1].p50_ms);
+        assert!(rows[1].max_ms >= 99.0);
+        assert_eq!(recorder.requests(), 6);
+        assert_eq!(recorder.timeline()[0].requests, 6);
+    }
+
+    #[test]
+    fn a_critical_error_fails_the_run_and_messages_are_capped() {
+        let recorder = Recorder::new();
+        for i in 0..100 {
+            recorder.error(Severity::Trivial, format!("slow {i}"));
+        }
+        assert!(!recorder.failed());
+        recorder.error(Severity::Critical, "wrong rank".into());
+        assert!(recorder.failed());
+        assert_eq!(recorder.count(Severity::Trivial), 100);
+        assert_eq!(recorder.messages().len(), MESSAGES_KEPT + 1);
+    }
+}

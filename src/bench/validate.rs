@@ -1,0 +1,297 @@
+//! Pure checks of ranking pages against the contract: board order,
+//! competition ranks, and continuity between consecutive pages.
+//!
+//! Two strengths: *exact* checks for a quiet board (nobody posts, so every
+//! page is one consistent snapshot of the same board), and *live* checks
+//! that hold even while other players post. The live ones rest on one fact:
+//! scores only go up, so the number of players ahead of a given score never
+//! shrinks, and a keyset cursor never moves back up the board.
+
+use std::cmp::Ordering;
+use std::collections::HashSet;
+
+use serde_json::Value;
+
+use crate::domain::Board;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub rank: i64,
+    pub score: i64,
+    /// `achieved_at` (best board); compared as text, which orders RFC 3339
+    /// UTC timestamps of fixed precision correctly.
+    pub at: Option<String>,
+    pub id: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PageView {
+    pub board: Board,
+    pub entries: Vec<Entry>,
+    pub total_players: i64,
+    pub next_offset: Option<i64>,
+    pub next_cursor: Option<String>,
+}
+
+impl PageView {
+    /// Reads a RankingPage, checking its shape.
+    pub fn parse(board: Board, body: &Value) -> Result<Self, String> {
+        if body["board"] != board.as_str() {
+            return Err(format!("page says board {} instead of {board}", body["board"]));
+        }
+        let entries = body["entries"].as_array().ok_or("page without an entries array")?;
+        let entries = entries
+            .iter()
+            .map(|e| {
+                let field = |name: &str| e[name].as_i64().ok_or_else(|| format!("entry without integer {name}: {e}"));
+                let at = match (board, &e["achieved_at"]) {
+                    (Board::Best, Value::String(at)) => Some(at.clone()),
+                    (Board::Total, Value::Null) => None,
+                    (_, other) => return Err(format!("bad achieved_at {other} on the {board} board")),
+                };
+                let id = e["user"]["id"].as_i64().ok_or_else(|| format!("entry without user.id: {e}"))?;
+                if e["user"]["image"].as_i64() != Some(id % 10 + 1) {
+                    return Err(format!("user {id} has image {} instead of {}", e["user"]["image"], id % 10 + 1));
+                }
+                Ok(Entry { rank: field("rank")?, score: field("score")?, at, id })
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        let total_players = body["total_players"].as_i64().ok_or("page without total_players")?;
+        Ok(Self {
+            board,
+            entries,
+            total_players,
+            next_offset: body["next_offset"].as_i64(),
+            next_cursor: body["next_cursor"].as_str().map(str::to_owned),
+        })
+    }
+}
+
+/// Board order of two entries (the contract's order).
+pub fn board_order(board: Board, a: &Entry, b: &Entry) -> Ordering {
+    let by_score = b.score.cmp(&a.score);
+    match board {
+        Board::Best => by_score.then_with(|| a.at.cmp(&b.at)).then_with(|| a.id.cmp(&b.id)),
+        Board::Total => by_score.then_with(|| a.id.cmp(&b.id)),
+    }
+}
+
+/// Entries strictly in board order; ranks are competition ranks within this
+/// one snapshot. `first_position` is the 0-based position of the first entry
+/// when known (offset pages).
+pub fn check_page(page: &PageView, first_position: Option<i64>) -> Result<(), String> {
+    let entries = &page.entries;
+    for pair in entries.windows(2) {
+        if board_order(page.board, &pair[0], &pair[1]) != Ordering::Less {
+            return Err(format!("entries out of board order: {:?} then {:?}", pair[0], pair[1]));
+        }
+    }
+    let Some(first) = entries.first() else { return Ok(()) };
+    if first.rank < 1 {
+        return Err(format!("rank {} below 1", first.rank));
+    }
+    if let Some(position) = first_position {
+        if first.rank > position + 1 {
+            return Err(format!("first entry at position {position} has rank {} (> {})", first.rank, position + 1));
+        }
+    }
+    // Rank of the first entry that starts a new score group, and its index.
+    let mut group_start: Option<(usize, i64)> = None;
+    for i in 1..entries.len() {
+        let (previous, entry) = (&entries[i - 1], &entries[i]);
+        if entry.score == previous.score {
+            if entry.rank != previous.rank {
+                return Err(format!("tied score {} has ranks {} and {}", entry.score, previous.rank, entry.rank));
+            }
+            continue;
+        }
+        let expected = match (first_position, group_start) {
+            (Some(position), _) => Some(position + i as i64 + 1),
+            (None, Some((index, rank))) => Some(rank + (i - index) as i64),
+            (None, None) => None,
+        };
+        match expected {
+            Some(expected) if entry.rank != expected => {
+                return Err(format!(
+                    "entry {i} (score {}) has rank {} where competition ranking gives {expected}",
+                    entry.score, entry.rank
+                ));
+            }
+            None if entry.rank < first.rank + i as i64 => {
+                return Err(format!(
+                    "entry {i} (score {}) has rank {}, below {}",
+                    entry.score,
+                    entry.rank,
+                    first.rank + i as i64
+                ));
+            }
+            _ => {}
+        }
+        group_start.get_or_insert((i, entry.rank));
+    }
+    Ok(())
+}
+
+/// Consecutive pages of one walk: the next page continues the previous one.
+/// `keyset` walks (by cursor) must never move back up the board; `exact`
+/// (a quiet board) additionally requires tied ranks to match.
+pub fn check_continuation(
+    board: Board,
+    previous: &PageView,
+    next: &PageView,
+    keyset: bool,
+    exact: bool,
+) -> Result<(), String> {
+    let (Some(last), Some(first)) = (previous.entries.last(), next.entries.first()) else { return Ok(()) };
+    let last_group = previous.entries.iter().rev().take_while(|e| e.score == last.score).count() as i64;
+    if keyset && board_order(board, last, first) != Ordering::Less {
+        return Err(format!("the page after the cursor starts with {first:?}, not after {last:?}"));
+    }
+    match first.score.cmp(&last.score) {
+        Ordering::Less if first.rank < last.rank + last_group => Err(format!(
+            "next page starts at rank {} (score {}) but the previous page ended at rank {} (score {}): \
+             it should continue at rank {} or later",
+            first.rank,
+            first.score,
+            last.rank,
+            last.score,
+            last.rank + last_group
+        )),
+        Ordering::Equal if first.rank < last.rank || (exact && first.rank != last.rank) => Err(format!(
+            "tied score {} has rank {} at the end of one page and {} at the start of the next",
+            first.score, last.rank, first.rank
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The ids seen along one cursor walk; a player twice is a critical error.
+#[derive(Debug, Default)]
+pub struct Walk {
+    pub seen: HashSet<i64>,
+    pub entries: usize,
+    previous: Option<PageView>,
+}
+
+impl Walk {
+    pub fn add(&mut self, page: PageView, keyset: bool, exact: bool) -> Result<(), String> {
+        let position = if exact { Some(self.entries as i64) } else { None };
+        check_page(&page, position)?;
+        if let Some(previous) = &self.previous {
+            check_continuation(page.board, previous, &page, keyset, exact)?;
+        }
+        for entry in &page.entries {
+            if keyset && !self.seen.insert(entry.id) {
+                return Err(format!("player {} appears twice in one cursor walk", entry.id));
+            }
+        }
+        self.entries += page.entries.len();
+        self.previous = Some(page);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(rank: i64, score: i64, id: i64) -> Entry {
+        Entry { rank, score, at: Some(format!("2026-01-01T00:00:{:02}.000Z", id)), id }
+    }
+
+    fn page(entries: Vec<Entry>) -> PageView {
+        PageView { board: Board::Best, entries, total_players: 5, next_offset: None, next_cursor: None }
+    }
+
+    /// The board 50, 40, 40, 40, 10 in pages of three.
+    fn good_pages() -> (PageView, PageView) {
+        (page(vec![entry(1, 50, 1), entry(2, 40, 2), entry(2, 40, 3)]), page(vec![entry(2, 40, 4), entry(5, 10, 5)]))
+    }
+
+    #[test]
+    fn accepts_correct_pages_with_ties_across_the_boundary() {
+        let (first, second) = good_pages();
+        for (keyset, exact) in [(true, true), (false, true), (true, false), (false, false)] {
+            let mut walk = Walk::default();
+            walk.add(first.clone(), keyset, exact).unwrap();
+            walk.add(second.clone(), keyset, exact).unwrap();
+        }
+        check_page(&second, Some(3)).unwrap();
+        check_page(&second, None).unwrap();
+    }
+
+    #[test]
+    fn catches_load_more_restarting_at_rank_one() {
+        let first = page(vec![entry(1, 50, 1), entry(2, 40, 2), entry(3, 30, 3)]);
+        let restarted = page(vec![entry(1, 20, 4), entry(2, 10, 5)]);
+        // As an offset page it breaks the snapshot rule…
+        assert!(check_page(&restarted, Some(3)).is_err());
+        // …and as a continuation it breaks even the live rule.
+        assert!(check_continuation(Board::Best, &first, &restarted, true, false).is_err());
+        let mut walk = Walk::default();
+        walk.add(first, true, false).unwrap();
+        assert!(walk.add(restarted, true, false).is_err());
+    }
+
+    #[test]
+    fn catches_ties_with_different_ranks_and_wrong_skips() {
+        assert!(check_page(&page(vec![entry(1, 50, 1), entry(2, 40, 2), entry(3, 40, 3)]), None).is_err());
+        // 1, 2, 2, 3: after a tie of two at rank 2 the next rank is 4.
+        let wrong_skip = page(vec![entry(1, 50, 1), entry(2, 40, 2), entry(2, 40, 3), entry(3, 30, 4)]);
+        assert!(check_page(&wrong_skip, Some(0)).is_err());
+        assert!(check_page(&wrong_skip, None).is_err());
+        // Dense ranking across a page boundary: page 2 starting at 3 after 1, 2, 2.
+        let (first, _) = good_pages();
+        let dense = page(vec![entry(3, 10, 5)]);
+        assert!(check_continuation(Board::Best, &first, &dense, false, false).is_err());
+    }
+
+    #[test]
+    fn catches_out_of_order_entries() {
+        assert!(check_page(&page(vec![entry(1, 40, 1), entry(1, 50, 2)]), None).is_err());
+        // Ties on the best board go by achieved_at, then id.
+        let mut late = entry(1, 40, 1);
+        late.at = Some("2026-01-01T00:00:59.000Z".into());
+        assert!(check_page(&page(vec![late, entry(1, 40, 2)]), None).is_err());
+        let total = PageView { board: Board::Total, entries: vec![entry(1, 40, 9), entry(1, 40, 3)], ..page(vec![]) };
+        assert!(check_page(&total, None).is_err());
+    }
+
+    #[test]
+    fn catches_a_player_twice_in_a_cursor_walk() {
+        let first = page(vec![entry(1, 50, 1), entry(2, 40, 2)]);
+        let again = page(vec![entry(2, 40, 2), entry(4, 10, 5)]);
+        let mut walk = Walk::default();
+        walk.add(first.clone(), true, false).unwrap();
+        assert!(walk.add(again.clone(), true, false).is_err());
+        // An offset walk may legitimately show someone twice under load.
+        let mut offset_walk = Walk::default();
+        offset_walk.add(first, false, false).unwrap();
+        offset_walk.add(again, false, false).unwrap();
+    }
+
+    #[test]
+    fn quiet_boards_need_exact_ranks_and_positions() {
+        // Rank 1 at position 3 is impossible on a quiet board but would be
+        // allowed mid-tie; rank 3 at position 1 is never allowed.
+        assert!(check_page(&page(vec![entry(3, 40, 1)]), Some(1)).is_err());
+        let (first, _) = good_pages();
+        let tie_with_other_rank = page(vec![entry(3, 40, 4)]);
+        assert!(check_continuation(Board::Best, &first, &tie_with_other_rank, true, true).is_err());
+        // Live: a tie whose rank grew is fine (someone overtook meanwhile).
+        check_continuation(Board::Best, &first, &tie_with_other_rank, true, false).unwrap();
+    }
+
+    #[test]
+    fn parses_pages_and_rejects_bad_shapes() {
+        let body = serde_json::json!({"board": "total", "entries": [
+            {"rank": 1, "score": 9, "achieved_at": null, "user": {"id": 3, "display_name": "x", "image": 4}}
+        ], "total_players": 1, "next_offset": null, "next_cursor": null});
+        let parsed = PageView::parse(Board::Total, &body).unwrap();
+        assert_eq!(parsed.entries, vec![Entry { rank: 1, score: 9, at: None, id: 3 }]);
+        assert!(PageView::parse(Board::Best, &body).is_err());
+        let mut bad_image = body.clone();
+        bad_image["entries"][0]["user"]["image"] = 1.into();
+        assert!(PageView::parse(Board::Total, &bad_image).is_err());
+    }
+}

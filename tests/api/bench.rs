@@ -1,0 +1,105 @@
+//! `hiscore bench` end to end: it passes on hiscore and fails on a server
+//! with the classic "load more restarts at rank 1" bug.
+
+use actix_web::{web, App, HttpResponse, HttpServer};
+use hiscore::bench::{self, BenchArgs};
+use serde_json::{json, Value};
+
+use crate::backend_tests;
+use crate::helpers::{spawn_app_on, Backend, TestDatabase};
+
+backend_tests!(a_short_bench_passes_on_hiscore);
+
+fn args(target: String, admin_token: Option<&str>, out: &tempfile::TempDir) -> BenchArgs {
+    BenchArgs {
+        target,
+        admin_token: admin_token.map(str::to_owned),
+        duration: 3,
+        concurrency: 3,
+        users: 150,
+        scores: 1_500,
+        seed: 7,
+        json: Some(out.path().join("bench.json")),
+        html: Some(out.path().join("bench.html")),
+        slow_ms: 5_000,
+        timeout_ms: 10_000,
+        step_secs: Some(1),
+    }
+}
+
+async fn a_short_bench_passes_on_hiscore(backend: Backend) {
+    let db = TestDatabase::new(&backend).await;
+    let static_dir = concat!(env!("CARGO_MANIFEST_DIR"), "/static");
+    let app = spawn_app_on(&db, &["--admin-token", "bench-token", "--static-dir", static_dir]).await;
+    let out = tempfile::tempdir().unwrap();
+
+    let outcome = bench::run(args(app.address.clone(), Some("bench-token"), &out)).await.unwrap();
+
+    assert!(outcome.summary.pass, "{}\n{:#?}", outcome.verdict, outcome.summary.messages);
+    assert!(outcome.verdict.starts_with("score: ") && outcome.verdict.ends_with(" pass"), "{}", outcome.verdict);
+    assert!(outcome.summary.score > 0);
+    assert!(outcome.summary.load_level >= 2, "the load rose while error-free");
+    let paths: Vec<&str> = outcome.summary.endpoints.iter().map(|e| e.path.as_str()).collect();
+    for expected in ["/api/scores", "/api/rankings/{board}", "/api/users", "/api/me", "/"] {
+        assert!(paths.contains(&expected), "{expected} not exercised: {paths:?}");
+    }
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(out.path().join("bench.json")).unwrap()).unwrap();
+    for key in ["pass", "score", "load_level", "requests", "errors", "endpoints", "messages"] {
+        assert!(json.get(key).is_some(), "{key} missing from the JSON summary");
+    }
+    let html = std::fs::read_to_string(out.path().join("bench.html")).unwrap();
+    assert!(html.contains("<svg") && html.contains("Requests per second"));
+}
+
+/// A fake server whose pages rank each page from 1 (the classic bug).
+async fn page_local_ranks(board: web::Path<String>, query: web::Query<Vec<(String, String)>>) -> HttpResponse {
+    const PLAYERS: i64 = 25;
+    let param = |name: &str| query.iter().find(|(k, _)| k == name).and_then(|(_, v)| v.parse::<i64>().ok());
+    let limit = param("limit").unwrap_or(10);
+    let offset = param("offset").or_else(|| param("cursor")).unwrap_or(0);
+    let board = board.into_inner();
+    let end = (offset + limit).min(PLAYERS);
+    let entries: Vec<Value> = (offset..end)
+        .enumerate()
+        .map(|(i, position)| {
+            let id = position + 1;
+            json!({
+                "rank": i + 1, // page-local: wrong from page 2 on
+                "score": 1000 - position,
+                "achieved_at": if board == "best" { json!("2026-01-01T00:00:00.000Z") } else { Value::Null },
+                "user": {"id": id, "display_name": format!("p{id}"), "image": id % 10 + 1},
+            })
+        })
+        .collect();
+    let more = end < PLAYERS;
+    HttpResponse::Ok().json(json!({
+        "board": board, "entries": entries, "total_players": PLAYERS,
+        "next_offset": if more { json!(end) } else { Value::Null },
+        "next_cursor": if more { json!(end.to_string()) } else { Value::Null },
+    }))
+}
+
+#[actix_web::test]
+async fn the_bench_fails_a_server_whose_load_more_restarts_at_rank_one() {
+    let server = HttpServer::new(|| {
+        App::new()
+            .route("/api/admin/initialize", web::post().to(|| async { HttpResponse::Ok().json(json!({})) }))
+            .route("/api/rankings/{board}", web::get().to(page_local_ranks))
+    })
+    .workers(1)
+    .bind("127.0.0.1:0")
+    .unwrap();
+    let address = format!("http://{}", server.addrs()[0]);
+    let server = server.run();
+    let handle = server.handle();
+    actix_web::rt::spawn(server);
+    let out = tempfile::tempdir().unwrap();
+
+    let outcome = bench::run(args(address, Some("any"), &out)).await.unwrap();
+    handle.stop(false).await;
+
+    assert!(!outcome.summary.pass);
+    assert!(outcome.summary.errors.critical >= 1);
+    assert!(outcome.verdict.starts_with("score: 0 fail: "), "{}", outcome.verdict);
+    assert!(outcome.verdict.contains("rank"), "the failure names the rank problem: {}", outcome.verdict);
+}
