@@ -68,6 +68,10 @@ pub struct BenchArgs {
     /// Seconds between load levels (default: duration / 8, at least 2).
     #[arg(long)]
     pub step_secs: Option<u64>,
+    /// Measure the bench's own ceiling instead: only `GET /healthz`, from
+    /// `concurrency` tasks, for `duration` seconds; no scenario, no score.
+    #[arg(long)]
+    pub ceiling: bool,
 }
 
 /// Points per successful request of each kind, and per error.
@@ -94,6 +98,9 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
     let timeout = Duration::from_millis(args.timeout_ms);
     let api = Api::new(&args.target, Arc::clone(&recorder), timeout, Duration::from_millis(args.slow_ms))?;
 
+    if args.ceiling {
+        return Ok(ceiling(&api, &recorder, &args).await);
+    }
     if let Some(token) = &args.admin_token {
         initialize(&api, &args, token).await;
     }
@@ -114,6 +121,28 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
     }
     let level = if recorder.failed() { 0 } else { load(Arc::new(ctx), &args).await };
     Ok(finish(&args, &recorder, level))
+}
+
+/// Hammers the cheapest endpoint to find how many requests per second the
+/// bench itself can drive (compare with the server's numbers under load).
+async fn ceiling(api: &Api, recorder: &Arc<Recorder>, args: &BenchArgs) -> Outcome {
+    let deadline = Instant::now() + Duration::from_secs(args.duration);
+    let tasks: Vec<_> = (0..args.concurrency.max(1))
+        .map(|_| {
+            let api = api.clone();
+            tokio::spawn(async move {
+                while Instant::now() < deadline {
+                    api.send("GET /healthz", api.request(Method::GET, "/healthz")).await;
+                }
+            })
+        })
+        .collect();
+    for task in tasks {
+        let _ = task.await;
+    }
+    let rate = recorder.requests() as f64 / args.duration.max(1) as f64;
+    println!("ceiling: {rate:.0} requests/s on GET /healthz with {} connections", args.concurrency);
+    finish(args, recorder, 0)
 }
 
 async fn initialize(api: &Api, args: &BenchArgs, token: &str) {
