@@ -36,7 +36,10 @@ pub async fn post_score(
         .user(&mut tx, user_id)
         .await?
         .ok_or_else(|| ApiError::unauthorized("invalid_session", "the session's user no longer exists"))?;
-    let ranks = state.ranks.ranks_of(&mut tx, &[&user]).await?.pop().unwrap_or_default();
+    // Ranks count players with strictly greater scores, and this player's
+    // own previous entry never counts (scores only rise), so the engine can
+    // rank the new values before it records them.
+    let ranks = state.ranks.ranks_of(&[&user]).await.pop().unwrap_or_default();
     let result = ScoreResult {
         score: ScoreView { id: score_id, score: score.value(), created_at: now },
         new_best: user.best_score_id == Some(score_id),
@@ -47,6 +50,7 @@ pub async fn post_score(
         store.save_idempotent_response(&mut tx, user_id, key, 201, &body).await?;
     }
     tx.commit().await?;
+    state.ranks.record(&user).await;
     Ok(Posted::Created(body))
 }
 

@@ -40,8 +40,10 @@ impl Application {
         if !serve_static {
             tracing::warn!(dir = %static_dir.display(), "no index.html in STATIC_DIR; the ranking page is not served");
         }
-        let state =
-            web::Data::new(AppState { settings, ranks: RankEngine::new(store.clone()), store, passwords, metrics });
+        let ranks = RankEngine::new();
+        let warm_up = ranks.warm_up(&store).await?;
+        tracing::info!(players = warm_up.players, millis = warm_up.elapsed.as_millis() as u64, "rank engine warmed up");
+        let state = web::Data::new(AppState { settings, ranks, store, passwords, metrics });
         spawn_janitor(state.clone());
 
         let server = HttpServer::new(move || {

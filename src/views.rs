@@ -1,6 +1,8 @@
 //! The contract's JSON objects, built from store rows and ranks.
 //! Password material and login names never reach `PublicUser`.
 
+use std::collections::HashMap;
+
 use serde::Serialize;
 
 use crate::domain::{Board, Timestamp};
@@ -121,22 +123,23 @@ pub struct RankingPage {
     pub next_cursor: Option<String>,
 }
 
-impl From<Page> for RankingPage {
-    fn from(page: Page) -> Self {
+impl RankingPage {
+    /// A page of the rank engine with the players' display names.
+    pub fn new(page: Page, names: &HashMap<i64, String>) -> Self {
         let entries = page
             .entries
             .into_iter()
             .map(|entry| RankingEntry {
                 rank: entry.rank,
-                score: entry.row.key.score,
+                score: entry.key.score,
                 achieved_at: match page.board {
-                    Board::Best => Some(Timestamp::from_millis(entry.row.key.at)),
+                    Board::Best => Some(Timestamp::from_millis(entry.key.at)),
                     Board::Total => None,
                 },
                 user: UserRef {
-                    id: entry.row.key.id,
-                    display_name: entry.row.display_name,
-                    image: image(entry.row.key.id),
+                    id: entry.key.id,
+                    display_name: names.get(&entry.key.id).cloned().unwrap_or_default(),
+                    image: image(entry.key.id),
                 },
             })
             .collect();

@@ -1,14 +1,25 @@
 //! The rank engine: competition ranks, pages and windows for both boards.
 //!
-//! Every endpoint that shows a rank goes through this one interface, so the
-//! way ranks are found can change here alone. Today they come from the
-//! database: one count for the first rank on a page, the rest derived in
-//! memory from the page's own scores ([`assign_ranks`]). It never writes.
+//! Every endpoint that shows a rank goes through this one interface. It
+//! answers from an in-process order-statistic index ([`Standings`]) in
+//! O(log n) per rank and O(log n + page) per page, whatever the depth. The
+//! index is warmed from the database at start (and after an initialize) and
+//! updated on the same code path as a score post; the database stays the
+//! source of truth. It never writes anything.
+//!
+//! One instance keeps one index: several instances of the service each see
+//! only their own posts here (sharing needs the Redis engine).
 
-use sqlx::AnyConnection;
+mod standings;
 
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::RwLock;
+
+pub use self::standings::{Standing, Standings};
 use crate::domain::{Board, BoardKey, Cursor};
-use crate::store::{BoardRow, Store, UserRow};
+use crate::store::{Store, UserRow};
 
 /// A player's rank on each board; `None` while they have not played.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -17,17 +28,17 @@ pub struct UserRanks {
     pub total: Option<i64>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RankedRow {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RankedKey {
     pub rank: i64,
-    pub row: BoardRow,
+    pub key: BoardKey,
 }
 
 /// A slice of a board with its ranks and where to continue.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Page {
     pub board: Board,
-    pub entries: Vec<RankedRow>,
+    pub entries: Vec<RankedKey>,
     pub total_players: i64,
     /// Position after the last entry, when there is more.
     pub next_offset: Option<i64>,
@@ -35,118 +46,129 @@ pub struct Page {
     pub next_cursor: Option<Cursor>,
 }
 
-#[derive(Clone)]
+impl Page {
+    pub fn user_ids(&self) -> Vec<i64> {
+        self.entries.iter().map(|e| e.key.id).collect()
+    }
+}
+
+/// What a warm-up did, for the log and the benchmarks.
+#[derive(Debug, Clone, Copy)]
+pub struct WarmUp {
+    pub players: usize,
+    pub elapsed: Duration,
+}
+
+#[derive(Clone, Default)]
 pub struct RankEngine {
-    store: Store,
+    /// Async lock: a warm-up holds it across the database read, so that no
+    /// post recorded meanwhile is lost (see [`RankEngine::warm_up`]).
+    standings: Arc<RwLock<Standings>>,
 }
 
 impl RankEngine {
-    pub fn new(store: Store) -> Self {
-        Self { store }
+    pub fn new() -> Self {
+        Self::default()
     }
 
-    /// Ranks of several users at once: one statement whatever their number.
-    pub async fn ranks_of(&self, conn: &mut AnyConnection, users: &[&UserRow]) -> Result<Vec<UserRanks>, sqlx::Error> {
-        let players: Vec<&&UserRow> = users.iter().filter(|u| u.play_count > 0).collect();
-        let pairs: Vec<(Board, i64)> =
-            players.iter().flat_map(|u| [(Board::Best, u.best_score), (Board::Total, u.total_score)]).collect();
-        let counts = self.store.counts_above(conn, &pairs).await?;
-        let mut counts = counts.chunks(2);
-        Ok(users
+    /// Rebuilds the index from the database. The write lock is held across
+    /// the read: a post that commits before the read is in it, and one that
+    /// commits after waits here and is recorded afterwards.
+    pub async fn warm_up(&self, store: &Store) -> Result<WarmUp, sqlx::Error> {
+        let started = Instant::now();
+        let mut standings = self.standings.write().await;
+        let mut conn = store.conn().await?;
+        let rows = store.board_standings(&mut conn).await?;
+        let mut fresh = Standings::new();
+        for row in &rows {
+            fresh.apply(*row);
+        }
+        *standings = fresh;
+        Ok(WarmUp { players: rows.len(), elapsed: started.elapsed() })
+    }
+
+    /// Records a player's state after a committed score post.
+    pub async fn record(&self, user: &UserRow) {
+        let standing = Standing {
+            id: user.id,
+            best: user.best_score,
+            best_at: user.best_at.map_or(0, |t| t.millis()),
+            total: user.total_score,
+            plays: user.play_count,
+        };
+        self.standings.write().await.apply(standing);
+    }
+
+    /// Ranks of the scores these rows show (so a profile's rank matches its
+    /// own numbers even if the player posted a moment later).
+    pub async fn ranks_of(&self, users: &[&UserRow]) -> Vec<UserRanks> {
+        let standings = self.standings.read().await;
+        users
             .iter()
             .map(|user| {
                 if user.play_count == 0 {
                     return UserRanks::default();
                 }
-                let pair = counts.next().unwrap_or(&[]);
-                UserRanks { best: pair.first().map(|n| n + 1), total: pair.get(1).map(|n| n + 1) }
+                UserRanks {
+                    best: Some(standings.rank_of_score(Board::Best, user.best_score)),
+                    total: Some(standings.rank_of_score(Board::Total, user.total_score)),
+                }
             })
-            .collect())
+            .collect()
     }
 
     /// `limit` entries from position `offset`.
-    pub async fn page_at_offset(
-        &self,
-        conn: &mut AnyConnection,
-        board: Board,
-        offset: i64,
-        limit: i64,
-    ) -> Result<Page, sqlx::Error> {
-        let mut rows = self.store.board_rows_from_offset(conn, board, offset, limit + 1).await?;
-        let has_more = truncate(&mut rows, limit);
-        self.build_page(conn, board, rows, Some(offset), has_more).await
+    pub async fn page_at_offset(&self, board: Board, offset: i64, limit: i64) -> Page {
+        let standings = self.standings.read().await;
+        let position = usize::try_from(offset).unwrap_or(usize::MAX);
+        build_page(&standings, board, position, to_count(limit))
     }
 
     /// `limit` entries after the cursor's key.
-    pub async fn page_after(&self, conn: &mut AnyConnection, cursor: Cursor, limit: i64) -> Result<Page, sqlx::Error> {
-        let mut rows = self.store.board_rows_after(conn, cursor.board, cursor.after, limit + 1).await?;
-        let has_more = truncate(&mut rows, limit);
-        self.build_page(conn, cursor.board, rows, None, has_more).await
+    pub async fn page_after(&self, cursor: Cursor, limit: i64) -> Page {
+        let standings = self.standings.read().await;
+        let position = standings.position_after(cursor.board, cursor.after);
+        build_page(&standings, cursor.board, position, to_count(limit))
     }
 
     /// Up to `radius` entries either side of a player; `None` when the
     /// player is not on the board.
-    pub async fn around(
-        &self,
-        conn: &mut AnyConnection,
-        board: Board,
-        user_id: i64,
-        radius: i64,
-    ) -> Result<Option<Page>, sqlx::Error> {
-        let Some(me) = self.store.board_row(conn, board, user_id).await? else {
-            return Ok(None);
-        };
-        let mut rows = self.store.board_rows_before(conn, board, me.key, radius).await?;
-        let mut after = self.store.board_rows_after(conn, board, me.key, radius + 1).await?;
-        let has_more = truncate(&mut after, radius);
-        rows.push(me);
-        rows.append(&mut after);
-        self.build_page(conn, board, rows, None, has_more).await.map(Some)
-    }
-
-    /// Ranks `rows` (contiguous in board order) and fills in the page's
-    /// totals and continuation. `first_position` is the 0-based position of
-    /// the first row when the caller knows it.
-    async fn build_page(
-        &self,
-        conn: &mut AnyConnection,
-        board: Board,
-        rows: Vec<BoardRow>,
-        first_position: Option<i64>,
-        has_more: bool,
-    ) -> Result<Page, sqlx::Error> {
-        let total_players = self.store.board_size(conn).await?;
-        let Some(first) = rows.first() else {
-            return Ok(Page { board, entries: Vec::new(), total_players, next_offset: None, next_cursor: None });
-        };
-        let first_key = first.key;
-        let first_position = match first_position {
-            Some(position) => position,
-            None => self.store.count_before_key(conn, board, first_key).await?,
-        };
-        let above_first = self.store.counts_above(conn, &[(board, first_key.score)]).await?;
-        let first_rank = above_first.first().copied().unwrap_or(0) + 1;
-        let scores: Vec<i64> = rows.iter().map(|r| r.key.score).collect();
-        let ranks = assign_ranks(first_rank, first_position, &scores);
-        let last_key: BoardKey = rows.last().map_or(first_key, |r| r.key);
-        let count = rows.len() as i64;
-        let entries = rows.into_iter().zip(ranks).map(|(row, rank)| RankedRow { rank, row }).collect();
-        Ok(Page {
-            board,
-            entries,
-            total_players,
-            next_offset: has_more.then_some(first_position + count),
-            next_cursor: has_more.then_some(Cursor { board, after: last_key }),
-        })
+    pub async fn around(&self, board: Board, user_id: i64, radius: i64) -> Option<Page> {
+        let standings = self.standings.read().await;
+        let key = standings.key_of(board, user_id)?;
+        let radius = to_count(radius);
+        let position = standings.position_of(board, key);
+        let start = position.saturating_sub(radius);
+        let before = position - start;
+        Some(build_page(&standings, board, start, before + 1 + radius))
     }
 }
 
-/// Drops the look-ahead row; tells whether there was one.
-fn truncate(rows: &mut Vec<BoardRow>, limit: i64) -> bool {
-    let limit = usize::try_from(limit).unwrap_or(0);
-    let has_more = rows.len() > limit;
-    rows.truncate(limit);
-    has_more
+fn to_count(n: i64) -> usize {
+    usize::try_from(n).unwrap_or(0)
+}
+
+/// Ranks `count` entries from `position` (one snapshot, under the lock).
+fn build_page(standings: &Standings, board: Board, position: usize, count: usize) -> Page {
+    let mut keys = standings.slice(board, position, count + 1);
+    let has_more = keys.len() > count;
+    keys.truncate(count);
+    let total_players = standings.len() as i64;
+    let Some(first) = keys.first() else {
+        return Page { board, entries: Vec::new(), total_players, next_offset: None, next_cursor: None };
+    };
+    let first_rank = standings.rank_of_score(board, first.score);
+    let scores: Vec<i64> = keys.iter().map(|k| k.score).collect();
+    let ranks = assign_ranks(first_rank, position as i64, &scores);
+    let last = keys.last().copied().unwrap_or(*first);
+    let entries: Vec<RankedKey> = keys.into_iter().zip(ranks).map(|(key, rank)| RankedKey { rank, key }).collect();
+    Page {
+        board,
+        total_players,
+        next_offset: has_more.then_some((position + entries.len()) as i64),
+        next_cursor: has_more.then_some(Cursor { board, after: last }),
+        entries,
+    }
 }
 
 /// Competition ranks for a contiguous run of a board.
@@ -170,7 +192,7 @@ pub fn assign_ranks(first_rank: i64, first_position: i64, scores: &[i64]) -> Vec
 
 #[cfg(test)]
 mod tests {
-    use super::assign_ranks;
+    use super::*;
 
     #[test]
     fn ties_share_a_rank_and_the_next_rank_skips() {
@@ -190,8 +212,31 @@ mod tests {
         assert_eq!(assign_ranks(11, 10, &[5, 4, 3]), [11, 12, 13]);
     }
 
-    #[test]
-    fn empty_page() {
-        assert!(assign_ranks(1, 0, &[]).is_empty());
+    fn engine_with(scores: &[(i64, i64)]) -> RankEngine {
+        let mut standings = Standings::new();
+        for (i, (id, score)) in scores.iter().enumerate() {
+            standings.apply(Standing { id: *id, best: *score, best_at: i as i64, total: *score, plays: 1 });
+        }
+        RankEngine { standings: Arc::new(RwLock::new(standings)) }
+    }
+
+    #[tokio::test]
+    async fn pages_cursors_and_windows() {
+        let engine = engine_with(&[(1, 50), (2, 40), (3, 40), (4, 40), (5, 10)]);
+        let first = engine.page_at_offset(Board::Best, 0, 3).await;
+        let ranks: Vec<(i64, i64)> = first.entries.iter().map(|e| (e.rank, e.key.id)).collect();
+        assert_eq!(ranks, [(1, 1), (2, 2), (2, 3)]);
+        assert_eq!((first.total_players, first.next_offset), (5, Some(3)));
+
+        let second = engine.page_after(first.next_cursor.unwrap(), 3).await;
+        let ranks: Vec<(i64, i64)> = second.entries.iter().map(|e| (e.rank, e.key.id)).collect();
+        assert_eq!(ranks, [(2, 4), (5, 5)]);
+        assert!(second.next_cursor.is_none() && second.next_offset.is_none());
+
+        let around = engine.around(Board::Total, 3, 1).await.unwrap();
+        assert_eq!(around.user_ids(), [2, 3, 4]);
+        assert_eq!(around.next_offset, Some(4));
+        assert!(engine.around(Board::Best, 99, 1).await.is_none());
+        assert!(engine.page_at_offset(Board::Best, 10, 3).await.entries.is_empty());
     }
 }

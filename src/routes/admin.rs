@@ -38,8 +38,16 @@ pub async fn initialize(
     let password_hash = state.passwords.hash(&password).await?;
     let data = web::block(move || generate(spec)).await.map_err(anyhow::Error::from)?;
     state.store.replace_all(&data, &password_hash).await?;
+    let warm_up = state.ranks.warm_up(&state.store).await?;
     let elapsed_ms = started.elapsed().as_millis() as u64;
-    tracing::info!(users = spec.users, scores = spec.scores, seed = spec.seed, elapsed_ms, "initialized dataset");
+    tracing::info!(
+        users = spec.users,
+        scores = spec.scores,
+        seed = spec.seed,
+        elapsed_ms,
+        warm_up_ms = warm_up.elapsed.as_millis() as u64,
+        "initialized dataset"
+    );
     Ok(HttpResponse::Ok().json(json!({
         "users": spec.users, "scores": spec.scores, "seed": spec.seed, "elapsed_ms": elapsed_ms,
     })))

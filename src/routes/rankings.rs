@@ -6,6 +6,7 @@ use serde::Deserialize;
 use super::parse_id;
 use crate::domain::{parse_offset, Board, Cursor, PageLimit, Radius};
 use crate::error::ApiError;
+use crate::rank::Page;
 use crate::state::AppState;
 use crate::views::RankingPage;
 
@@ -31,14 +32,18 @@ pub async fn page(
         (None, _) => None,
     };
     let offset = parse_offset(query.offset.as_deref())?;
-    // One snapshot: the rows and the counts their ranks come from agree.
-    let mut tx = state.store.begin_read().await?;
     let page = match cursor {
-        Some(cursor) => state.ranks.page_after(&mut tx, cursor, limit).await?,
-        None => state.ranks.page_at_offset(&mut tx, board, offset, limit).await?,
+        Some(cursor) => state.ranks.page_after(cursor, limit).await,
+        None => state.ranks.page_at_offset(board, offset, limit).await,
     };
-    tx.commit().await?;
-    Ok(HttpResponse::Ok().json(RankingPage::from(page)))
+    named(&state, page).await
+}
+
+/// Answers with a page, its players' display names read in one query.
+async fn named(state: &AppState, page: Page) -> Result<HttpResponse, ApiError> {
+    let mut conn = state.store.conn().await?;
+    let names = state.store.display_names(&mut conn, &page.user_ids()).await?;
+    Ok(HttpResponse::Ok().json(RankingPage::new(page, &names)))
 }
 
 #[derive(Deserialize)]
@@ -56,16 +61,12 @@ pub async fn around(
     let user_not_found = || ApiError::not_found("user_not_found", "no user with that id");
     let user_id = parse_id(&user_id, user_not_found)?;
     let radius = Radius::parse(query.radius.as_deref())?.value();
-    let mut tx = state.store.begin_read().await?;
-    let page = state.ranks.around(&mut tx, board, user_id, radius).await?;
-    let user_exists = match page {
-        Some(_) => true,
-        None => state.store.user(&mut tx, user_id).await?.is_some(),
-    };
-    tx.commit().await?;
-    match page {
-        Some(page) => Ok(HttpResponse::Ok().json(RankingPage::from(page))),
-        None if user_exists => Err(ApiError::not_found("user_not_on_board", "the player has not posted a score yet")),
+    if let Some(page) = state.ranks.around(board, user_id, radius).await {
+        return named(&state, page).await;
+    }
+    let mut conn = state.store.conn().await?;
+    match state.store.user(&mut conn, user_id).await? {
+        Some(_) => Err(ApiError::not_found("user_not_on_board", "the player has not posted a score yet")),
         None => Err(user_not_found()),
     }
 }

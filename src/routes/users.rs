@@ -40,14 +40,14 @@ pub async fn register(state: web::Data<AppState>, body: JsonObject) -> Result<Ht
     start_session(&state, user_id, actix_web::http::StatusCode::CREATED).await
 }
 
-/// Users with their ranks, read in one snapshot with a constant number of
-/// queries; unknown ids are left out, order is the order asked.
+/// Users with their ranks, in one query whatever their number; unknown ids
+/// are left out, order is the order asked.
 pub(super) async fn load_profiles(state: &AppState, ids: &[i64]) -> Result<Vec<(UserRow, UserRanks)>, ApiError> {
-    let mut tx = state.store.begin_read().await?;
-    let rows = state.store.users(&mut tx, ids).await?;
+    let mut conn = state.store.conn().await?;
+    let rows = state.store.users(&mut conn, ids).await?;
+    drop(conn);
     let refs: Vec<&UserRow> = rows.iter().collect();
-    let ranks = state.ranks.ranks_of(&mut tx, &refs).await?;
-    tx.commit().await?;
+    let ranks = state.ranks.ranks_of(&refs).await;
     let mut by_id: HashMap<i64, (UserRow, UserRanks)> =
         rows.into_iter().zip(ranks).map(|(row, ranks)| (row.id, (row, ranks))).collect();
     Ok(ids.iter().filter_map(|id| by_id.remove(id)).collect())

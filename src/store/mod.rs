@@ -22,7 +22,6 @@ use sqlx::pool::PoolConnection;
 use sqlx::query::Query;
 use sqlx::{Any, AnyConnection, AnyPool, ConnectOptions, Executor, Row, Transaction};
 
-pub use board::BoardRow;
 pub use scores::ScoreRow;
 pub use users::{NewUser, UserRow};
 
@@ -150,12 +149,6 @@ impl Store {
 
     pub async fn conn(&self) -> Result<PoolConnection<Any>, sqlx::Error> {
         self.pool.acquire().await
-    }
-
-    /// A transaction for reads that must see one consistent snapshot
-    /// (a page's rows and the counts its ranks come from).
-    pub async fn begin_read(&self) -> Result<Transaction<'static, Any>, sqlx::Error> {
-        self.pool.begin().await
     }
 
     pub async fn begin_write(&self) -> Result<Transaction<'static, Any>, sqlx::Error> {
