@@ -79,12 +79,11 @@ impl RankEngine {
         let mut standings = self.standings.write().await;
         let mut conn = store.conn().await?;
         let rows = store.board_standings(&mut conn).await?;
-        let mut fresh = Standings::new();
-        for row in &rows {
-            fresh.apply(*row);
-        }
-        *standings = fresh;
-        Ok(WarmUp { players: rows.len(), elapsed: started.elapsed() })
+        let read = started.elapsed();
+        *standings = Standings::from_standings(&rows);
+        let elapsed = started.elapsed();
+        tracing::debug!(read_ms = read.as_millis() as u64, build_ms = (elapsed - read).as_millis() as u64, "warm-up");
+        Ok(WarmUp { players: rows.len(), elapsed })
     }
 
     /// Records a player's state after a committed score post.

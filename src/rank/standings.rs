@@ -76,6 +76,17 @@ struct Row {
     total: i64,
 }
 
+impl From<&Standing> for Row {
+    fn from(s: &Standing) -> Self {
+        Self {
+            best: u32::try_from(s.best).unwrap_or(u32::MAX),
+            plays: u32::try_from(s.plays).unwrap_or(u32::MAX),
+            best_at: s.best_at,
+            total: s.total,
+        }
+    }
+}
+
 /// Ids up to this are stored in a flat vector; beyond, in a map.
 const DENSE_IDS: usize = 1 << 26;
 
@@ -114,6 +125,28 @@ impl Standings {
         }
     }
 
+    /// Builds the index from many players at once: keys are sorted first so
+    /// that every insert appends (inserting in id order would shift node
+    /// contents for each key). Later duplicates of an id are ignored.
+    pub fn from_standings(rows: &[Standing]) -> Self {
+        let mut standings = Self::new();
+        let mut best = Vec::with_capacity(rows.len());
+        let mut total = Vec::with_capacity(rows.len());
+        for s in rows.iter().filter(|s| s.plays > 0) {
+            if standings.row(s.id).is_some() {
+                continue;
+            }
+            standings.set_row(s.id, Row::from(s));
+            best.push(best_key(s.best, s.best_at, s.id));
+            total.push(total_key(s.total, s.id));
+        }
+        best.sort_unstable();
+        total.sort_unstable();
+        standings.best = best.into_iter().collect();
+        standings.total = total.into_iter().collect();
+        standings
+    }
+
     /// Places a player with these aggregates, unless the index already holds
     /// a newer state of them (more plays). Returns whether anything changed.
     pub fn apply(&mut self, s: Standing) -> bool {
@@ -129,13 +162,7 @@ impl Standings {
         }
         self.best.insert(best_key(s.best, s.best_at, s.id));
         self.total.insert(total_key(s.total, s.id));
-        let row = Row {
-            best: u32::try_from(s.best).unwrap_or(u32::MAX),
-            plays: u32::try_from(s.plays).unwrap_or(u32::MAX),
-            best_at: s.best_at,
-            total: s.total,
-        };
-        self.set_row(s.id, row);
+        self.set_row(s.id, Row::from(&s));
         true
     }
 
@@ -218,6 +245,28 @@ mod tests {
     }
 
     #[test]
+    fn a_bulk_build_equals_one_by_one_inserts() {
+        let mut rng = ChaCha8Rng::seed_from_u64(9);
+        let rows: Vec<Standing> = (1..500)
+            .map(|id| Standing {
+                id,
+                best: rng.gen_range(0..20),
+                best_at: rng.gen_range(0..5),
+                total: rng.gen_range(0..50),
+                plays: 1,
+            })
+            .collect();
+        let bulk = Standings::from_standings(&rows);
+        let mut one_by_one = Standings::new();
+        rows.iter().for_each(|s| {
+            one_by_one.apply(*s);
+        });
+        for board in Board::ALL {
+            assert_eq!(bulk.slice(board, 0, 1000), one_by_one.slice(board, 0, 1000));
+        }
+    }
+
+    #[test]
     fn stale_updates_never_win() {
         let mut standings = Standings::new();
         assert!(standings.apply(Standing { id: 1, best: 50, best_at: 10, total: 80, plays: 2 }));
@@ -275,5 +324,40 @@ mod tests {
                 assert_eq!(window, expected.iter().skip(from).take(7).map(|(_, k)| *k).collect::<Vec<_>>());
             }
         }
+    }
+
+    fn resident_bytes() -> usize {
+        let status = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+        let pages: usize = status.split_whitespace().nth(1).and_then(|p| p.parse().ok()).unwrap_or(0);
+        pages * 4096
+    }
+
+    /// A measurement, not a test: `cargo test --release --lib -- --ignored
+    /// --nocapture memory_per_player` (figure in BENCHMARKS.md).
+    #[test]
+    #[ignore]
+    fn memory_per_player() {
+        const PLAYERS: i64 = 1_000_000;
+        let mut rng = ChaCha8Rng::seed_from_u64(1);
+        let rows: Vec<Standing> = (1..=PLAYERS)
+            .map(|id| Standing {
+                id,
+                best: rng.gen_range(0..1_000_000),
+                best_at: 1_767_225_600_000 + rng.gen_range(0..100_000_000),
+                total: rng.gen_range(0..100_000_000),
+                plays: 1,
+            })
+            .collect();
+        let before = resident_bytes();
+        let started = std::time::Instant::now();
+        let standings = Standings::from_standings(&rows);
+        let built = started.elapsed();
+        let after = resident_bytes();
+        assert_eq!(standings.len(), PLAYERS as usize);
+        println!(
+            "{PLAYERS} players: built in {} ms, {} bytes per player (resident set growth)",
+            built.as_millis(),
+            (after - before) / PLAYERS as usize
+        );
     }
 }

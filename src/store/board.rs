@@ -3,28 +3,38 @@
 
 use std::collections::HashMap;
 
-use futures_util::TryStreamExt as _;
 use sqlx::{AnyConnection, Row};
 
 use super::Store;
 use crate::rank::Standing;
 
 impl Store {
-    /// Every player on the boards (at least one score), streamed so that a
-    /// million rows never sit in memory as driver rows.
+    /// Every player on the boards (at least one score), read in id ranges
+    /// as packed text (see `Dialect::standings_chunk`).
     pub async fn board_standings(&self, conn: &mut AnyConnection) -> Result<Vec<Standing>, sqlx::Error> {
-        let mut rows = self
-            .sql("SELECT id, best_score, best_at, total_score, play_count FROM users WHERE play_count > 0")
-            .fetch(conn);
+        const IDS_PER_CHUNK: i64 = 50_000;
+        let max_id: Option<i64> =
+            self.sql("SELECT MAX(id) AS max_id FROM users").fetch_one(&mut *conn).await?.try_get("max_id")?;
         let mut standings = Vec::new();
-        while let Some(row) = rows.try_next().await? {
-            standings.push(Standing {
-                id: row.try_get("id")?,
-                best: row.try_get("best_score")?,
-                best_at: row.try_get::<Option<i64>, _>("best_at")?.unwrap_or(0),
-                total: row.try_get("total_score")?,
-                plays: row.try_get("play_count")?,
-            });
+        let mut from = 0;
+        while from <= max_id.unwrap_or(-1) {
+            let row = self
+                .sql(self.dialect.standings_chunk())
+                .bind(from)
+                .bind(from + IDS_PER_CHUNK)
+                .fetch_one(&mut *conn)
+                .await?;
+            // SQLite hands back text, MySQL a blob (GROUP_CONCAT beyond 512 bytes).
+            let chunk = match row.try_get::<Option<String>, _>("chunk") {
+                Ok(text) => text,
+                Err(_) => row
+                    .try_get::<Option<Vec<u8>>, _>("chunk")?
+                    .map(|bytes| String::from_utf8_lossy(&bytes).into_owned()),
+            };
+            if let Some(chunk) = chunk {
+                parse_standings(&chunk, &mut standings).map_err(|why| sqlx::Error::Protocol(why.into()))?;
+            }
+            from += IDS_PER_CHUNK;
         }
         Ok(standings)
     }
@@ -46,5 +56,35 @@ impl Store {
         }
         let rows = query.fetch_all(&mut *conn).await?;
         rows.iter().map(|row| Ok((row.try_get("id")?, row.try_get("display_name")?))).collect()
+    }
+}
+
+/// Parses `id,best,best_at,total,plays;…`.
+fn parse_standings(chunk: &str, out: &mut Vec<Standing>) -> Result<(), String> {
+    for record in chunk.split(';').filter(|r| !r.is_empty()) {
+        let mut fields = record.split(',').map(str::parse::<i64>);
+        let mut next = || fields.next().and_then(Result::ok).ok_or_else(|| format!("bad standings record {record:?}"));
+        out.push(Standing { id: next()?, best: next()?, best_at: next()?, total: next()?, plays: next()? });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_packed_standings() {
+        let mut out = Vec::new();
+        parse_standings("1,50,1000,70,2;7,0,5,0,1", &mut out).unwrap();
+        assert_eq!(
+            out,
+            [
+                Standing { id: 1, best: 50, best_at: 1000, total: 70, plays: 2 },
+                Standing { id: 7, best: 0, best_at: 5, total: 0, plays: 1 },
+            ]
+        );
+        assert!(parse_standings("1,2,3", &mut out).is_err());
+        assert!(parse_standings("", &mut out).is_ok());
     }
 }
