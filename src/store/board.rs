@@ -32,7 +32,7 @@ impl Store {
                     .map(|bytes| String::from_utf8_lossy(&bytes).into_owned()),
             };
             if let Some(chunk) = chunk {
-                parse_standings(&chunk, &mut standings).map_err(|why| sqlx::Error::Protocol(why))?;
+                parse_standings(&chunk, &mut standings).map_err(sqlx::Error::Protocol)?;
             }
             from += IDS_PER_CHUNK;
         }
