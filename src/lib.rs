@@ -5,6 +5,7 @@
 
 pub mod auth;
 pub mod bench;
+pub mod cache;
 pub mod config;
 pub mod dataset;
 pub mod domain;

@@ -9,6 +9,7 @@ use actix_web::middleware::from_fn;
 use actix_web::{web, App, HttpServer};
 
 use crate::auth::{HashPolicy, PasswordHasher};
+use crate::cache::{NameCache, PageCache};
 use crate::config::Settings;
 use crate::domain::Timestamp;
 use crate::rank::RankEngine;
@@ -20,6 +21,10 @@ use crate::telemetry::{observe, Metrics};
 /// Idempotency keys are kept twice as long as the contract's 24 hours.
 const IDEMPOTENCY_KEY_RETENTION_MS: i64 = 48 * 3600 * 1000;
 const JANITOR_INTERVAL: Duration = Duration::from_secs(600);
+/// Distinct pages kept rendered (the top pages of both boards in practice).
+const PAGE_CACHE_ENTRIES: usize = 4_096;
+/// Display names kept in memory: about 10 MB at most.
+const NAME_CACHE_ENTRIES: usize = 200_000;
 
 pub struct Application {
     port: u16,
@@ -43,7 +48,15 @@ impl Application {
         let ranks = RankEngine::new();
         let warm_up = ranks.warm_up(&store).await?;
         tracing::info!(players = warm_up.players, millis = warm_up.elapsed.as_millis() as u64, "rank engine warmed up");
-        let state = web::Data::new(AppState { settings, ranks, store, passwords, metrics });
+        let state = web::Data::new(AppState {
+            settings,
+            ranks,
+            store,
+            pages: PageCache::new(PAGE_CACHE_ENTRIES),
+            names: NameCache::new(NAME_CACHE_ENTRIES),
+            passwords,
+            metrics,
+        });
         spawn_janitor(state.clone());
 
         let server = HttpServer::new(move || {

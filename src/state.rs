@@ -1,6 +1,7 @@
 //! The state every handler shares (one instance per server, behind `web::Data`).
 
 use crate::auth::PasswordHasher;
+use crate::cache::{NameCache, PageCache};
 use crate::config::Settings;
 use crate::rank::RankEngine;
 use crate::store::Store;
@@ -13,6 +14,10 @@ pub struct AppState {
     pub store: Store,
     /// Ranks and pages for both boards; the only way handlers get a rank.
     pub ranks: RankEngine,
+    /// Rendered ranking pages, valid while the rank engine's version holds.
+    pub pages: PageCache,
+    /// Display names for ranking pages (they never change once registered).
+    pub names: NameCache,
     /// Hashes and verifies passwords off the async workers.
     pub passwords: PasswordHasher,
     /// Request and database counters exported at `/metrics`.

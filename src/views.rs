@@ -2,6 +2,7 @@
 //! Password material and login names never reach `PublicUser`.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -125,7 +126,7 @@ pub struct RankingPage {
 
 impl RankingPage {
     /// A page of the rank engine with the players' display names.
-    pub fn new(page: Page, names: &HashMap<i64, String>) -> Self {
+    pub fn new(page: Page, names: &HashMap<i64, Arc<str>>) -> Self {
         let entries = page
             .entries
             .into_iter()
@@ -138,7 +139,7 @@ impl RankingPage {
                 },
                 user: UserRef {
                     id: entry.key.id,
-                    display_name: names.get(&entry.key.id).cloned().unwrap_or_default(),
+                    display_name: names.get(&entry.key.id).map(|name| name.to_string()).unwrap_or_default(),
                     image: image(entry.key.id),
                 },
             })

@@ -12,6 +12,7 @@
 
 mod standings;
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -44,6 +45,8 @@ pub struct Page {
     pub next_offset: Option<i64>,
     /// Keyset cursor after the last entry, when there is more.
     pub next_cursor: Option<Cursor>,
+    /// The engine's version this page was read at (see [`RankEngine::version`]).
+    pub version: u64,
 }
 
 impl Page {
@@ -64,6 +67,9 @@ pub struct RankEngine {
     /// Async lock: a warm-up holds it across the database read, so that no
     /// post recorded meanwhile is lost (see [`RankEngine::warm_up`]).
     standings: Arc<RwLock<Standings>>,
+    /// Bumped on every change to the standings, so caches of pages can tell
+    /// whether they are still exact.
+    version: Arc<AtomicU64>,
 }
 
 impl RankEngine {
@@ -81,6 +87,7 @@ impl RankEngine {
         let rows = store.board_standings(&mut conn).await?;
         let read = started.elapsed();
         *standings = Standings::from_standings(&rows);
+        self.version.fetch_add(1, Ordering::Release);
         let elapsed = started.elapsed();
         tracing::debug!(read_ms = read.as_millis() as u64, build_ms = (elapsed - read).as_millis() as u64, "warm-up");
         Ok(WarmUp { players: rows.len(), elapsed })
@@ -95,7 +102,15 @@ impl RankEngine {
             total: user.total_score,
             plays: user.play_count,
         };
-        self.standings.write().await.apply(standing);
+        let mut standings = self.standings.write().await;
+        if standings.apply(standing) {
+            self.version.fetch_add(1, Ordering::Release);
+        }
+    }
+
+    /// Changes so far; equal versions mean identical boards.
+    pub fn version(&self) -> u64 {
+        self.version.load(Ordering::Acquire)
     }
 
     /// Ranks of the scores these rows show (so a profile's rank matches its
@@ -120,14 +135,14 @@ impl RankEngine {
     pub async fn page_at_offset(&self, board: Board, offset: i64, limit: i64) -> Page {
         let standings = self.standings.read().await;
         let position = usize::try_from(offset).unwrap_or(usize::MAX);
-        build_page(&standings, board, position, to_count(limit))
+        build_page(&standings, board, position, to_count(limit), self.version())
     }
 
     /// `limit` entries after the cursor's key.
     pub async fn page_after(&self, cursor: Cursor, limit: i64) -> Page {
         let standings = self.standings.read().await;
         let position = standings.position_after(cursor.board, cursor.after);
-        build_page(&standings, cursor.board, position, to_count(limit))
+        build_page(&standings, cursor.board, position, to_count(limit), self.version())
     }
 
     /// Up to `radius` entries either side of a player; `None` when the
@@ -139,7 +154,7 @@ impl RankEngine {
         let position = standings.position_of(board, key);
         let start = position.saturating_sub(radius);
         let before = position - start;
-        Some(build_page(&standings, board, start, before + 1 + radius))
+        Some(build_page(&standings, board, start, before + 1 + radius, self.version()))
     }
 }
 
@@ -147,14 +162,15 @@ fn to_count(n: i64) -> usize {
     usize::try_from(n).unwrap_or(0)
 }
 
-/// Ranks `count` entries from `position` (one snapshot, under the lock).
-fn build_page(standings: &Standings, board: Board, position: usize, count: usize) -> Page {
+/// Ranks `count` entries from `position` (one snapshot, under the lock;
+/// `version` is read under the same lock, so it names this snapshot).
+fn build_page(standings: &Standings, board: Board, position: usize, count: usize, version: u64) -> Page {
     let mut keys = standings.slice(board, position, count + 1);
     let has_more = keys.len() > count;
     keys.truncate(count);
     let total_players = standings.len() as i64;
     let Some(first) = keys.first() else {
-        return Page { board, entries: Vec::new(), total_players, next_offset: None, next_cursor: None };
+        return Page { board, entries: Vec::new(), total_players, next_offset: None, next_cursor: None, version };
     };
     let first_rank = standings.rank_of_score(board, first.score);
     let scores: Vec<i64> = keys.iter().map(|k| k.score).collect();
@@ -167,6 +183,7 @@ fn build_page(standings: &Standings, board: Board, position: usize, count: usize
         next_offset: has_more.then_some((position + entries.len()) as i64),
         next_cursor: has_more.then_some(Cursor { board, after: last }),
         entries,
+        version,
     }
 }
 
@@ -216,7 +233,7 @@ mod tests {
         for (i, (id, score)) in scores.iter().enumerate() {
             standings.apply(Standing { id: *id, best: *score, best_at: i as i64, total: *score, plays: 1 });
         }
-        RankEngine { standings: Arc::new(RwLock::new(standings)) }
+        RankEngine { standings: Arc::new(RwLock::new(standings)), version: Arc::default() }
     }
 
     #[tokio::test]

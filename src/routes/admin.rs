@@ -38,6 +38,7 @@ pub async fn initialize(
     let password_hash = state.passwords.hash(&password).await?;
     let data = web::block(move || generate(spec)).await.map_err(anyhow::Error::from)?;
     state.store.replace_all(&data, &password_hash).await?;
+    state.names.clear();
     let warm_up = state.ranks.warm_up(&state.store).await?;
     let elapsed_ms = started.elapsed().as_millis() as u64;
     tracing::info!(

@@ -1,9 +1,14 @@
 //! `/api/rankings/{board}`: pages of a board and the window around a player.
 
+use std::sync::Arc;
+
+use actix_web::http::header::ContentType;
+use actix_web::web::Bytes;
 use actix_web::{web, HttpResponse};
 use serde::Deserialize;
 
 use super::parse_id;
+use crate::cache::PageKey;
 use crate::domain::{parse_offset, Board, Cursor, PageLimit, Radius};
 use crate::error::ApiError;
 use crate::rank::Page;
@@ -24,6 +29,14 @@ pub async fn page(
 ) -> Result<HttpResponse, ApiError> {
     let board = Board::parse(&path)?;
     let limit = PageLimit::parse(query.limit.as_deref(), 10)?.value();
+    let key = PageKey {
+        board,
+        limit,
+        start: match (&query.cursor, &query.offset) {
+            (Some(cursor), _) => format!("c{cursor}"),
+            (None, offset) => format!("o{}", offset.as_deref().unwrap_or("0")),
+        },
+    };
     let cursor = match (&query.cursor, &query.offset) {
         (Some(_), Some(_)) => {
             return Err(ApiError::bad_request("invalid_query", "give either offset or cursor, not both"))
@@ -32,18 +45,35 @@ pub async fn page(
         (None, _) => None,
     };
     let offset = parse_offset(query.offset.as_deref())?;
+    if let Some(body) = state.pages.get(&key, state.ranks.version()) {
+        return Ok(json_response(body));
+    }
     let page = match cursor {
         Some(cursor) => state.ranks.page_after(cursor, limit).await,
         None => state.ranks.page_at_offset(board, offset, limit).await,
     };
-    named(&state, page).await
+    let version = page.version;
+    let body = render(&state, page).await?;
+    state.pages.put(key, version, body.clone());
+    Ok(json_response(body))
 }
 
-/// Answers with a page, its players' display names read in one query.
-async fn named(state: &AppState, page: Page) -> Result<HttpResponse, ApiError> {
-    let mut conn = state.store.conn().await?;
-    let names = state.store.display_names(&mut conn, &page.user_ids()).await?;
-    Ok(HttpResponse::Ok().json(RankingPage::new(page, &names)))
+fn json_response(body: Bytes) -> HttpResponse {
+    HttpResponse::Ok().content_type(ContentType::json()).body(body)
+}
+
+/// A page as JSON, with its players' display names (cached, else one query).
+async fn render(state: &AppState, page: Page) -> Result<Bytes, ApiError> {
+    let (mut names, missing) = state.names.lookup(&page.user_ids());
+    if !missing.is_empty() {
+        let mut conn = state.store.conn().await?;
+        let loaded = state.store.display_names(&mut conn, &missing).await?;
+        let loaded: Vec<(i64, Arc<str>)> = loaded.into_iter().map(|(id, name)| (id, Arc::from(name))).collect();
+        state.names.insert_many(loaded.iter().cloned());
+        names.extend(loaded);
+    }
+    let json = serde_json::to_vec(&RankingPage::new(page, &names)).map_err(anyhow::Error::from)?;
+    Ok(Bytes::from(json))
 }
 
 #[derive(Deserialize)]
@@ -62,7 +92,7 @@ pub async fn around(
     let user_id = parse_id(&user_id, user_not_found)?;
     let radius = Radius::parse(query.radius.as_deref())?.value();
     if let Some(page) = state.ranks.around(board, user_id, radius).await {
-        return named(&state, page).await;
+        return Ok(json_response(render(&state, page).await?));
     }
     let mut conn = state.store.conn().await?;
     match state.store.user(&mut conn, user_id).await? {
