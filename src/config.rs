@@ -52,6 +52,15 @@ pub struct Settings {
     #[arg(long, env = "HASH_CONCURRENCY")]
     pub hash_concurrency: Option<usize>,
 
+    /// Redis for the shared board, sessions and cache invalidation across
+    /// instances (`redis://host:6379`); without it everything stays in process.
+    #[arg(long, env = "REDIS_URL")]
+    pub redis_url: Option<String>,
+
+    /// Prefix of every Redis key (several deployments can share one Redis).
+    #[arg(long, env = "REDIS_PREFIX", default_value = "hiscore")]
+    pub redis_prefix: String,
+
     /// Bearer token for `POST /api/admin/initialize`; without it that endpoint is 404.
     #[arg(long, env = "ADMIN_TOKEN", hide_env_values = true)]
     pub admin_token: Option<String>,

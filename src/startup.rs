@@ -2,6 +2,7 @@
 //! here so that tests can start the real server on port 0 and ask `port()`.
 
 use std::net::TcpListener;
+use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::dev::{Server, ServerHandle};
@@ -12,7 +13,7 @@ use crate::auth::{HashPolicy, PasswordHasher};
 use crate::cache::{NameCache, PageCache};
 use crate::config::Settings;
 use crate::domain::Timestamp;
-use crate::rank::RankEngine;
+use crate::rank::{RankEngine, RedisBoard};
 use crate::routes;
 use crate::state::AppState;
 use crate::store::Store;
@@ -21,6 +22,13 @@ use crate::telemetry::{observe, Metrics};
 /// Idempotency keys are kept twice as long as the contract's 24 hours.
 const IDEMPOTENCY_KEY_RETENTION_MS: i64 = 48 * 3600 * 1000;
 const JANITOR_INTERVAL: Duration = Duration::from_secs(600);
+/// With several instances a cached page may lag other instances' posts by
+/// this much (the contract's "about a second" with room to spare).
+const SHARED_PAGE_MAX_AGE: Duration = Duration::from_millis(250);
+/// Redis connections per instance.
+const REDIS_POOL_SIZE: usize = 16;
+/// The Redis counter bumped by every initialize.
+pub const DATA_GENERATION: &str = "data-generation";
 /// Distinct pages kept rendered (the top pages of both boards in practice).
 const PAGE_CACHE_ENTRIES: usize = 4_096;
 /// Display names kept in memory: about 10 MB at most.
@@ -45,19 +53,25 @@ impl Application {
         if !serve_static {
             tracing::warn!(dir = %static_dir.display(), "no index.html in STATIC_DIR; the ranking page is not served");
         }
-        let ranks = RankEngine::new();
-        let warm_up = ranks.warm_up(&store).await?;
+        let redis = match &settings.redis_url {
+            Some(url) => Some(Arc::new(RedisBoard::new(url, &settings.redis_prefix, REDIS_POOL_SIZE)?)),
+            None => None,
+        };
+        let ranks = RankEngine::new(store.clone(), redis.clone());
+        let warm_up = ranks.warm_up(false).await?;
         tracing::info!(players = warm_up.players, millis = warm_up.elapsed.as_millis() as u64, "rank engine warmed up");
         let state = web::Data::new(AppState {
             settings,
             ranks,
             store,
-            pages: PageCache::new(PAGE_CACHE_ENTRIES),
+            pages: PageCache::new(PAGE_CACHE_ENTRIES, redis.as_ref().map(|_| SHARED_PAGE_MAX_AGE)),
             names: NameCache::new(NAME_CACHE_ENTRIES),
             passwords,
             metrics,
+            redis,
         });
         spawn_janitor(state.clone());
+        spawn_shared_monitor(state.clone());
 
         let server = HttpServer::new(move || {
             let app = App::new().app_data(state.clone()).wrap(from_fn(observe)).configure(routes::configure);
@@ -92,6 +106,29 @@ impl Application {
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
         self.server.await
     }
+}
+
+/// Every second: is the shared board still built, and did another
+/// instance replace the data (initialize)? Then cached names are wrong.
+fn spawn_shared_monitor(state: web::Data<AppState>) {
+    let Some(redis) = state.redis.clone() else { return };
+    actix_web::rt::spawn(async move {
+        let mut generation = redis.counter(DATA_GENERATION).await.unwrap_or(0);
+        let mut interval = actix_web::rt::time::interval(Duration::from_secs(1));
+        loop {
+            interval.tick().await;
+            state.ranks.check_shared().await;
+            if let Ok(now) = redis.counter(DATA_GENERATION).await {
+                if now != generation {
+                    generation = now;
+                    state.names.clear();
+                    if let Err(error) = state.ranks.warm_up(false).await {
+                        tracing::warn!(%error, "reloading the local index after an initialize elsewhere");
+                    }
+                }
+            }
+        }
+    });
 }
 
 /// Deletes expired sessions and old idempotency keys now and then.

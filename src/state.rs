@@ -3,7 +3,9 @@
 use crate::auth::PasswordHasher;
 use crate::cache::{NameCache, PageCache};
 use crate::config::Settings;
-use crate::rank::RankEngine;
+use std::sync::Arc;
+
+use crate::rank::{RankEngine, RedisBoard};
 use crate::store::Store;
 use crate::telemetry::Metrics;
 
@@ -22,4 +24,7 @@ pub struct AppState {
     pub passwords: PasswordHasher,
     /// Request and database counters exported at `/metrics`.
     pub metrics: Metrics,
+    /// Redis, when configured: the shared board (inside `ranks`), sessions,
+    /// and the data generation every instance watches.
+    pub redis: Option<Arc<RedisBoard>>,
 }

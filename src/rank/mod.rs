@@ -7,17 +7,23 @@
 //! updated on the same code path as a score post; the database stays the
 //! source of truth. It never writes anything.
 //!
-//! One instance keeps one index: several instances of the service each see
-//! only their own posts here (sharing needs the Redis engine).
+//! With `REDIS_URL`, the board lives in Redis too ([`RedisBoard`]), shared
+//! by every instance: reads go there while it is healthy, and fall back to
+//! the local index (refreshed from the database) while it is not; a
+//! background task rebuilds Redis when it comes back empty. Without Redis,
+//! each instance sees only its own posts, so run one instance per database.
 
+mod shared;
 mod standings;
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::sync::RwLock;
 
+pub use self::shared::RedisBoard;
+use self::shared::{SharedError, SharedSlice, SliceStart};
 pub use self::standings::{Standing, Standings};
 use crate::domain::{Board, BoardKey, Cursor};
 use crate::store::{Store, UserRow};
@@ -62,35 +68,177 @@ pub struct WarmUp {
     pub elapsed: Duration,
 }
 
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct RankEngine {
-    /// Async lock: a warm-up holds it across the database read, so that no
-    /// post recorded meanwhile is lost (see [`RankEngine::warm_up`]).
+    /// The in-process index: the engine without Redis, and the fallback
+    /// with it. Async lock: a warm-up holds it across the database read, so
+    /// that no post recorded meanwhile is lost (see [`RankEngine::warm_up`]).
     standings: Arc<RwLock<Standings>>,
-    /// Bumped on every change to the standings, so caches of pages can tell
-    /// whether they are still exact.
+    /// Bumped on every change to the local standings, so caches of pages
+    /// can tell whether they are still exact.
     version: Arc<AtomicU64>,
+    /// The board in Redis shared by all instances, when configured.
+    shared: Option<Arc<Shared>>,
+    /// Where warm-ups and rebuilds read from.
+    store: Store,
+}
+
+/// The Redis board and whether it can be trusted right now.
+struct Shared {
+    board: Arc<RedisBoard>,
+    /// False while Redis is down, empty or being rebuilt: reads fall back
+    /// to the local index.
+    healthy: AtomicBool,
+    /// One recovery task at a time.
+    recovering: AtomicBool,
+}
+
+/// The state of the shared board, for `/healthz`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SharedState {
+    Disabled,
+    Ok,
+    Degraded,
+}
+
+impl SharedState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Disabled => "disabled",
+            Self::Ok => "ok",
+            Self::Degraded => "degraded",
+        }
+    }
 }
 
 impl RankEngine {
-    pub fn new() -> Self {
-        Self::default()
+    pub fn new(store: Store, shared: Option<Arc<RedisBoard>>) -> Self {
+        Self {
+            standings: Arc::default(),
+            version: Arc::default(),
+            shared: shared.map(|board| {
+                Arc::new(Shared { board, healthy: AtomicBool::new(false), recovering: AtomicBool::new(false) })
+            }),
+            store,
+        }
     }
 
-    /// Rebuilds the index from the database. The write lock is held across
-    /// the read: a post that commits before the read is in it, and one that
-    /// commits after waits here and is recorded afterwards.
-    pub async fn warm_up(&self, store: &Store) -> Result<WarmUp, sqlx::Error> {
+    /// Rebuilds the local index from the database, and the shared board too
+    /// when `rebuild_shared` (after an initialize) or when it is not built.
+    /// The local write lock is held across the read: a post that commits
+    /// before the read is in it, and one that commits after waits here and
+    /// is recorded afterwards. Redis trouble never fails this: the engine
+    /// serves from the local index and recovers in the background.
+    pub async fn warm_up(&self, rebuild_shared: bool) -> Result<WarmUp, sqlx::Error> {
         let started = Instant::now();
+        let since = match &self.shared {
+            Some(shared) => shared.board.change_seq().await.ok(),
+            None => None,
+        };
         let mut standings = self.standings.write().await;
-        let mut conn = store.conn().await?;
-        let rows = store.board_standings(&mut conn).await?;
+        let mut conn = self.store.conn().await?;
+        let rows = self.store.board_standings(&mut conn).await?;
+        drop(conn);
         let read = started.elapsed();
         *standings = Standings::from_standings(&rows);
         self.version.fetch_add(1, Ordering::Release);
+        drop(standings);
         let elapsed = started.elapsed();
         tracing::debug!(read_ms = read.as_millis() as u64, build_ms = (elapsed - read).as_millis() as u64, "warm-up");
+        if let Some(shared) = &self.shared {
+            let ready = shared.board.is_ready().await.unwrap_or(false);
+            let outcome = match (since, ready && !rebuild_shared) {
+                (_, true) => Ok(()),
+                (Some(since), false) => shared.board.rebuild(&rows, since).await,
+                (None, false) => Err(SharedError::NotReady),
+            };
+            match outcome {
+                Ok(()) => self.check_shared().await,
+                Err(error) => self.degrade(shared, &error),
+            }
+        }
         Ok(WarmUp { players: rows.len(), elapsed })
+    }
+
+    /// Whether reads go to Redis right now.
+    pub fn shared_state(&self) -> SharedState {
+        match &self.shared {
+            None => SharedState::Disabled,
+            Some(shared) if shared.healthy.load(Ordering::Acquire) => SharedState::Ok,
+            Some(_) => SharedState::Degraded,
+        }
+    }
+
+    /// Checks that the shared board is still built (a flushed or restarted
+    /// Redis is not); called every second by a background task.
+    pub async fn check_shared(&self) {
+        let Some(shared) = &self.shared else { return };
+        match shared.board.is_ready().await {
+            Ok(true) => {
+                if !shared.healthy.swap(true, Ordering::AcqRel) {
+                    tracing::info!("shared board in Redis is ready; serving from it");
+                }
+            }
+            Ok(false) => self.degrade(shared, &SharedError::NotReady),
+            Err(error) => self.degrade(shared, &error),
+        }
+    }
+
+    /// Falls back to the local index and starts one recovery task.
+    fn degrade(&self, shared: &Arc<Shared>, error: &SharedError) {
+        if shared.healthy.swap(false, Ordering::AcqRel) {
+            tracing::warn!(%error, "shared board unavailable; serving from the local index");
+        }
+        if shared.recovering.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let engine = self.clone();
+        let shared = Arc::clone(shared);
+        tokio::spawn(async move {
+            // The local index saw only this instance's posts: refresh it
+            // from the database first, then rebuild Redis once it answers.
+            if let Err(error) = engine.refresh_local().await {
+                tracing::warn!(%error, "refreshing the local index failed");
+            }
+            loop {
+                match shared.board.is_ready().await {
+                    Ok(true) => break,
+                    Ok(false) => {
+                        if let Err(error) = engine.rebuild_shared(&shared).await {
+                            tracing::warn!(%error, "rebuilding the shared board failed");
+                        }
+                    }
+                    Err(_) => {}
+                }
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+            shared.healthy.store(true, Ordering::Release);
+            shared.recovering.store(false, Ordering::Release);
+            tracing::info!("shared board rebuilt; serving from Redis again");
+        });
+    }
+
+    async fn refresh_local(&self) -> Result<(), sqlx::Error> {
+        let mut standings = self.standings.write().await;
+        let mut conn = self.store.conn().await?;
+        let rows = self.store.board_standings(&mut conn).await?;
+        *standings = Standings::from_standings(&rows);
+        self.version.fetch_add(1, Ordering::Release);
+        Ok(())
+    }
+
+    async fn rebuild_shared(&self, shared: &Shared) -> anyhow::Result<()> {
+        let since = shared.board.change_seq().await?;
+        let mut conn = self.store.conn().await?;
+        let rows = self.store.board_standings(&mut conn).await?;
+        drop(conn);
+        shared.board.rebuild(&rows, since).await?;
+        Ok(())
+    }
+
+    /// The shared board if it is usable now.
+    fn healthy_shared(&self) -> Option<&Arc<Shared>> {
+        self.shared.as_ref().filter(|shared| shared.healthy.load(Ordering::Acquire))
     }
 
     /// Records a player's state after a committed score post.
@@ -102,13 +250,22 @@ impl RankEngine {
             total: user.total_score,
             plays: user.play_count,
         };
-        let mut standings = self.standings.write().await;
-        if standings.apply(standing) {
-            self.version.fetch_add(1, Ordering::Release);
+        {
+            let mut standings = self.standings.write().await;
+            if standings.apply(standing) {
+                self.version.fetch_add(1, Ordering::Release);
+            }
+        }
+        if let Some(shared) = &self.shared {
+            // Recorded even while degraded: the change log feeds the rebuild.
+            if let Err(error) = shared.board.record(standing).await {
+                self.degrade(shared, &error);
+            }
         }
     }
 
-    /// Changes so far; equal versions mean identical boards.
+    /// Changes so far to the local index; equal versions mean identical
+    /// local boards (with Redis, other instances' posts do not count here).
     pub fn version(&self) -> u64 {
         self.version.load(Ordering::Acquire)
     }
@@ -116,6 +273,28 @@ impl RankEngine {
     /// Ranks of the scores these rows show (so a profile's rank matches its
     /// own numbers even if the player posted a moment later).
     pub async fn ranks_of(&self, users: &[&UserRow]) -> Vec<UserRanks> {
+        if let Some(shared) = self.healthy_shared() {
+            let players: Vec<&&UserRow> = users.iter().filter(|u| u.play_count > 0).collect();
+            let scores: Vec<(Board, i64)> =
+                players.iter().flat_map(|u| [(Board::Best, u.best_score), (Board::Total, u.total_score)]).collect();
+            match shared.board.ranks_of_scores(&scores).await {
+                Ok(ranks) => {
+                    let mut ranks = ranks.chunks(2);
+                    return users
+                        .iter()
+                        .map(|user| {
+                            // Only players were asked about, so only they take a pair.
+                            let pair = if user.play_count > 0 { ranks.next() } else { None };
+                            match pair {
+                                Some([best, total]) => UserRanks { best: Some(*best), total: Some(*total) },
+                                _ => UserRanks::default(),
+                            }
+                        })
+                        .collect();
+                }
+                Err(error) => self.degrade(shared, &error),
+            }
+        }
         let standings = self.standings.read().await;
         users
             .iter()
@@ -133,28 +312,88 @@ impl RankEngine {
 
     /// `limit` entries from position `offset`.
     pub async fn page_at_offset(&self, board: Board, offset: i64, limit: i64) -> Page {
-        let standings = self.standings.read().await;
         let position = usize::try_from(offset).unwrap_or(usize::MAX);
+        if let Some(page) = self.shared_page(board, SliceStart::Offset(position), to_count(limit)).await {
+            return page.unwrap_or_else(|| empty_page(board, 0, 0));
+        }
+        let standings = self.standings.read().await;
         build_page(&standings, board, position, to_count(limit), self.version())
     }
 
     /// `limit` entries after the cursor's key.
     pub async fn page_after(&self, cursor: Cursor, limit: i64) -> Page {
+        let board = cursor.board;
+        if let Some(page) = self.shared_page(board, SliceStart::After(cursor.after), to_count(limit)).await {
+            return page.unwrap_or_else(|| empty_page(board, 0, 0));
+        }
         let standings = self.standings.read().await;
-        let position = standings.position_after(cursor.board, cursor.after);
-        build_page(&standings, cursor.board, position, to_count(limit), self.version())
+        let position = standings.position_after(board, cursor.after);
+        build_page(&standings, board, position, to_count(limit), self.version())
     }
 
     /// Up to `radius` entries either side of a player; `None` when the
     /// player is not on the board.
     pub async fn around(&self, board: Board, user_id: i64, radius: i64) -> Option<Page> {
+        let radius = to_count(radius);
+        if let Some(page) = self.shared_page(board, SliceStart::Around { id: user_id, radius }, 2 * radius + 1).await {
+            return page;
+        }
         let standings = self.standings.read().await;
         let key = standings.key_of(board, user_id)?;
-        let radius = to_count(radius);
         let position = standings.position_of(board, key);
         let start = position.saturating_sub(radius);
         let before = position - start;
         Some(build_page(&standings, board, start, before + 1 + radius, self.version()))
+    }
+
+    /// A page from Redis: `None` to fall back to the local index,
+    /// `Some(None)` for a player who is not on the board.
+    async fn shared_page(&self, board: Board, start: SliceStart, count: usize) -> Option<Option<Page>> {
+        let shared = self.healthy_shared()?;
+        let around = match start {
+            SliceStart::Around { id, radius } => Some((id, radius)),
+            _ => None,
+        };
+        match shared.board.slice(board, start, count + 1).await {
+            Ok(None) => Some(None),
+            Ok(Some(mut slice)) => {
+                // Around a player the window is `radius` either side: trim the
+                // look-ahead so that "more" means more after the window.
+                let wanted = match around {
+                    Some((id, radius)) => match slice.keys.iter().position(|key| key.id == id) {
+                        Some(me) => me + 1 + radius,
+                        None => return Some(None),
+                    },
+                    None => count,
+                };
+                let has_more = slice.keys.len() > wanted;
+                slice.keys.truncate(wanted);
+                Some(Some(page_from_slice(board, slice, has_more, self.version())))
+            }
+            Err(error) => {
+                self.degrade(shared, &error);
+                None
+            }
+        }
+    }
+}
+
+fn empty_page(board: Board, total_players: i64, version: u64) -> Page {
+    Page { board, entries: Vec::new(), total_players, next_offset: None, next_cursor: None, version }
+}
+
+fn page_from_slice(board: Board, slice: SharedSlice, has_more: bool, version: u64) -> Page {
+    let Some(last) = slice.keys.last().copied() else { return empty_page(board, slice.total as i64, version) };
+    let scores: Vec<i64> = slice.keys.iter().map(|k| k.score).collect();
+    let ranks = assign_ranks(slice.first_rank, slice.position as i64, &scores);
+    let count = slice.keys.len();
+    Page {
+        board,
+        entries: slice.keys.into_iter().zip(ranks).map(|(key, rank)| RankedKey { rank, key }).collect(),
+        total_players: slice.total as i64,
+        next_offset: has_more.then_some((slice.position + count) as i64),
+        next_cursor: has_more.then_some(Cursor { board, after: last }),
+        version,
     }
 }
 
@@ -170,7 +409,7 @@ fn build_page(standings: &Standings, board: Board, position: usize, count: usize
     keys.truncate(count);
     let total_players = standings.len() as i64;
     let Some(first) = keys.first() else {
-        return Page { board, entries: Vec::new(), total_players, next_offset: None, next_cursor: None, version };
+        return empty_page(board, total_players, version);
     };
     let first_rank = standings.rank_of_score(board, first.score);
     let scores: Vec<i64> = keys.iter().map(|k| k.score).collect();
@@ -228,17 +467,21 @@ mod tests {
         assert_eq!(assign_ranks(11, 10, &[5, 4, 3]), [11, 12, 13]);
     }
 
-    fn engine_with(scores: &[(i64, i64)]) -> RankEngine {
-        let mut standings = Standings::new();
+    async fn engine_with(scores: &[(i64, i64)]) -> RankEngine {
+        let counter = prometheus::IntCounter::new("statements", "statements").unwrap();
+        let store = Store::connect("sqlite::memory:", 1, counter).await.unwrap();
+        let engine = RankEngine::new(store, None);
+        let mut standings = engine.standings.write().await;
         for (i, (id, score)) in scores.iter().enumerate() {
             standings.apply(Standing { id: *id, best: *score, best_at: i as i64, total: *score, plays: 1 });
         }
-        RankEngine { standings: Arc::new(RwLock::new(standings)), version: Arc::default() }
+        drop(standings);
+        engine
     }
 
     #[tokio::test]
     async fn pages_cursors_and_windows() {
-        let engine = engine_with(&[(1, 50), (2, 40), (3, 40), (4, 40), (5, 10)]);
+        let engine = engine_with(&[(1, 50), (2, 40), (3, 40), (4, 40), (5, 10)]).await;
         let first = engine.page_at_offset(Board::Best, 0, 3).await;
         let ranks: Vec<(i64, i64)> = first.entries.iter().map(|e| (e.rank, e.key.id)).collect();
         assert_eq!(ranks, [(1, 1), (2, 2), (2, 3)]);

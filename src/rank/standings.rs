@@ -42,21 +42,21 @@ fn total_key(total: i64, id: i64) -> u128 {
 
 /// The smallest key with `score`: its position is the number of players
 /// with a strictly greater score.
-fn first_key_with(board: Board, score: i64) -> u128 {
+pub(super) fn first_key_with(board: Board, score: i64) -> u128 {
     match board {
         Board::Best => best_key(score, 0, 0),
         Board::Total => total_key(score, 0),
     }
 }
 
-fn pack(board: Board, key: BoardKey) -> u128 {
+pub(super) fn pack(board: Board, key: BoardKey) -> u128 {
     match board {
         Board::Best => best_key(key.score, key.at, key.id),
         Board::Total => total_key(key.score, key.id),
     }
 }
 
-fn unpack(board: Board, key: u128) -> BoardKey {
+pub(super) fn unpack(board: Board, key: u128) -> BoardKey {
     match board {
         Board::Best => BoardKey {
             score: i64::from(u32::MAX - (key >> 96) as u32),

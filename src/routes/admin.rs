@@ -39,7 +39,13 @@ pub async fn initialize(
     let data = web::block(move || generate(spec)).await.map_err(anyhow::Error::from)?;
     state.store.replace_all(&data, &password_hash).await?;
     state.names.clear();
-    let warm_up = state.ranks.warm_up(&state.store).await?;
+    let warm_up = state.ranks.warm_up(true).await?;
+    if let Some(redis) = &state.redis {
+        // Other instances clear their caches when they see this change.
+        if let Err(error) = redis.bump(crate::startup::DATA_GENERATION).await {
+            tracing::warn!(%error, "could not announce the initialize to other instances");
+        }
+    }
     let elapsed_ms = started.elapsed().as_millis() as u64;
     tracing::info!(
         users = spec.users,

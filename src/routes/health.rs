@@ -8,7 +8,8 @@ use crate::state::AppState;
 
 pub async fn healthz(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
     match state.store.ping().await {
-        Ok(()) => Ok(HttpResponse::Ok().json(json!({"status": "ok"}))),
+        // Redis is reported, never fatal: without it the service degrades.
+        Ok(()) => Ok(HttpResponse::Ok().json(json!({"status": "ok", "redis": state.ranks.shared_state().as_str()}))),
         Err(error) => {
             tracing::warn!(%error, "health check: database not answering");
             Err(ApiError::unavailable("database_unavailable", "the database is not answering"))

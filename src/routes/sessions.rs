@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use super::users::load_profile;
 use super::JsonObject;
-use crate::auth::{expired_session_cookie, session_cookie, AuthUser, SessionToken, Verification};
+use crate::auth::{expired_session_cookie, session_cache_key, session_cookie, AuthUser, SessionToken, Verification};
 use crate::domain::{LoginName, Password, Timestamp};
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -73,5 +73,12 @@ pub(super) async fn start_session(
 pub async fn logout(state: web::Data<AppState>, auth: AuthUser) -> Result<HttpResponse, ApiError> {
     let mut conn = state.store.conn().await?;
     state.store.delete_session(&mut conn, &auth.token_hash).await?;
+    if let Some(redis) = &state.redis {
+        if let Err(error) = redis.cache_delete(&session_cache_key(&auth.token_hash)).await {
+            // The database row is gone; a cached entry would outlive it
+            // by at most SESSION_CACHE_TTL, so say so loudly.
+            tracing::error!(%error, "logout: could not delete the cached session in Redis");
+        }
+    }
     Ok(HttpResponse::NoContent().cookie(expired_session_cookie()).finish())
 }

@@ -24,20 +24,20 @@ impl Store {
         Ok(())
     }
 
-    /// The user a live (unexpired) session belongs to.
+    /// The user a live (unexpired) session belongs to, and its expiry.
     pub async fn session_user(
         &self,
         conn: &mut AnyConnection,
         token_hash: &str,
         now: Timestamp,
-    ) -> Result<Option<i64>, sqlx::Error> {
+    ) -> Result<Option<(i64, Timestamp)>, sqlx::Error> {
         let row = self
-            .sql("SELECT user_id FROM sessions WHERE token_hash = ? AND expires_at > ?")
+            .sql("SELECT user_id, expires_at FROM sessions WHERE token_hash = ? AND expires_at > ?")
             .bind(token_hash)
             .bind(now.millis())
             .fetch_optional(&mut *conn)
             .await?;
-        row.map(|row| row.try_get("user_id")).transpose()
+        row.map(|row| Ok((row.try_get("user_id")?, Timestamp::from_millis(row.try_get("expires_at")?)))).transpose()
     }
 
     pub async fn delete_session(&self, conn: &mut AnyConnection, token_hash: &str) -> Result<(), sqlx::Error> {

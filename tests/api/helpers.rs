@@ -1,7 +1,6 @@
 //! `spawn_app()` and friends: a real server on a fresh database per test.
 
 use std::io::Write as _;
-use std::sync::Once;
 
 use actix_web::dev::ServerHandle;
 use hiscore::config::Settings;
@@ -10,7 +9,9 @@ use reqwest::{Response, StatusCode};
 use serde_json::{json, Value};
 
 /// Runs each listed `async fn name(backend: Backend)` once per backend:
-/// `name::sqlite` always, `name::mariadb` when `TEST_MYSQL_URL` is set.
+/// `name::sqlite` always, `name::mariadb` when `TEST_MYSQL_URL` is set, and
+/// `name::mariadb_redis` (the shared rank engine) when `TEST_REDIS_URL` is
+/// set too.
 #[macro_export]
 macro_rules! backend_tests {
     ($($name:ident),* $(,)?) => {
@@ -27,6 +28,13 @@ macro_rules! backend_tests {
                         super::$name(backend).await
                     }
                 }
+
+                #[actix_web::test]
+                async fn mariadb_redis() {
+                    if let Some(backend) = $crate::helpers::Backend::mariadb_redis() {
+                        super::$name(backend).await
+                    }
+                }
             }
         )*
     };
@@ -36,33 +44,79 @@ macro_rules! backend_tests {
 pub enum Backend {
     Sqlite,
     MariaDb { server_url: String },
+    MariaDbRedis { server_url: String, redis_url: String },
+}
+
+/// Says once, on the terminal, which variants are skipped.
+fn skipped(variable: &str, variants: &str) {
+    static NOTES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let note = format!(
+        "{variable} is not set: the `::{variants}` variants of the API tests are SKIPPED (they pass without running)"
+    );
+    if let Ok(mut notes) = NOTES.lock() {
+        if !notes.contains(&note) {
+            // Straight to stderr: libtest captures println! of passing tests.
+            let _ = writeln!(std::io::stderr(), "\nnote: {note}\n");
+            notes.push(note);
+        }
+    }
+}
+
+fn env_url(variable: &str) -> Option<String> {
+    std::env::var(variable).ok().filter(|url| !url.is_empty())
 }
 
 impl Backend {
+    /// MariaDB with the shared (Redis) rank engine, when both URLs are set.
+    pub fn mariadb_redis() -> Option<Self> {
+        match (env_url("TEST_MYSQL_URL"), env_url("TEST_REDIS_URL")) {
+            (Some(server_url), Some(redis_url)) => Some(Self::MariaDbRedis { server_url, redis_url }),
+            _ => {
+                skipped("TEST_MYSQL_URL or TEST_REDIS_URL", "mariadb_redis");
+                None
+            }
+        }
+    }
+
     /// The MariaDB backend when `TEST_MYSQL_URL` is set; otherwise `None`,
     /// and a note on the terminal (once) saying those variants are skipped.
     pub fn mariadb() -> Option<Self> {
-        match std::env::var("TEST_MYSQL_URL") {
-            Ok(url) if !url.is_empty() => Some(Self::MariaDb { server_url: url }),
-            _ => {
-                static NOTE: Once = Once::new();
-                NOTE.call_once(|| {
-                    // Straight to stderr: libtest captures println! of passing tests.
-                    let _ = writeln!(
-                        std::io::stderr(),
-                        "\nnote: TEST_MYSQL_URL is not set: the `::mariadb` variants of the API tests are SKIPPED (they pass without running)\n"
-                    );
-                });
+        match env_url("TEST_MYSQL_URL") {
+            Some(server_url) => Some(Self::MariaDb { server_url }),
+            None => {
+                skipped("TEST_MYSQL_URL", "mariadb");
                 None
             }
         }
     }
 }
 
-/// A database of its own for one test, removed afterwards.
+/// A database of its own for one test (and a Redis key prefix of its own
+/// when the backend has Redis), removed afterwards.
 pub struct TestDatabase {
     pub url: String,
+    pub redis: Option<TestRedis>,
     cleanup: Cleanup,
+}
+
+/// A Redis URL and a key prefix no other test uses.
+#[derive(Debug, Clone)]
+pub struct TestRedis {
+    pub url: String,
+    pub prefix: String,
+}
+
+impl TestRedis {
+    fn new(url: &str) -> Self {
+        Self { url: url.to_owned(), prefix: format!("hiscore-test-{:016x}", rand::random::<u64>()) }
+    }
+
+    /// Deletes every key of this prefix: what a FLUSHALL does to this test.
+    pub async fn flush(&self) {
+        use hiscore::rank::RedisBoard;
+        let board = RedisBoard::new(&self.url, &self.prefix, 1).expect("redis pool");
+        board.clear().await.expect("TEST_REDIS_URL is set but Redis is not reachable");
+    }
 }
 
 enum Cleanup {
@@ -76,15 +130,22 @@ impl TestDatabase {
             Backend::Sqlite => {
                 let dir = tempfile::tempdir().expect("temp dir");
                 let url = format!("sqlite://{}/hiscore.db", dir.path().display());
-                Self { url, cleanup: Cleanup::Sqlite(dir) }
+                Self { url, redis: None, cleanup: Cleanup::Sqlite(dir) }
             }
-            Backend::MariaDb { server_url } => {
-                let name = format!("hiscore_test_{:016x}", rand::random::<u64>());
-                run_mysql(server_url, &format!("CREATE DATABASE {name} CHARACTER SET utf8mb4")).await;
-                let url = replace_database(server_url, &name);
-                Self { url, cleanup: Cleanup::MariaDb { server_url: server_url.clone(), name } }
+            Backend::MariaDb { server_url } => Self::mariadb(server_url, None).await,
+            Backend::MariaDbRedis { server_url, redis_url } => {
+                let redis = TestRedis::new(redis_url);
+                redis.flush().await; // also proves Redis answers
+                Self::mariadb(server_url, Some(redis)).await
             }
         }
+    }
+
+    async fn mariadb(server_url: &str, redis: Option<TestRedis>) -> Self {
+        let name = format!("hiscore_test_{:016x}", rand::random::<u64>());
+        run_mysql(server_url, &format!("CREATE DATABASE {name} CHARACTER SET utf8mb4")).await;
+        let url = replace_database(server_url, &name);
+        Self { url, redis, cleanup: Cleanup::MariaDb { server_url: server_url.to_owned(), name } }
     }
 
     /// A direct connection, for asserting on what is stored.
@@ -96,17 +157,27 @@ impl TestDatabase {
 
 impl Drop for TestDatabase {
     fn drop(&mut self) {
-        if let Cleanup::MariaDb { server_url, name } = &self.cleanup {
-            let (server_url, sql) = (server_url.clone(), format!("DROP DATABASE IF EXISTS {name}"));
-            // Drop cannot await; a thread with its own runtime can.
-            let _ = std::thread::spawn(move || {
-                tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .map(|rt| rt.block_on(run_mysql(&server_url, &sql)))
-            })
-            .join();
-        }
+        let database = match &self.cleanup {
+            Cleanup::MariaDb { server_url, name } => {
+                Some((server_url.clone(), format!("DROP DATABASE IF EXISTS {name}")))
+            }
+            Cleanup::Sqlite(_) => None,
+        };
+        let redis = self.redis.clone();
+        // Drop cannot await; a thread with its own runtime can.
+        let _ = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().ok()?;
+            runtime.block_on(async {
+                if let Some((server_url, sql)) = database {
+                    run_mysql(&server_url, &sql).await;
+                }
+                if let Some(redis) = redis {
+                    redis.flush().await;
+                }
+            });
+            Some(())
+        })
+        .join();
     }
 }
 
@@ -166,6 +237,9 @@ pub async fn spawn_app_on(db: &TestDatabase, extra_args: &[&str]) -> TestApp {
         "--static-dir",
         "/nonexistent",
     ];
+    if let Some(redis) = &db.redis {
+        args.extend_from_slice(&["--redis-url", &redis.url, "--redis-prefix", &redis.prefix]);
+    }
     args.extend_from_slice(extra_args);
     let settings = Settings::try_parse_from(args).expect("test settings");
     let app = Application::build(settings).await.expect("build the app");

@@ -13,7 +13,9 @@ async fn healthz_and_metrics(backend: Backend) {
     let app = spawn_app_on(&db, &[]).await;
     let (status, body) = app.get_json("/healthz").await;
     assert_eq!(status, 200);
-    assert_eq!(body, json!({"status": "ok"}));
+    assert_eq!(body["status"], "ok");
+    let expected_redis = if db.redis.is_some() { "ok" } else { "disabled" };
+    assert_eq!(body["redis"], expected_redis, "{body}");
 
     app.get("/api/rankings/best").await;
     let response = app.get("/metrics").await;
