@@ -11,6 +11,7 @@ mod admin;
 mod bench;
 mod concurrency;
 mod errors;
+mod instances;
 mod operations;
 mod rankings;
 mod restarts;

@@ -213,3 +213,69 @@ async fn ranking_errors(backend: Backend) {
     let (status, _) = app.get_json("/api/rankings/best?limit=100").await;
     assert_eq!(status, StatusCode::OK);
 }
+
+backend_tests!(random_posts_match_a_brute_force_sort);
+
+/// The property: after random posts with many ties, every page, cursor walk,
+/// window and profile rank equals a brute-force sort of the database rows.
+async fn random_posts_match_a_brute_force_sort(backend: Backend) {
+    use rand::{Rng, SeedableRng};
+    let (app, db) = spawn_app(&backend).await;
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(42);
+    let mut players = Vec::new();
+    for i in 0..12 {
+        players.push(app.register(&format!("prop{i:02}")).await);
+    }
+    for _ in 0..80 {
+        let player = &players[rng.gen_range(0..players.len())];
+        app.post_score(player, rng.gen_range(0..6) * 10).await;
+    }
+
+    let pool = db.connect().await;
+    let rows: Vec<(i64, i64, Option<i64>, i64, i64)> =
+        sqlx::query_as("SELECT id, best_score, best_at, total_score, play_count FROM users")
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+    for board in ["best", "total"] {
+        // (score, tie-break, id) for everyone who played, in board order.
+        let mut expected: Vec<(i64, i64, i64)> = rows
+            .iter()
+            .filter(|r| r.4 > 0)
+            .map(|r| if board == "best" { (r.1, r.2.unwrap(), r.0) } else { (r.3, 0, r.0) })
+            .collect();
+        expected.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
+        let ranked: Vec<(i64, i64)> =
+            expected.iter().map(|e| (1 + expected.iter().filter(|o| o.0 > e.0).count() as i64, e.2)).collect();
+
+        let mut by_offset = Vec::new();
+        let mut offset = 0;
+        loop {
+            let page = app.ranking(board, &format!("limit=5&offset={offset}")).await;
+            by_offset.extend(ranks_and_ids(&page));
+            match page["next_offset"].as_i64() {
+                Some(next) => offset = next,
+                None => break,
+            }
+        }
+        assert_eq!(by_offset, ranked, "{board} by offset");
+
+        let mut by_cursor = Vec::new();
+        let mut page = app.ranking(board, "limit=4").await;
+        loop {
+            by_cursor.extend(ranks_and_ids(&page));
+            let Some(cursor) = next_cursor(&page) else { break };
+            page = app.ranking(board, &format!("limit=4&cursor={cursor}")).await;
+        }
+        assert_eq!(by_cursor, ranked, "{board} by cursor");
+
+        for (position, (rank, id)) in ranked.iter().enumerate() {
+            let window = app.ranking(&format!("{board}/around/{id}"), "radius=2").await;
+            let start = position.saturating_sub(2);
+            let end = (position + 3).min(ranked.len());
+            assert_eq!(ranks_and_ids(&window), ranked[start..end], "{board} around {id}");
+            let (_, profile) = app.get_json(&format!("/api/users/{id}")).await;
+            assert_eq!(profile[format!("{board}_rank")], *rank, "{board} rank of {id}");
+        }
+    }
+}

@@ -1,0 +1,121 @@
+//! Several instances on one database and one Redis, and an instance whose
+//! Redis is gone.
+
+use std::time::{Duration, Instant};
+
+use reqwest::StatusCode;
+use serde_json::json;
+
+use crate::helpers::{ranks_and_ids, spawn_app_on, Backend, TestDatabase, PASSWORD};
+
+#[actix_web::test]
+async fn two_instances_share_one_board_sessions_and_logouts() {
+    let Some(backend) = Backend::mariadb_redis() else { return };
+    let db = TestDatabase::new(&backend).await;
+    let a = spawn_app_on(&db, &[]).await;
+    let b = spawn_app_on(&db, &[]).await;
+
+    let mut players = Vec::new();
+    for i in 0..6 {
+        let app = if i % 2 == 0 { &a } else { &b };
+        let player = app.register(&format!("multi{i}")).await;
+        app.post_score(&player, 100 + 10 * (i % 3)).await;
+        players.push(player);
+    }
+    // Every page and rank agrees, whichever instance answers.
+    for board in ["best", "total"] {
+        let (from_a, from_b) = (a.ranking(board, "limit=100").await, b.ranking(board, "limit=100").await);
+        assert_eq!(ranks_and_ids(&from_a), ranks_and_ids(&from_b), "{board}");
+        assert_eq!(from_a["total_players"], 6);
+    }
+    for player in &players {
+        let path = format!("/api/users/{}", player.id);
+        assert_eq!(a.get_json(&path).await.1["best_rank"], b.get_json(&path).await.1["best_rank"]);
+    }
+
+    // A post on A shows on B's board within a second.
+    let last = &players[5];
+    let posted = Instant::now();
+    a.post_score(last, 1_000).await;
+    loop {
+        let top = b.ranking("best", "limit=1").await;
+        if top["entries"][0]["user"]["id"] == last.id {
+            break;
+        }
+        assert!(posted.elapsed() < Duration::from_secs(1), "B still shows {top} a second after the post on A");
+        actix_web::rt::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    // A session made on B works on A, and a logout on A kills it on B at once.
+    let (_, session) = b.login("multi0", PASSWORD).await;
+    let token = session["token"].as_str().unwrap();
+    assert_eq!(a.get_authed("/api/me", token).await.0, StatusCode::OK);
+    assert_eq!(b.get_authed("/api/me", token).await.0, StatusCode::OK);
+    assert_eq!(a.logout(token).await, StatusCode::NO_CONTENT);
+    assert_eq!(b.get_authed("/api/me", token).await.0, StatusCode::UNAUTHORIZED);
+}
+
+#[actix_web::test]
+async fn without_redis_every_endpoint_still_answers_correctly() {
+    // Redis configured at a port where nothing listens.
+    let db = TestDatabase::new(&Backend::Sqlite).await;
+    let app = spawn_app_on(&db, &["--redis-url", "redis://127.0.0.1:1", "--redis-prefix", "dead"]).await;
+
+    let alice = app.register("alice").await;
+    let bob = app.register("bob").await;
+    app.post_score(&alice, 50).await;
+    let result = app.post_score(&bob, 70).await;
+    assert_eq!(result["user"]["best_rank"], 1);
+
+    let page = app.ranking("best", "limit=10").await;
+    assert_eq!(ranks_and_ids(&page), [(1, bob.id), (2, alice.id)]);
+    let around = app.ranking(&format!("total/around/{}", alice.id), "radius=1").await;
+    assert_eq!(ranks_and_ids(&around), [(1, bob.id), (2, alice.id)]);
+    let (status, me) = app.get_authed("/api/me", &alice.token).await;
+    assert_eq!((status, me["best_rank"].clone()), (StatusCode::OK, json!(2)));
+    let (_, users) = app.get_json(&format!("/api/users?ids={},{}", alice.id, bob.id)).await;
+    assert_eq!(users["users"][1]["total_rank"], 1);
+    assert_eq!(app.logout(&alice.token).await, StatusCode::NO_CONTENT);
+    assert_eq!(app.get_authed("/api/me", &alice.token).await.0, StatusCode::UNAUTHORIZED);
+
+    let (status, health) = app.get_json("/healthz").await;
+    assert_eq!(status, StatusCode::OK, "a missing Redis is not a failed health check");
+    assert_eq!(health["redis"], "degraded");
+}
+
+#[actix_web::test]
+async fn a_flushed_redis_is_rebuilt_while_the_service_answers() {
+    let Some(backend) = Backend::mariadb_redis() else { return };
+    let db = TestDatabase::new(&backend).await;
+    let app = spawn_app_on(&db, &[]).await;
+    let mut players = Vec::new();
+    for i in 0..5 {
+        let player = app.register(&format!("flush{i}")).await;
+        app.post_score(&player, 10 * (i + 1)).await;
+        players.push(player);
+    }
+    let before = ranks_and_ids(&app.ranking("best", "limit=10").await);
+
+    // Every key of this deployment gone, as after a FLUSHALL or a restart.
+    db.redis.as_ref().unwrap().flush().await;
+
+    // Answers stay right throughout, and a post in the gap is not lost.
+    app.post_score(&players[0], 1_000).await;
+    let started = Instant::now();
+    let mut healthy = false;
+    while started.elapsed() < Duration::from_secs(10) {
+        let page = ranks_and_ids(&app.ranking("best", "limit=10").await);
+        assert_eq!(page[0], (1, players[0].id), "during the rebuild: {page:?}");
+        let shifted: Vec<(i64, i64)> = before[..4].iter().map(|(rank, id)| (rank + 1, *id)).collect();
+        assert_eq!(page[1..], shifted[..]);
+        if app.get_json("/healthz").await.1["redis"] == "ok" {
+            healthy = true;
+            break;
+        }
+        actix_web::rt::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(healthy, "the shared board was not rebuilt within 10 s");
+    let page = ranks_and_ids(&app.ranking("best", "limit=10").await);
+    assert_eq!(page[0], (1, players[0].id), "the post made while Redis was empty survived the rebuild");
+    assert_eq!(page.len(), 5);
+}
