@@ -136,9 +136,7 @@ impl RankEngine {
             None => None,
         };
         let mut standings = self.standings.write().await;
-        let mut conn = self.store.conn().await?;
-        let rows = self.store.board_standings(&mut conn).await?;
-        drop(conn);
+        let rows = self.store.board_standings().await?;
         let read = started.elapsed();
         *standings = Standings::from_standings(&rows);
         self.version.fetch_add(1, Ordering::Release);
@@ -220,8 +218,7 @@ impl RankEngine {
 
     async fn refresh_local(&self) -> Result<(), sqlx::Error> {
         let mut standings = self.standings.write().await;
-        let mut conn = self.store.conn().await?;
-        let rows = self.store.board_standings(&mut conn).await?;
+        let rows = self.store.board_standings().await?;
         *standings = Standings::from_standings(&rows);
         self.version.fetch_add(1, Ordering::Release);
         Ok(())
@@ -229,9 +226,7 @@ impl RankEngine {
 
     async fn rebuild_shared(&self, shared: &Shared) -> anyhow::Result<()> {
         let since = shared.board.change_seq().await?;
-        let mut conn = self.store.conn().await?;
-        let rows = self.store.board_standings(&mut conn).await?;
-        drop(conn);
+        let rows = self.store.board_standings().await?;
         shared.board.rebuild(&rows, since).await?;
         Ok(())
     }

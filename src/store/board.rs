@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 
+use futures_util::{stream, StreamExt as _, TryStreamExt as _};
 use sqlx::{AnyConnection, Row};
 
 use super::Store;
@@ -10,31 +11,37 @@ use crate::rank::Standing;
 
 impl Store {
     /// Every player on the boards (at least one score), read in id ranges
-    /// as packed text (see `Dialect::standings_chunk`).
-    pub async fn board_standings(&self, conn: &mut AnyConnection) -> Result<Vec<Standing>, sqlx::Error> {
+    /// as packed text (see `Dialect::standings_chunk`), two ranges at a
+    /// time on two connections (the database's scan is the slow part).
+    pub async fn board_standings(&self) -> Result<Vec<Standing>, sqlx::Error> {
         const IDS_PER_CHUNK: i64 = 50_000;
+        const PARALLEL_READS: usize = 2;
+        let mut conn = self.conn().await?;
         let max_id: Option<i64> =
             self.sql("SELECT MAX(id) AS max_id FROM users").fetch_one(&mut *conn).await?.try_get("max_id")?;
-        let mut standings = Vec::new();
-        let mut from = 0;
-        while from <= max_id.unwrap_or(-1) {
-            let row = self
-                .sql(self.dialect.standings_chunk())
-                .bind(from)
-                .bind(from + IDS_PER_CHUNK)
-                .fetch_one(&mut *conn)
-                .await?;
-            // SQLite hands back text, MySQL a blob (GROUP_CONCAT beyond 512 bytes).
-            let chunk = match row.try_get::<Option<String>, _>("chunk") {
-                Ok(text) => text,
-                Err(_) => row
-                    .try_get::<Option<Vec<u8>>, _>("chunk")?
-                    .map(|bytes| String::from_utf8_lossy(&bytes).into_owned()),
-            };
-            if let Some(chunk) = chunk {
-                parse_standings(&chunk, &mut standings).map_err(sqlx::Error::Protocol)?;
+        drop(conn);
+        let starts: Vec<i64> = (0..=max_id.unwrap_or(-1)).step_by(IDS_PER_CHUNK as usize).collect();
+        let chunks: Vec<Vec<Standing>> = stream::iter(starts)
+            .map(|from| self.standings_chunk(from, from + IDS_PER_CHUNK))
+            .buffered(PARALLEL_READS)
+            .try_collect()
+            .await?;
+        Ok(chunks.concat())
+    }
+
+    async fn standings_chunk(&self, from: i64, to: i64) -> Result<Vec<Standing>, sqlx::Error> {
+        let mut conn = self.conn().await?;
+        let row = self.sql(self.dialect.standings_chunk()).bind(from).bind(to).fetch_one(&mut *conn).await?;
+        // SQLite hands back text, MySQL a blob (GROUP_CONCAT beyond 512 bytes).
+        let chunk = match row.try_get::<Option<String>, _>("chunk") {
+            Ok(text) => text,
+            Err(_) => {
+                row.try_get::<Option<Vec<u8>>, _>("chunk")?.map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
             }
-            from += IDS_PER_CHUNK;
+        };
+        let mut standings = Vec::new();
+        if let Some(chunk) = chunk {
+            parse_standings(&chunk, &mut standings).map_err(sqlx::Error::Protocol)?;
         }
         Ok(standings)
     }
