@@ -9,6 +9,7 @@ mod helpers;
 mod accounts;
 mod admin;
 mod bench;
+mod browser;
 mod concurrency;
 mod errors;
 mod instances;

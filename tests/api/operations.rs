@@ -77,10 +77,36 @@ async fn the_app_serves_the_static_ranking_page(backend: Backend) {
     let response = app.get("/").await;
     assert_eq!(response.status(), 200);
     assert!(response.headers()["content-type"].to_str().unwrap().starts_with("text/html"));
+    let html = response.text().await.unwrap();
+    let script = html.split("src=\"").nth(1).and_then(|rest| rest.split('"').next()).unwrap();
+    let response = app.get(script).await;
+    assert_eq!(response.status(), 200, "{script}");
     assert!(response.text().await.unwrap().contains("/api/rankings/"));
 
     let (status, body) = app.get_json("/no-such-file.js").await;
     crate::helpers::assert_error(status, &body, 404, "not_found");
     let (status, _) = app.get_json("/api/rankings/best").await;
     assert_eq!(status, 200, "the API still wins over static files");
+}
+
+/// Asset names carry the hash of their content (so nginx may cache them
+/// forever) and index.html points at exactly those names. After editing an
+/// asset, run static/fingerprint.sh.
+#[test]
+fn static_assets_are_fingerprinted() {
+    use sha2::{Digest, Sha256};
+    let static_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("static");
+    let index = std::fs::read_to_string(static_dir.join("index.html")).unwrap();
+    let mut assets = 0;
+    for entry in std::fs::read_dir(static_dir.join("assets")).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_str().unwrap().to_owned();
+        let hash: String = Sha256::digest(std::fs::read(&path).unwrap()).iter().map(|b| format!("{b:02x}")).collect();
+        let parts: Vec<&str> = name.split('.').collect();
+        assert_eq!(parts.len(), 3, "{name} is not NAME.HASH.EXT");
+        assert_eq!(parts[1], &hash[..10], "{name}: content changed; run static/fingerprint.sh");
+        assert!(index.contains(&format!("/assets/{name}")), "index.html does not load {name}");
+        assets += 1;
+    }
+    assert!(assets >= 2);
 }

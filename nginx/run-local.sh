@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Runs nginx from this directory's config in front of locally running
+# `hiscore serve` instances, with every path under a temporary prefix (no
+# root-owned files). Environment:
+#   LISTEN     address to listen on          (default 127.0.0.1:8000)
+#   UPSTREAMS  app servers, comma-separated  (default 127.0.0.1:8080)
+#   STATIC_DIR the ranking page              (default ../static)
+#   PREFIX     nginx's working directory     (default a new temp dir)
+# It ends by exec-ing nginx in the foreground, so SIGTERM to this process
+# stops nginx and everything it started.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+
+export LISTEN="${LISTEN:-127.0.0.1:8000}"
+UPSTREAMS="${UPSTREAMS:-127.0.0.1:8080}"
+export STATIC_ROOT="$(cd "${STATIC_DIR:-$here/../static}" && pwd)"
+PREFIX="${PREFIX:-$(mktemp -d -t hiscore-nginx.XXXXXX)}"
+export ACCESS_LOG="$PREFIX/logs/access.log"
+export TEMP_DIR="$PREFIX/temp"
+
+UPSTREAM_SERVERS=""
+IFS=',' read -ra servers <<< "$UPSTREAMS"
+for server in "${servers[@]}"; do
+  UPSTREAM_SERVERS+="server ${server} max_fails=3 fail_timeout=5s; "
+done
+export UPSTREAM_SERVERS
+
+mkdir -p "$PREFIX/conf/conf.d" "$PREFIX/logs" "$TEMP_DIR"
+cp "$here/nginx.conf" "$PREFIX/conf/nginx.conf"
+cp "${MIME_TYPES:-/etc/nginx/mime.types}" "$PREFIX/conf/mime.types"
+# Only our variables: nginx's own ($host, $request_id, …) stay as they are.
+envsubst '${LISTEN} ${UPSTREAM_SERVERS} ${STATIC_ROOT} ${ACCESS_LOG} ${TEMP_DIR}' \
+  < "$here/templates/hiscore.conf.template" > "$PREFIX/conf/conf.d/hiscore.conf"
+
+nginx=(nginx -p "$PREFIX" -c "$PREFIX/conf/nginx.conf" -e "$PREFIX/logs/error.log"
+       -g "pid $PREFIX/nginx.pid; daemon off;")
+"${nginx[@]}" -t -q
+echo "hiscore behind nginx: http://${LISTEN}/ (upstreams ${UPSTREAMS}; logs in $PREFIX/logs)"
+exec "${nginx[@]}"

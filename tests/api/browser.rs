@@ -1,0 +1,273 @@
+//! The ranking page in a real headless Chromium, through nginx in front of
+//! the real service: register, post scores, open the board, "load more"
+//! twice, and check the ranks shown. Needs nginx, chromium and chromedriver
+//! (`.ci/run` installs them and sets TEST_REQUIRE_BROWSER=1, which turns a
+//! missing tool into a failure instead of a skip).
+
+use std::io::Write as _;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use serde_json::{json, Value};
+
+use crate::helpers::{ranks_and_ids, spawn_app_on, Backend, TestDatabase};
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+
+fn tool(name: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH")?.to_str()?.split(':').map(|dir| Path::new(dir).join(name)).find(|path| path.is_file())
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// A child process stopped with SIGTERM when dropped (nginx's master then
+/// stops its workers; SIGKILL would orphan them).
+struct Process(Child);
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        let _ = Command::new("kill").arg("-TERM").arg(self.0.id().to_string()).status();
+        let _ = self.0.wait();
+    }
+}
+
+async fn wait_for_port(port: u16) {
+    let started = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(started.elapsed() < Duration::from_secs(10), "nothing listens on {port}");
+        actix_web::rt::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Just enough of the WebDriver protocol, over the HTTP client we have.
+struct Browser {
+    client: reqwest::Client,
+    session: String,
+}
+
+impl Browser {
+    async fn start(driver: &str) -> Self {
+        let client = reqwest::Client::new();
+        let capabilities = json!({"capabilities": {"alwaysMatch": {
+            "browserName": "chrome",
+            "goog:chromeOptions": {"binary": CHROMIUM, "args": [
+                "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                "--disable-dev-shm-usage", "--window-size=1000,1400",
+            ]},
+        }}});
+        let response: Value =
+            client.post(format!("{driver}/session")).json(&capabilities).send().await.unwrap().json().await.unwrap();
+        let session = response["value"]["sessionId"].as_str().unwrap_or_else(|| panic!("no session: {response}"));
+        Self { client, session: format!("{driver}/session/{session}") }
+    }
+
+    async fn call(&self, method: reqwest::Method, path: &str, body: Value) -> Value {
+        let request = self.client.request(method, format!("{}{path}", self.session));
+        let request = if body.is_null() { request } else { request.json(&body) };
+        let response: Value = request.send().await.unwrap().json().await.unwrap();
+        assert!(response["value"]["error"].is_null(), "{path}: {response}");
+        response["value"].clone()
+    }
+
+    async fn open(&self, url: &str) {
+        self.call(reqwest::Method::POST, "/url", json!({"url": url})).await;
+    }
+
+    async fn script(&self, script: &str) -> Value {
+        self.call(reqwest::Method::POST, "/execute/sync", json!({"script": script, "args": []})).await
+    }
+
+    /// Waits until `condition` (a JS expression) is truthy.
+    async fn wait(&self, condition: &str) {
+        let started = Instant::now();
+        while self.script(&format!("return !!({condition});")).await != json!(true) {
+            assert!(started.elapsed() < Duration::from_secs(10), "timed out waiting for {condition}");
+            actix_web::rt::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    async fn type_into(&self, id: &str, text: &str) {
+        self.script(&format!(
+            "const e = document.getElementById({id:?}); e.value = {text:?}; e.dispatchEvent(new Event('input'));"
+        ))
+        .await;
+    }
+
+    async fn click(&self, id: &str) {
+        let element = self
+            .call(reqwest::Method::POST, "/element", json!({"using": "css selector", "value": format!("#{id}")}))
+            .await;
+        let element = element.as_object().and_then(|o| o.values().next()).and_then(Value::as_str).unwrap().to_owned();
+        self.call(reqwest::Method::POST, &format!("/element/{element}/click"), json!({})).await;
+    }
+
+    async fn screenshot(&self, path: &Path) {
+        let png = self.call(reqwest::Method::GET, "/screenshot", Value::Null).await;
+        let bytes = base64::engine::general_purpose::STANDARD.decode(png.as_str().unwrap()).unwrap();
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, bytes).unwrap();
+    }
+
+    async fn ranks_shown(&self) -> Vec<(i64, i64)> {
+        let shown = self
+            .script("return [...document.querySelectorAll('#entries li')].map(li => [Number(li.dataset.rank), Number(li.dataset.userId)]);")
+            .await;
+        serde_json::from_value(shown).unwrap()
+    }
+}
+
+#[actix_web::test]
+async fn the_ranking_page_works_in_chromium_through_nginx() {
+    let required = std::env::var("TEST_REQUIRE_BROWSER").is_ok_and(|v| v == "1");
+    let (Some(_), Some(chromedriver), true) = (tool("nginx"), tool("chromedriver"), Path::new(CHROMIUM).is_file())
+    else {
+        assert!(!required, "TEST_REQUIRE_BROWSER=1 but nginx, chromedriver or chromium is missing");
+        let _ = writeln!(
+            std::io::stderr(),
+            "\nnote: nginx/chromium/chromedriver not installed: the browser test is SKIPPED\n"
+        );
+        return;
+    };
+    let db = TestDatabase::new(&Backend::Sqlite).await;
+    let static_dir = concat!(env!("CARGO_MANIFEST_DIR"), "/static");
+    let app = spawn_app_on(&db, &["--admin-token", "t", "--static-dir", static_dir]).await;
+    let (status, _) = app.initialize("t", &json!({"users": 60, "scores": 600, "seed": 11})).await;
+    assert_eq!(status, 200);
+
+    // nginx in front, exactly as nginx/run-local.sh runs it.
+    let nginx_port = free_port();
+    let prefix = tempfile::tempdir().unwrap();
+    let upstream = app.address.trim_start_matches("http://").to_owned();
+    let _nginx = Process(
+        Command::new(concat!(env!("CARGO_MANIFEST_DIR"), "/nginx/run-local.sh"))
+            .env("LISTEN", format!("127.0.0.1:{nginx_port}"))
+            .env("UPSTREAMS", &upstream)
+            .env("PREFIX", prefix.path())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let driver_port = free_port();
+    let _driver =
+        Process(Command::new(chromedriver).arg(format!("--port={driver_port}")).stdout(Stdio::null()).spawn().unwrap());
+    wait_for_port(nginx_port).await;
+    wait_for_port(driver_port).await;
+    let site = format!("http://127.0.0.1:{nginx_port}");
+    let browser = Browser::start(&format!("http://127.0.0.1:{driver_port}")).await;
+
+    // Register and post two scores through the page.
+    browser.open(&format!("{site}/")).await;
+    browser.wait("document.querySelectorAll('#entries li').length === 10").await;
+    browser.type_into("login-name", "browser_player").await;
+    browser.type_into("password", "a good password").await;
+    browser.click("register").await;
+    browser.wait("!document.getElementById('logged-in').classList.contains('hidden')").await;
+    for (score, shown) in [("1000", "New best: 1,000!"), ("2000000", "New best: 2,000,000!")] {
+        browser.type_into("score", score).await;
+        browser.click("post-score").await;
+        browser.wait(&format!("document.getElementById('score-message').textContent === {shown:?}")).await;
+    }
+
+    // The board, then "load more" twice: ranks 1..30 as the API ranks them.
+    browser.click("tab-best").await;
+    browser.wait("document.querySelectorAll('#entries li').length === 10").await;
+    browser.click("more").await;
+    browser.wait("document.querySelectorAll('#entries li').length === 20").await;
+    browser.click("more").await;
+    browser.wait("document.querySelectorAll('#entries li').length === 30").await;
+    let shown = browser.ranks_shown().await;
+    let (_, expected) =
+        crate::helpers::json_of(reqwest::get(format!("{site}/api/rankings/best?limit=30")).await.unwrap()).await;
+    assert_eq!(shown, ranks_and_ids(&expected), "the page shows the API's ranks");
+    assert_eq!(shown[0].0, 1);
+    assert!(shown.windows(2).all(|w| w[1].0 >= w[0].0), "ranks never go back: {shown:?}");
+    let ids: std::collections::HashSet<i64> = shown.iter().map(|(_, id)| *id).collect();
+    assert_eq!(ids.len(), 30, "nobody twice");
+    assert!(
+        browser.script("return document.querySelector('#entries li.me') !== null;").await == json!(true),
+        "the player is highlighted"
+    );
+
+    let screenshot = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/browser-test/ranking-page.png");
+    browser.screenshot(&screenshot).await;
+    browser.call(reqwest::Method::DELETE, "", Value::Null).await;
+}
+
+/// nginx in front (as run-local.sh runs it), without a browser.
+struct Fronted {
+    _nginx: Process,
+    _prefix: tempfile::TempDir,
+    site: String,
+}
+
+async fn nginx_in_front_of(upstream: &str) -> Option<Fronted> {
+    let required = std::env::var("TEST_REQUIRE_BROWSER").is_ok_and(|v| v == "1");
+    if tool("nginx").is_none() {
+        assert!(!required, "TEST_REQUIRE_BROWSER=1 but nginx is missing");
+        let _ = writeln!(std::io::stderr(), "\nnote: nginx not installed: the nginx tests are SKIPPED\n");
+        return None;
+    }
+    let port = free_port();
+    let prefix = tempfile::tempdir().unwrap();
+    let nginx = Process(
+        Command::new(concat!(env!("CARGO_MANIFEST_DIR"), "/nginx/run-local.sh"))
+            .env("LISTEN", format!("127.0.0.1:{port}"))
+            .env("UPSTREAMS", upstream)
+            .env("PREFIX", prefix.path())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    wait_for_port(port).await;
+    Some(Fronted { _nginx: nginx, _prefix: prefix, site: format!("http://127.0.0.1:{port}") })
+}
+
+#[actix_web::test]
+async fn nginx_caches_assets_compresses_and_keeps_upstream_connections_alive() {
+    let db = TestDatabase::new(&Backend::Sqlite).await;
+    let app = spawn_app_on(&db, &["--static-dir", concat!(env!("CARGO_MANIFEST_DIR"), "/static")]).await;
+    let upstream = app.address.trim_start_matches("http://").to_owned();
+    let Some(front) = nginx_in_front_of(&upstream).await else { return };
+    let client = reqwest::Client::new();
+
+    let page = client.get(format!("{}/", front.site)).send().await.unwrap();
+    assert_eq!(page.headers()["cache-control"], "no-cache", "index.html is revalidated");
+    assert_eq!(page.headers()["x-content-type-options"], "nosniff");
+    let html = page.text().await.unwrap();
+    let asset = html.split("src=\"").nth(1).and_then(|rest| rest.split('"').next()).unwrap();
+    assert!(asset.starts_with("/assets/app."), "{asset}");
+    let script = client.get(format!("{}{asset}", front.site)).header("accept-encoding", "gzip").send().await.unwrap();
+    assert_eq!(script.status(), 200);
+    assert_eq!(script.headers()["cache-control"], "public, max-age=31536000, immutable");
+    assert_eq!(script.headers()["content-encoding"], "gzip");
+
+    // /api goes to the app, compressed, over kept-alive upstream connections:
+    // 60 requests leave (almost) no closed connections towards the app.
+    for _ in 0..60 {
+        let response = client
+            .get(format!("{}/api/rankings/best?limit=100", front.site))
+            .header("accept-encoding", "gzip")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200);
+    }
+    let app_port = upstream.rsplit(':').next().unwrap();
+    let closed =
+        Command::new("ss").args(["-tan", "state", "time-wait", &format!("( dport = :{app_port} )")]).output().unwrap();
+    let closed = String::from_utf8_lossy(&closed.stdout).lines().skip(1).count();
+    assert!(closed < 10, "{closed} upstream connections were closed: keepalive is not working");
+
+    // Metrics are not for the public (nginx denies all but localhost, and
+    // this request comes from localhost, so only check it is proxied).
+    assert_eq!(client.get(format!("{}/metrics", front.site)).send().await.unwrap().status(), 200);
+    let missing = client.get(format!("{}/api/nope", front.site)).send().await.unwrap();
+    assert_eq!(missing.status(), 404);
+    assert_eq!(missing.json::<Value>().await.unwrap()["error"]["code"], "not_found", "API errors pass through as JSON");
+}
