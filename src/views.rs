@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde::Serialize;
+use utoipa::ToSchema;
 
 use crate::domain::{Board, Timestamp};
 use crate::rank::{Page, UserRanks};
@@ -15,7 +16,7 @@ fn image(id: i64) -> i64 {
     id % 10 + 1
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct PublicUser {
     pub id: i64,
     pub display_name: String,
@@ -47,13 +48,13 @@ impl PublicUser {
 }
 
 /// A batched lookup's answer.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct UserList {
     pub users: Vec<PublicUser>,
 }
 
 /// PublicUser plus `login_name`: what a player sees of themselves.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct Me {
     #[serde(flatten)]
     pub user: PublicUser,
@@ -67,13 +68,13 @@ impl Me {
 }
 
 /// Registration and login answer with the player and their new token.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct SessionCreated {
     pub user: Me,
     pub token: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct ScoreView {
     pub id: i64,
     pub score: i64,
@@ -86,27 +87,27 @@ impl From<&ScoreRow> for ScoreView {
     }
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct ScoreResult {
     pub score: ScoreView,
     pub new_best: bool,
     pub user: Me,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct ScoreHistory {
     pub scores: Vec<ScoreView>,
     pub next_before: Option<i64>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct UserRef {
     pub id: i64,
     pub display_name: String,
     pub image: i64,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct RankingEntry {
     pub rank: i64,
     pub score: i64,
@@ -115,8 +116,9 @@ pub struct RankingEntry {
     pub user: UserRef,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct RankingPage {
+    #[schema(value_type = String, example = "best")]
     pub board: &'static str,
     pub entries: Vec<RankingEntry>,
     pub total_players: i64,

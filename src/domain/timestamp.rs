@@ -42,6 +42,20 @@ impl Serialize for Timestamp {
     }
 }
 
+/// In the OpenAPI document: an RFC 3339 date-time string.
+impl utoipa::PartialSchema for Timestamp {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, SchemaFormat, Type};
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .format(Some(SchemaFormat::KnownFormat(KnownFormat::DateTime)))
+            .examples(["2026-11-30T08:00:00.123Z"])
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for Timestamp {}
+
 #[cfg(test)]
 mod tests {
     use super::*;

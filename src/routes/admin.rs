@@ -21,6 +21,16 @@ struct InitializeBody {
     seed: Option<Value>,
 }
 
+#[utoipa::path(post, path = "/api/admin/initialize", tag = "operations",
+    security(("bearer" = [])),
+    request_body = crate::routes::openapi::InitializeRequest,
+    responses(
+        (status = 200, description = "Wiped and loaded: `{users, scores, seed, elapsed_ms}`"),
+        (status = 401, description = "`admin_token_required`", body = crate::routes::openapi::ErrorBody),
+        (status = 403, description = "`invalid_admin_token`", body = crate::routes::openapi::ErrorBody),
+        (status = 404, description = "`not_found`: no ADMIN_TOKEN configured", body = crate::routes::openapi::ErrorBody),
+        (status = 422, description = "`invalid_users`, `invalid_scores`, `invalid_seed`", body = crate::routes::openapi::ErrorBody),
+    ))]
 pub async fn initialize(
     state: web::Data<AppState>,
     request: HttpRequest,

@@ -5,6 +5,7 @@
 mod admin;
 mod health;
 mod me;
+pub mod openapi;
 mod rankings;
 mod scores;
 mod sessions;
@@ -18,32 +19,44 @@ use crate::error::ApiError;
 /// Request bodies larger than this get 413.
 pub const BODY_LIMIT_BYTES: usize = 16 * 1024;
 
+/// The route table: each path once, with its methods and handlers. It
+/// generates both the registration and [`ROUTES`], the list the OpenAPI
+/// document is checked against, so the two cannot drift apart.
+macro_rules! routes {
+    ($( $path:literal => { $( $method:ident : $handler:path ),+ $(,)? } ),+ $(,)?) => {
+        /// Every (method, path) the service answers, in OpenAPI's spelling.
+        pub const ROUTES: &[(&str, &str)] = &[ $( $( (stringify!($method), $path) ),+ ),+ ];
+
+        fn register(cfg: &mut web::ServiceConfig) {
+            $( cfg.service(resource($path) $( .route(web::$method().to($handler)) )+ ); )+
+        }
+    };
+}
+
+routes! {
+    "/healthz" => { get: health::healthz },
+    "/metrics" => { get: health::metrics },
+    "/api/openapi.json" => { get: openapi::document },
+    "/api/users" => { post: users::register, get: users::batch },
+    "/api/users/{id}" => { get: users::profile },
+    "/api/users/{id}/scores" => { get: users::history },
+    "/api/sessions" => { post: sessions::login, delete: sessions::logout },
+    "/api/me" => { get: me::me },
+    "/api/scores" => { post: scores::post_score },
+    "/api/rankings/{board}" => { get: rankings::page },
+    "/api/rankings/{board}/around/{user_id}" => { get: rankings::around },
+    "/api/admin/initialize" => { post: admin::initialize },
+}
+
 /// Registers every route and the extractor error handlers that keep even
-/// malformed requests in the contract's error shape.
+/// malformed requests in the contract's error shape. Unknown paths fall
+/// through to the static files or the app's default: a JSON 404 either way.
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.app_data(json_config())
         .app_data(web::QueryConfig::default().error_handler(query_error))
         .app_data(web::PathConfig::default().error_handler(path_error))
-        .app_data(web::PayloadConfig::new(BODY_LIMIT_BYTES))
-        .service(resource("/healthz").route(web::get().to(health::healthz)))
-        .service(resource("/metrics").route(web::get().to(health::metrics)))
-        .service(
-            web::scope("/api")
-                .service(resource("/users").route(web::post().to(users::register)).route(web::get().to(users::batch)))
-                .service(resource("/users/{id}").route(web::get().to(users::profile)))
-                .service(resource("/users/{id}/scores").route(web::get().to(users::history)))
-                .service(
-                    resource("/sessions")
-                        .route(web::post().to(sessions::login))
-                        .route(web::delete().to(sessions::logout)),
-                )
-                .service(resource("/me").route(web::get().to(me::me)))
-                .service(resource("/scores").route(web::post().to(scores::post_score)))
-                .service(resource("/rankings/{board}").route(web::get().to(rankings::page)))
-                .service(resource("/rankings/{board}/around/{user_id}").route(web::get().to(rankings::around)))
-                .service(resource("/admin/initialize").route(web::post().to(admin::initialize)))
-                .default_service(web::to(not_found)),
-        );
+        .app_data(web::PayloadConfig::new(BODY_LIMIT_BYTES));
+    register(cfg);
 }
 
 /// A resource whose other methods get a JSON 405.

@@ -22,6 +22,18 @@ pub struct PageQuery {
     cursor: Option<String>,
 }
 
+#[utoipa::path(get, path = "/api/rankings/{board}", tag = "rankings",
+    params(
+        ("board" = String, Path, description = "`best` or `total`"),
+        ("limit" = Option<i64>, Query, description = "1..100, default 10"),
+        ("offset" = Option<i64>, Query, description = "Position to start at, default 0 (not with `cursor`)"),
+        ("cursor" = Option<String>, Query, description = "A `next_cursor`: keyset paging that never shows a player twice"),
+    ),
+    responses(
+        (status = 200, body = crate::views::RankingPage),
+        (status = 400, description = "`invalid_limit`, `invalid_offset`, `invalid_cursor`, `invalid_query`", body = crate::routes::openapi::ErrorBody),
+        (status = 404, description = "`board_not_found`", body = crate::routes::openapi::ErrorBody),
+    ))]
 pub async fn page(
     state: web::Data<AppState>,
     path: web::Path<String>,
@@ -81,6 +93,17 @@ pub struct AroundQuery {
     radius: Option<String>,
 }
 
+#[utoipa::path(get, path = "/api/rankings/{board}/around/{user_id}", tag = "rankings",
+    params(
+        ("board" = String, Path, description = "`best` or `total`"),
+        ("user_id" = i64, Path, description = "The player in the middle"),
+        ("radius" = Option<i64>, Query, description = "0..50 entries on each side, default 5"),
+    ),
+    responses(
+        (status = 200, body = crate::views::RankingPage),
+        (status = 400, description = "`invalid_radius`", body = crate::routes::openapi::ErrorBody),
+        (status = 404, description = "`board_not_found`, `user_not_found`, `user_not_on_board`", body = crate::routes::openapi::ErrorBody),
+    ))]
 pub async fn around(
     state: web::Data<AppState>,
     path: web::Path<(String, String)>,

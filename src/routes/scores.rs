@@ -10,6 +10,19 @@ use crate::error::ApiError;
 use crate::scoring::{post_score as record, Posted};
 use crate::state::AppState;
 
+#[utoipa::path(post, path = "/api/scores", tag = "scores",
+    security(("bearer" = []), ("session_cookie" = [])),
+    params(("Idempotency-Key" = Option<String>, Header, description = "1..64 visible ASCII characters; a repeat returns the first response (200) and changes nothing; kept 48 h")),
+    request_body = crate::routes::openapi::ScoreRequest,
+    responses(
+        (status = 201, description = "Accepted; `user` already reflects this post", body = crate::views::ScoreResult),
+        (status = 200, description = "A replay of an `Idempotency-Key`: the first body again", body = crate::views::ScoreResult),
+        (status = 400, description = "`invalid_json`, `invalid_body`, `invalid_idempotency_key`", body = crate::routes::openapi::ErrorBody),
+        (status = 401, description = "`session_required`, `invalid_session`", body = crate::routes::openapi::ErrorBody),
+        (status = 415, description = "`unsupported_media_type`", body = crate::routes::openapi::ErrorBody),
+        (status = 422, description = "`invalid_score`", body = crate::routes::openapi::ErrorBody),
+        (status = 503, description = "`database_unavailable` (with `Retry-After`)", body = crate::routes::openapi::ErrorBody),
+    ))]
 pub async fn post_score(
     state: web::Data<AppState>,
     auth: AuthUser,

@@ -16,6 +16,15 @@ fn invalid_credentials() -> ApiError {
     ApiError::unauthorized("invalid_credentials", "wrong login name or password")
 }
 
+#[utoipa::path(post, path = "/api/sessions", tag = "accounts",
+    request_body = crate::routes::openapi::LoginRequest,
+    responses(
+        (status = 200, description = "Logged in; also sets the `session` cookie", body = crate::views::SessionCreated),
+        (status = 400, description = "`invalid_json`, `invalid_body`", body = crate::routes::openapi::ErrorBody),
+        (status = 401, description = "`invalid_credentials` (unknown name and wrong password alike)", body = crate::routes::openapi::ErrorBody),
+        (status = 415, description = "`unsupported_media_type`", body = crate::routes::openapi::ErrorBody),
+        (status = 422, description = "`invalid_login_name`, `invalid_password` (not strings)", body = crate::routes::openapi::ErrorBody),
+    ))]
 pub async fn login(state: web::Data<AppState>, body: JsonObject) -> Result<HttpResponse, ApiError> {
     // A missing or non-string field is a malformed request; a string that
     // breaks the rules simply names no account.
@@ -70,6 +79,12 @@ pub(super) async fn start_session(
         .json(SessionCreated { user: Me::new(&user, ranks), token: token.as_str().to_owned() }))
 }
 
+#[utoipa::path(delete, path = "/api/sessions", tag = "accounts",
+    security(("bearer" = []), ("session_cookie" = [])),
+    responses(
+        (status = 204, description = "The token is dead at once; the cookie is cleared"),
+        (status = 401, description = "`session_required`, `invalid_session`", body = crate::routes::openapi::ErrorBody),
+    ))]
 pub async fn logout(state: web::Data<AppState>, auth: AuthUser) -> Result<HttpResponse, ApiError> {
     let mut conn = state.store.conn().await?;
     state.store.delete_session(&mut conn, &auth.token_hash).await?;

@@ -15,6 +15,16 @@ use crate::state::AppState;
 use crate::store::{NewUser, UserRow};
 use crate::views::{PublicUser, ScoreHistory, ScoreView, UserList};
 
+#[utoipa::path(post, path = "/api/users", tag = "accounts",
+    request_body = crate::routes::openapi::RegisterRequest,
+    responses(
+        (status = 201, description = "Registered and logged in; also sets the `session` cookie", body = crate::views::SessionCreated),
+        (status = 400, description = "`invalid_json`, `invalid_body`", body = crate::routes::openapi::ErrorBody),
+        (status = 409, description = "`login_name_taken`", body = crate::routes::openapi::ErrorBody),
+        (status = 413, description = "`payload_too_large`", body = crate::routes::openapi::ErrorBody),
+        (status = 415, description = "`unsupported_media_type`", body = crate::routes::openapi::ErrorBody),
+        (status = 422, description = "`invalid_login_name`, `invalid_password`, `invalid_display_name`", body = crate::routes::openapi::ErrorBody),
+    ))]
 pub async fn register(state: web::Data<AppState>, body: JsonObject) -> Result<HttpResponse, ApiError> {
     let login_name = LoginName::parse(body.get("login_name"))?;
     let password = Password::parse(body.get("password"))?;
@@ -62,6 +72,12 @@ fn user_not_found() -> ApiError {
     ApiError::not_found("user_not_found", "no user with that id")
 }
 
+#[utoipa::path(get, path = "/api/users/{id}", tag = "players",
+    params(("id" = i64, Path, description = "User id")),
+    responses(
+        (status = 200, body = crate::views::PublicUser),
+        (status = 404, description = "`user_not_found`", body = crate::routes::openapi::ErrorBody),
+    ))]
 pub async fn profile(state: web::Data<AppState>, path: web::Path<String>) -> Result<HttpResponse, ApiError> {
     let id = parse_id(&path, user_not_found)?;
     let (user, ranks) = load_profile(&state, id).await?.ok_or_else(user_not_found)?;
@@ -73,6 +89,12 @@ pub struct BatchQuery {
     ids: Option<String>,
 }
 
+#[utoipa::path(get, path = "/api/users", tag = "players",
+    params(("ids" = String, Query, description = "1..100 comma-separated ids, e.g. `3,1,2`")),
+    responses(
+        (status = 200, description = "In the order asked, unknown ids left out, duplicates once", body = crate::views::UserList),
+        (status = 400, description = "`invalid_ids`, `invalid_query`", body = crate::routes::openapi::ErrorBody),
+    ))]
 pub async fn batch(state: web::Data<AppState>, query: web::Query<BatchQuery>) -> Result<HttpResponse, ApiError> {
     let ids = UserIds::parse(query.ids.as_deref())?;
     let users: Vec<PublicUser> = load_profiles(&state, ids.as_slice())
@@ -89,6 +111,17 @@ pub struct HistoryQuery {
     before: Option<String>,
 }
 
+#[utoipa::path(get, path = "/api/users/{id}/scores", tag = "players",
+    params(
+        ("id" = i64, Path, description = "User id"),
+        ("limit" = Option<i64>, Query, description = "1..100, default 20"),
+        ("before" = Option<i64>, Query, description = "Only scores with a smaller id (from `next_before`)"),
+    ),
+    responses(
+        (status = 200, description = "Newest first", body = crate::views::ScoreHistory),
+        (status = 400, description = "`invalid_limit`, `invalid_before`, `invalid_query`", body = crate::routes::openapi::ErrorBody),
+        (status = 404, description = "`user_not_found`", body = crate::routes::openapi::ErrorBody),
+    ))]
 pub async fn history(
     state: web::Data<AppState>,
     path: web::Path<String>,

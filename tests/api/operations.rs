@@ -110,3 +110,38 @@ fn static_assets_are_fingerprinted() {
     }
     assert!(assets >= 2);
 }
+
+backend_tests!(the_openapi_document_describes_exactly_the_routes);
+
+async fn the_openapi_document_describes_exactly_the_routes(backend: Backend) {
+    let db = TestDatabase::new(&backend).await;
+    // With an admin token, so that initialize exists (and answers 401 here).
+    let app = spawn_app_on(&db, &["--admin-token", "t"]).await;
+    let (status, document) = app.get_json("/api/openapi.json").await;
+    assert_eq!(status, 200);
+    assert!(document["openapi"].as_str().unwrap().starts_with("3."));
+
+    let mut documented: Vec<(String, String)> = document["paths"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .flat_map(|(path, item)| item.as_object().unwrap().keys().map(move |method| (method.clone(), path.clone())))
+        .collect();
+    let mut registered: Vec<(String, String)> =
+        hiscore::routes::ROUTES.iter().map(|(method, path)| (method.to_string(), path.to_string())).collect();
+    documented.sort();
+    registered.sort();
+    assert_eq!(documented, registered, "the document and the route table differ");
+
+    // And every registered route really answers (not the JSON 404 for unknown paths).
+    for (method, path) in &registered {
+        let concrete = path.replace("{board}", "best").replace("{id}", "1").replace("{user_id}", "1");
+        let method = reqwest::Method::from_bytes(method.to_uppercase().as_bytes()).unwrap();
+        let response = app.client.request(method, app.url(&concrete)).send().await.unwrap();
+        let body: serde_json::Value = response.json().await.unwrap_or_default();
+        assert_ne!(body["error"]["code"], "not_found", "{path} is documented but not served");
+    }
+    // Error responses point at the one error envelope.
+    let post_score = &document["paths"]["/api/scores"]["post"]["responses"];
+    assert_eq!(post_score["422"]["content"]["application/json"]["schema"]["$ref"], "#/components/schemas/ErrorBody");
+}

@@ -1,0 +1,120 @@
+//! The OpenAPI 3 document, generated from the handlers' `#[utoipa::path]`
+//! annotations and the response types, served at `/api/openapi.json`.
+//! A test checks it lists exactly [`super::ROUTES`].
+
+use actix_web::HttpResponse;
+use serde::Serialize;
+use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::{Modify, OpenApi, ToSchema};
+
+use crate::views;
+
+/// Every error: `{"error": {"code", "message"}}`.
+#[derive(Serialize, ToSchema)]
+pub struct ErrorBody {
+    pub error: ErrorDetail,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct ErrorDetail {
+    /// snake_case, e.g. `invalid_score`, `login_name_taken`, `invalid_cursor`.
+    pub code: String,
+    /// Human text, never internals.
+    pub message: String,
+}
+
+/// `POST /api/users`.
+#[derive(Serialize, ToSchema)]
+pub struct RegisterRequest {
+    /// 3..32 characters of `[A-Za-z0-9_.-]`, unique case-insensitively.
+    #[schema(example = "alice_01")]
+    pub login_name: String,
+    /// 8..72 bytes.
+    pub password: String,
+    /// 1..32 characters, no control characters; default: `login_name`.
+    pub display_name: Option<String>,
+}
+
+/// `POST /api/sessions`.
+#[derive(Serialize, ToSchema)]
+pub struct LoginRequest {
+    pub login_name: String,
+    pub password: String,
+}
+
+/// `POST /api/scores`.
+#[derive(Serialize, ToSchema)]
+pub struct ScoreRequest {
+    /// An integer in 0..=1,000,000,000 (floats, strings, negatives: 422 `invalid_score`).
+    #[schema(example = 1200, minimum = 0, maximum = 1_000_000_000)]
+    pub score: i64,
+}
+
+/// `POST /api/admin/initialize` (the body may be empty).
+#[derive(Serialize, ToSchema)]
+pub struct InitializeRequest {
+    /// Players to generate (default 1,000).
+    pub users: Option<i64>,
+    /// Score posts spread over them (default 10,000).
+    pub scores: Option<i64>,
+    /// The same seed gives byte-identical pages (default 1).
+    pub seed: Option<u64>,
+}
+
+/// `GET /healthz`.
+#[derive(Serialize, ToSchema)]
+pub struct Health {
+    #[schema(example = "ok")]
+    pub status: String,
+    /// `ok`, `degraded` (serving without Redis) or `disabled`.
+    pub redis: String,
+}
+
+/// Bearer token or `session` cookie, as the contract allows.
+struct SessionAuth;
+
+impl Modify for SessionAuth {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+        );
+        components
+            .add_security_scheme("session_cookie", SecurityScheme::ApiKey(ApiKey::Cookie(ApiKeyValue::new("session"))));
+    }
+}
+
+#[derive(OpenApi)]
+#[openapi(
+    info(title = "hiscore", description = "A game score-ranking JSON API. Errors are always `ErrorBody`."),
+    paths(
+        super::health::healthz,
+        super::health::metrics,
+        document,
+        super::users::register,
+        super::users::batch,
+        super::users::profile,
+        super::users::history,
+        super::sessions::login,
+        super::sessions::logout,
+        super::me::me,
+        super::scores::post_score,
+        super::rankings::page,
+        super::rankings::around,
+        super::admin::initialize,
+    ),
+    components(schemas(
+        ErrorBody, ErrorDetail, RegisterRequest, LoginRequest, ScoreRequest, InitializeRequest, Health,
+        views::PublicUser, views::Me, views::SessionCreated, views::ScoreView, views::ScoreResult,
+        views::ScoreHistory, views::UserRef, views::RankingEntry, views::RankingPage, views::UserList,
+    )),
+    modifiers(&SessionAuth),
+)]
+pub struct ApiDoc;
+
+#[utoipa::path(get, path = "/api/openapi.json", tag = "operations",
+    responses((status = 200, description = "This document", content_type = "application/json")))]
+pub async fn document() -> HttpResponse {
+    HttpResponse::Ok().json(ApiDoc::openapi())
+}
