@@ -51,6 +51,10 @@ pub async fn post_score(
     }
     tx.commit().await?;
     state.ranks.record(&user).await;
+    // Before answering, so that the player reads this post back from any instance.
+    if let Some(users) = &state.users {
+        users.put_many(std::slice::from_ref(&user)).await;
+    }
     Ok(Posted::Created(body))
 }
 

@@ -10,7 +10,7 @@ use actix_web::middleware::from_fn;
 use actix_web::{web, App, HttpServer};
 
 use crate::auth::{HashPolicy, PasswordHasher};
-use crate::cache::{NameCache, PageCache};
+use crate::cache::{NameCache, PageCache, SingleFlight, UserCache};
 use crate::config::Settings;
 use crate::domain::Timestamp;
 use crate::rank::{RankEngine, RedisBoard};
@@ -65,7 +65,9 @@ impl Application {
             ranks,
             store,
             pages: PageCache::new(PAGE_CACHE_ENTRIES, redis.as_ref().map(|_| SHARED_PAGE_MAX_AGE)),
+            page_builds: SingleFlight::new(),
             names: NameCache::new(NAME_CACHE_ENTRIES),
+            users: redis.clone().map(UserCache::new),
             passwords,
             metrics,
             redis,
@@ -114,6 +116,9 @@ fn spawn_shared_monitor(state: web::Data<AppState>) {
     let Some(redis) = state.redis.clone() else { return };
     actix_web::rt::spawn(async move {
         let mut generation = redis.counter(DATA_GENERATION).await.unwrap_or(0);
+        if let Some(users) = &state.users {
+            users.set_generation(generation);
+        }
         let mut interval = actix_web::rt::time::interval(Duration::from_secs(1));
         loop {
             interval.tick().await;
@@ -122,6 +127,9 @@ fn spawn_shared_monitor(state: web::Data<AppState>) {
                 if now != generation {
                     generation = now;
                     state.names.clear();
+                    if let Some(users) = &state.users {
+                        users.set_generation(generation);
+                    }
                     if let Err(error) = state.ranks.warm_up(false).await {
                         tracing::warn!(%error, "reloading the local index after an initialize elsewhere");
                     }

@@ -1,7 +1,7 @@
 //! The state every handler shares (one instance per server, behind `web::Data`).
 
 use crate::auth::PasswordHasher;
-use crate::cache::{NameCache, PageCache};
+use crate::cache::{NameCache, PageCache, PageKey, SingleFlight, UserCache};
 use crate::config::Settings;
 use std::sync::Arc;
 
@@ -18,8 +18,12 @@ pub struct AppState {
     pub ranks: RankEngine,
     /// Rendered ranking pages, valid while the rank engine's version holds.
     pub pages: PageCache,
+    /// One build per page key at a time (a hot page expiring under load).
+    pub page_builds: SingleFlight<PageKey, Option<(u64, actix_web::web::Bytes)>>,
     /// Display names for ranking pages (they never change once registered).
     pub names: NameCache,
+    /// User rows in Redis for every instance, when Redis is configured.
+    pub users: Option<UserCache>,
     /// Hashes and verifies passwords off the async workers.
     pub passwords: PasswordHasher,
     /// Request and database counters exported at `/metrics`.

@@ -155,7 +155,19 @@ pub struct RedisBoard {
     prefix: String,
     record: Script,
     page: Script,
+    versioned_set: Script,
 }
+
+const VERSIONED_SET: &str = r"
+-- KEYS: the key; ARGV: version, value, ttl in ms. Stored as 'version|value'.
+local old = redis.call('GET', KEYS[1])
+if old then
+  local version = tonumber(string.match(old, '^(%d+)|'))
+  if version and version > tonumber(ARGV[1]) then return 0 end
+end
+redis.call('SET', KEYS[1], ARGV[1] .. '|' .. ARGV[2], 'PX', ARGV[3])
+return 1
+";
 
 impl RedisBoard {
     pub fn new(url: &str, prefix: &str, max_connections: usize) -> anyhow::Result<Self> {
@@ -164,7 +176,13 @@ impl RedisBoard {
             Timeouts { wait: Some(REDIS_TIMEOUT), create: Some(REDIS_TIMEOUT), recycle: Some(REDIS_TIMEOUT) };
         config.pool = Some(PoolConfig { max_size: max_connections, timeouts, ..PoolConfig::default() });
         let pool = config.create_pool(Some(Runtime::Tokio1))?;
-        Ok(Self { pool, prefix: prefix.to_owned(), record: Script::new(RECORD), page: Script::new(PAGE) })
+        Ok(Self {
+            pool,
+            prefix: prefix.to_owned(),
+            record: Script::new(RECORD),
+            page: Script::new(PAGE),
+            versioned_set: Script::new(VERSIONED_SET),
+        })
     }
 
     pub fn key(&self, name: &str) -> String {
@@ -402,12 +420,18 @@ impl RedisBoard {
         Ok(())
     }
 
-    /// Deletes everything under this prefix (tests, and initialize).
+    /// Deletes everything under this prefix (tests).
     pub async fn clear(&self) -> Result<(), SharedError> {
+        self.delete_matching("*").await
+    }
+
+    /// Deletes the keys under this prefix that match `pattern` (admin
+    /// initialize drops cached sessions this way: rare, so `KEYS` will do).
+    pub async fn delete_matching(&self, pattern: &str) -> Result<(), SharedError> {
         let mut conn = self.conn().await?;
-        let keys: Vec<String> = conn.keys(format!("{}:*", self.prefix)).await?;
-        if !keys.is_empty() {
-            conn.del::<_, ()>(keys).await?;
+        let keys: Vec<String> = conn.keys(self.key(pattern)).await?;
+        for chunk in keys.chunks(1_000) {
+            conn.del::<_, ()>(chunk).await?;
         }
         Ok(())
     }
@@ -435,6 +459,43 @@ impl RedisBoard {
         bounded(async {
             let mut conn = self.conn().await?;
             conn.del::<_, ()>(self.key(name)).await?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// Values of several keys in one round trip (`MGET`).
+    pub async fn cache_get_many(&self, names: &[String]) -> Result<Vec<Option<String>>, SharedError> {
+        if names.is_empty() {
+            return Ok(Vec::new());
+        }
+        bounded(async {
+            let mut conn = self.conn().await?;
+            let keys: Vec<String> = names.iter().map(|name| self.key(name)).collect();
+            Ok(redis::cmd("MGET").arg(keys).query_async(&mut conn).await?)
+        })
+        .await
+    }
+
+    /// Sets `version|value` under each name unless a higher version is
+    /// there already: writers racing each other (or a reader's refill racing
+    /// a writer) converge on the newest value. One round trip.
+    pub async fn cache_set_versioned(
+        &self,
+        entries: &[(String, i64, String)],
+        ttl: Duration,
+    ) -> Result<(), SharedError> {
+        if entries.is_empty() {
+            return Ok(());
+        }
+        let millis = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
+        bounded(async {
+            let mut conn = self.conn().await?;
+            let mut pipe = redis::pipe();
+            for (name, version, value) in entries {
+                pipe.invoke_script(self.versioned_set.key(self.key(name)).arg(*version).arg(value).arg(millis));
+            }
+            pipe.query_async::<()>(&mut conn).await?;
             Ok(())
         })
         .await

@@ -52,8 +52,17 @@ pub async fn initialize(
     let warm_up = state.ranks.warm_up(true).await?;
     if let Some(redis) = &state.redis {
         // Other instances clear their caches when they see this change.
-        if let Err(error) = redis.bump(crate::startup::DATA_GENERATION).await {
-            tracing::warn!(%error, "could not announce the initialize to other instances");
+        // Sessions are wiped with the data: their cached copies must go too.
+        if let Err(error) = redis.delete_matching("session:*").await {
+            tracing::error!(%error, "initialize: cached sessions could not be deleted from Redis");
+        }
+        match redis.bump(crate::startup::DATA_GENERATION).await {
+            Ok(generation) => {
+                if let Some(users) = &state.users {
+                    users.set_generation(generation);
+                }
+            }
+            Err(error) => tracing::warn!(%error, "could not announce the initialize to other instances"),
         }
     }
     let elapsed_ms = started.elapsed().as_millis() as u64;

@@ -60,12 +60,20 @@ pub async fn page(
     if let Some(body) = state.pages.get(&key, state.ranks.version()) {
         return Ok(json_response(body));
     }
-    let page = match cursor {
-        Some(cursor) => state.ranks.page_after(cursor, limit).await,
-        None => state.ranks.page_at_offset(board, offset, limit).await,
+    let build = || async {
+        let page = match cursor {
+            Some(cursor) => state.ranks.page_after(cursor, limit).await,
+            None => state.ranks.page_at_offset(board, offset, limit).await,
+        };
+        let version = page.version;
+        render(&state, page).await.map(|body| (version, body))
     };
-    let version = page.version;
-    let body = render(&state, page).await?;
+    // Concurrent misses of one page share a single build; if that build
+    // failed, this request builds on its own to report its own error.
+    let (version, body) = match state.page_builds.run(key.clone(), || async { build().await.ok() }).await {
+        Some(built) => built,
+        None => build().await?,
+    };
     state.pages.put(key, version, body.clone());
     Ok(json_response(body))
 }

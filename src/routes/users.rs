@@ -53,14 +53,31 @@ pub async fn register(state: web::Data<AppState>, body: JsonObject) -> Result<Ht
 /// Users with their ranks, in one query whatever their number; unknown ids
 /// are left out, order is the order asked.
 pub(super) async fn load_profiles(state: &AppState, ids: &[i64]) -> Result<Vec<(UserRow, UserRanks)>, ApiError> {
-    let mut conn = state.store.conn().await?;
-    let rows = state.store.users(&mut conn, ids).await?;
-    drop(conn);
+    let rows = load_rows(state, ids).await?;
     let refs: Vec<&UserRow> = rows.iter().collect();
     let ranks = state.ranks.ranks_of(&refs).await;
     let mut by_id: HashMap<i64, (UserRow, UserRanks)> =
         rows.into_iter().zip(ranks).map(|(row, ranks)| (row.id, (row, ranks))).collect();
     Ok(ids.iter().filter_map(|id| by_id.remove(id)).collect())
+}
+
+/// Rows from Redis where cached (one `MGET`), the rest from the database
+/// (one `IN (…)` query), which then refill Redis.
+async fn load_rows(state: &AppState, ids: &[i64]) -> Result<Vec<UserRow>, ApiError> {
+    let (mut rows, missing) = match &state.users {
+        Some(users) => users.get_many(ids).await,
+        None => (Vec::new(), ids.to_vec()),
+    };
+    if !missing.is_empty() {
+        let mut conn = state.store.conn().await?;
+        let loaded = state.store.users(&mut conn, &missing).await?;
+        drop(conn);
+        if let Some(users) = &state.users {
+            users.put_many(&loaded).await;
+        }
+        rows.extend(loaded);
+    }
+    Ok(rows)
 }
 
 /// One user with ranks, or `None`.

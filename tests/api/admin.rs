@@ -80,3 +80,17 @@ async fn pages(app: &TestApp) -> Vec<String> {
     }
     bytes
 }
+
+backend_tests!(initialize_ends_every_session_even_cached_ones);
+
+async fn initialize_ends_every_session_even_cached_ones(backend: Backend) {
+    let db = TestDatabase::new(&backend).await;
+    let app = spawn_app_on(&db, &ADMIN).await;
+    let alice = app.register("alice").await;
+    // Used once, so that a cache (Redis) holds the session too.
+    assert_eq!(app.get_authed("/api/me", &alice.token).await.0, 200);
+    let (status, _) = app.initialize("let-me-in", &json!({"users": 5, "scores": 5})).await;
+    assert_eq!(status, 200);
+    let (status, body) = app.get_authed("/api/me", &alice.token).await;
+    assert_error(status, &body, 401, "invalid_session");
+}

@@ -33,6 +33,17 @@ async fn two_instances_share_one_board_sessions_and_logouts() {
         assert_eq!(a.get_json(&path).await.1["best_rank"], b.get_json(&path).await.1["best_rank"]);
     }
 
+    // A player reads their own post back from the other instance at once
+    // (B has read this row before, so a stale cached copy would show).
+    let reader = &players[2];
+    assert_eq!(b.get_authed("/api/me", &reader.token).await.1["play_count"], 1);
+    let result = a.post_score(reader, 5).await;
+    let (_, me) = b.get_authed("/api/me", &reader.token).await;
+    assert_eq!(
+        (me["play_count"].clone(), me["total_score"].clone()),
+        (json!(2), result["user"]["total_score"].clone())
+    );
+
     // A post on A shows on B's board within a second.
     let last = &players[5];
     let posted = Instant::now();
