@@ -61,6 +61,18 @@ pub struct Settings {
     #[arg(long, env = "REDIS_PREFIX", default_value = "hiscore")]
     pub redis_prefix: String,
 
+    /// Score posts committed together at most (group commit).
+    #[arg(long, env = "WRITE_BATCH_MAX", default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub write_batch_max: u32,
+
+    /// How long (µs) the writer waits for more posts once it has one.
+    #[arg(long, env = "WRITE_BATCH_DELAY_US", default_value_t = 1_000, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    pub write_batch_delay_us: u64,
+
+    /// Score posts waiting for the writer at most; beyond, 503 with Retry-After.
+    #[arg(long, env = "WRITE_QUEUE", default_value_t = 4_096, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub write_queue: u32,
+
     /// Bearer token for `POST /api/admin/initialize`; without it that endpoint is 404.
     #[arg(long, env = "ADMIN_TOKEN", hide_env_values = true)]
     pub admin_token: Option<String>,

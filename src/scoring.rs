@@ -1,13 +1,32 @@
-//! Posting a score: one write transaction that claims the idempotency key,
-//! appends to the log, updates the player's aggregates atomically, and
-//! stores the response for replays. Nothing is acknowledged before commit.
+//! Posting a score, group-committed.
+//!
+//! Handlers hand their posts to one writer task per instance through a
+//! bounded queue. The writer takes whatever is queued (up to a batch size,
+//! waiting at most a short delay for more) and commits it as one
+//! transaction: lock the players' rows (in id order, so batches of several
+//! instances cannot deadlock), claim idempotency keys, append to the log,
+//! apply each post in order in memory, write each player's new aggregates
+//! once, and store every keyed response. One commit (one fsync) serves the
+//! whole batch. A request gets its 201 only after that commit, so nothing
+//! acknowledged can be lost; a failed batch fails only its own requests,
+//! and the writer goes on with the next. A full queue answers 503 with
+//! Retry-After instead of growing without bound.
 
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{mpsc, oneshot};
+
+use crate::cache::UserCache;
 use crate::domain::{IdempotencyKey, Score, Timestamp};
 use crate::error::ApiError;
-use crate::state::AppState;
+use crate::rank::RankEngine;
+use crate::store::{Store, UserRow};
 use crate::views::{Me, ScoreResult, ScoreView};
 
 /// The answer to a post, as the JSON body the client gets.
+#[derive(Debug, Clone)]
 pub enum Posted {
     /// A new score: 201.
     Created(String),
@@ -15,54 +34,218 @@ pub enum Posted {
     Replayed(String),
 }
 
-pub async fn post_score(
-    state: &AppState,
+/// How batches are formed.
+#[derive(Debug, Clone, Copy)]
+pub struct BatchPolicy {
+    /// Posts per transaction at most.
+    pub max_posts: usize,
+    /// How long the writer waits for more posts once it has one.
+    pub max_delay: Duration,
+    /// Posts waiting at most; beyond, 503.
+    pub queue: usize,
+}
+
+struct Job {
     user_id: i64,
     score: Score,
     key: Option<IdempotencyKey>,
-) -> Result<Posted, ApiError> {
-    let store = &state.store;
-    let now = Timestamp::now();
-    let mut tx = store.begin_write().await?;
-    if let Some(key) = &key {
-        if !store.claim_idempotency_key(&mut tx, user_id, key, now).await? {
-            tx.rollback().await?;
-            return replay(state, user_id, key).await;
-        }
-    }
-    let score_id = store.insert_score(&mut tx, user_id, score, now).await?;
-    store.apply_score(&mut tx, user_id, score, score_id, now).await?;
-    let user = store
-        .user(&mut tx, user_id)
-        .await?
-        .ok_or_else(|| ApiError::unauthorized("invalid_session", "the session's user no longer exists"))?;
-    // Ranks count players with strictly greater scores, and this player's
-    // own previous entry never counts (scores only rise), so the engine can
-    // rank the new values before it records them.
-    let ranks = state.ranks.ranks_of(&[&user]).await.pop().unwrap_or_default();
-    let result = ScoreResult {
-        score: ScoreView { id: score_id, score: score.value(), created_at: now },
-        new_best: user.best_score_id == Some(score_id),
-        user: Me::new(&user, ranks),
-    };
-    let body = serde_json::to_string(&result).map_err(anyhow::Error::from)?;
-    if let Some(key) = &key {
-        store.save_idempotent_response(&mut tx, user_id, key, 201, &body).await?;
-    }
-    tx.commit().await?;
-    state.ranks.record(&user).await;
-    // Before answering, so that the player reads this post back from any instance.
-    if let Some(users) = &state.users {
-        users.put_many(std::slice::from_ref(&user)).await;
-    }
-    Ok(Posted::Created(body))
+    reply: oneshot::Sender<Result<Posted, ApiError>>,
 }
 
-async fn replay(state: &AppState, user_id: i64, key: &IdempotencyKey) -> Result<Posted, ApiError> {
-    let mut conn = state.store.conn().await?;
-    match state.store.idempotent_response(&mut conn, user_id, key).await? {
-        Some((_, body)) => Ok(Posted::Replayed(body)),
-        // Claimed, yet gone: purged between the claim and this read.
-        None => Err(ApiError::conflict("idempotency_key_reused", "retry with a new Idempotency-Key")),
+/// The handle handlers post through.
+#[derive(Clone)]
+pub struct ScoreWriter {
+    queue: mpsc::Sender<Job>,
+}
+
+/// What the writer needs: the database, and what it updates after commit.
+struct Writer {
+    store: Store,
+    ranks: RankEngine,
+    users: Option<Arc<UserCache>>,
+    policy: BatchPolicy,
+}
+
+impl ScoreWriter {
+    /// Starts the writer task on the current runtime.
+    pub fn start(store: Store, ranks: RankEngine, users: Option<Arc<UserCache>>, policy: BatchPolicy) -> Self {
+        let (queue, jobs) = mpsc::channel(policy.queue.max(1));
+        let writer = Writer { store, ranks, users, policy };
+        actix_web::rt::spawn(writer.run(jobs));
+        Self { queue }
+    }
+
+    pub async fn post(&self, user_id: i64, score: Score, key: Option<IdempotencyKey>) -> Result<Posted, ApiError> {
+        let (reply, answer) = oneshot::channel();
+        self.queue.try_send(Job { user_id, score, key, reply }).map_err(|error| match error {
+            mpsc::error::TrySendError::Full(_) => {
+                ApiError::unavailable("write_queue_full", "too many score posts at once; retry shortly")
+            }
+            mpsc::error::TrySendError::Closed(_) => ApiError::unavailable("shutting_down", "the service is stopping"),
+        })?;
+        answer.await.map_err(|_| ApiError::Internal(anyhow::anyhow!("the score writer dropped a post")))?
+    }
+}
+
+/// What became of one job inside a batch, before the commit.
+enum Pending {
+    Created {
+        body: String,
+    },
+    /// The same key earlier in this batch: its answer.
+    ReplayOf(usize),
+    /// The key was used before this batch: the stored answer, read after commit.
+    ReplayStored,
+    Failed(ApiError),
+}
+
+impl Writer {
+    async fn run(self, mut jobs: mpsc::Receiver<Job>) {
+        while let Some(first) = jobs.recv().await {
+            let mut batch = vec![first];
+            let deadline = tokio::time::Instant::now() + self.policy.max_delay;
+            while batch.len() < self.policy.max_posts {
+                match jobs.try_recv() {
+                    Ok(job) => batch.push(job),
+                    Err(mpsc::error::TryRecvError::Disconnected) => break,
+                    Err(mpsc::error::TryRecvError::Empty) => match tokio::time::timeout_at(deadline, jobs.recv()).await
+                    {
+                        Ok(Some(job)) => batch.push(job),
+                        _ => break,
+                    },
+                }
+            }
+            self.commit_batch(batch).await;
+        }
+    }
+
+    async fn commit_batch(&self, batch: Vec<Job>) {
+        let now = Timestamp::now();
+        match self.write(&batch, now).await {
+            Ok((pending, final_rows)) => {
+                for row in &final_rows {
+                    self.ranks.record(row).await;
+                }
+                if let Some(users) = &self.users {
+                    // Before answering, so that players read their posts back from any instance.
+                    users.put_many(&final_rows).await;
+                }
+                let answers = self.answers(&batch, pending).await;
+                for (job, answer) in batch.into_iter().zip(answers) {
+                    let _ = job.reply.send(answer);
+                }
+            }
+            Err(error) => {
+                tracing::error!(error = %error, posts = batch.len(), "score batch failed; its posts were not recorded");
+                for job in batch {
+                    let _ = job.reply.send(Err(ApiError::unavailable(
+                        "write_failed",
+                        "the score could not be recorded; retry (with the same Idempotency-Key)",
+                    )));
+                }
+            }
+        }
+    }
+
+    /// The transaction. Returns what each job became and the players' rows
+    /// after the batch.
+    async fn write(&self, batch: &[Job], now: Timestamp) -> Result<(Vec<Pending>, Vec<UserRow>), sqlx::Error> {
+        let store = &self.store;
+        let mut tx = store.begin_write().await?;
+        let mut ids: Vec<i64> = batch.iter().map(|job| job.user_id).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let mut rows: HashMap<i64, UserRow> =
+            store.users_for_update(&mut tx, &ids).await?.into_iter().map(|row| (row.id, row)).collect();
+        let before: HashMap<i64, (i64, i64)> =
+            rows.iter().map(|(id, r)| (*id, (r.total_score, r.play_count))).collect();
+
+        let mut claimed: HashMap<(i64, &str), usize> = HashMap::new();
+        let mut pending = Vec::with_capacity(batch.len());
+        for (index, job) in batch.iter().enumerate() {
+            let Some(row) = rows.get_mut(&job.user_id) else {
+                pending.push(Pending::Failed(ApiError::unauthorized(
+                    "invalid_session",
+                    "the session's user no longer exists",
+                )));
+                continue;
+            };
+            if let Some(key) = &job.key {
+                if let Some(first) = claimed.get(&(job.user_id, key.as_str())) {
+                    pending.push(Pending::ReplayOf(*first));
+                    continue;
+                }
+                if !store.claim_idempotency_key(&mut tx, job.user_id, key, now).await? {
+                    pending.push(Pending::ReplayStored);
+                    continue;
+                }
+                claimed.insert((job.user_id, key.as_str()), index);
+            }
+            let score_id = store.insert_score(&mut tx, job.user_id, job.score, now).await?;
+            let new_best = row.play_count == 0 || job.score.value() > row.best_score;
+            if new_best {
+                row.best_score = job.score.value();
+                row.best_at = Some(now);
+                row.best_score_id = Some(score_id);
+            }
+            row.total_score += job.score.value();
+            row.play_count += 1;
+            // Ranks count players with strictly greater scores, and this
+            // player's own previous entry never counts (scores only rise),
+            // so the engine can rank the new values before recording them.
+            let ranks = self.ranks.ranks_of(&[&*row]).await.pop().unwrap_or_default();
+            let result = ScoreResult {
+                score: ScoreView { id: score_id, score: job.score.value(), created_at: now },
+                new_best,
+                user: Me::new(row, ranks),
+            };
+            let body = serde_json::to_string(&result).map_err(|e| sqlx::Error::Protocol(e.to_string()))?;
+            if let Some(key) = &job.key {
+                store.save_idempotent_response(&mut tx, job.user_id, key, 201, &body).await?;
+            }
+            pending.push(Pending::Created { body });
+        }
+
+        let changed: Vec<UserRow> = rows
+            .into_values()
+            .filter(|row| before.get(&row.id).is_some_and(|(_, plays)| *plays != row.play_count))
+            .collect();
+        for row in &changed {
+            let (total_before, plays_before) = before.get(&row.id).copied().unwrap_or_default();
+            store.set_aggregates(&mut tx, row, row.total_score - total_before, row.play_count - plays_before).await?;
+        }
+        tx.commit().await?;
+        Ok((pending, changed))
+    }
+
+    /// Each job's answer, once the batch has committed.
+    async fn answers(&self, batch: &[Job], pending: Vec<Pending>) -> Vec<Result<Posted, ApiError>> {
+        let bodies: Vec<Option<String>> =
+            pending.iter().map(|p| if let Pending::Created { body } = p { Some(body.clone()) } else { None }).collect();
+        let mut answers = Vec::with_capacity(batch.len());
+        for (job, outcome) in batch.iter().zip(pending) {
+            answers.push(match outcome {
+                Pending::Created { body } => Ok(Posted::Created(body)),
+                Pending::ReplayOf(first) => match bodies.get(first).cloned().flatten() {
+                    Some(body) => Ok(Posted::Replayed(body)),
+                    None => Err(ApiError::Internal(anyhow::anyhow!("a replay without its first answer"))),
+                },
+                Pending::ReplayStored => match &job.key {
+                    Some(key) => self.stored_answer(job.user_id, key).await,
+                    None => Err(ApiError::Internal(anyhow::anyhow!("a stored replay without a key"))),
+                },
+                Pending::Failed(error) => Err(error),
+            });
+        }
+        answers
+    }
+
+    async fn stored_answer(&self, user_id: i64, key: &IdempotencyKey) -> Result<Posted, ApiError> {
+        let mut conn = self.store.conn().await?;
+        match self.store.idempotent_response(&mut conn, user_id, key).await? {
+            Some((_, body)) => Ok(Posted::Replayed(body)),
+            // Claimed, yet gone: purged between the claim and this read.
+            None => Err(ApiError::conflict("idempotency_key_reused", "retry with a new Idempotency-Key")),
+        }
     }
 }

@@ -15,6 +15,7 @@ use crate::config::Settings;
 use crate::domain::Timestamp;
 use crate::rank::{RankEngine, RedisBoard};
 use crate::routes;
+use crate::scoring::{BatchPolicy, ScoreWriter};
 use crate::state::AppState;
 use crate::store::Store;
 use crate::telemetry::{observe, Metrics};
@@ -60,6 +61,13 @@ impl Application {
         let ranks = RankEngine::new(store.clone(), redis.clone());
         let warm_up = ranks.warm_up(false).await?;
         tracing::info!(players = warm_up.players, millis = warm_up.elapsed.as_millis() as u64, "rank engine warmed up");
+        let users = redis.clone().map(|redis| Arc::new(UserCache::new(redis)));
+        let policy = BatchPolicy {
+            max_posts: settings.write_batch_max as usize,
+            max_delay: Duration::from_micros(settings.write_batch_delay_us),
+            queue: settings.write_queue as usize,
+        };
+        let writer = ScoreWriter::start(store.clone(), ranks.clone(), users.clone(), policy);
         let state = web::Data::new(AppState {
             settings,
             ranks,
@@ -67,7 +75,8 @@ impl Application {
             pages: PageCache::new(PAGE_CACHE_ENTRIES, redis.as_ref().map(|_| SHARED_PAGE_MAX_AGE)),
             page_builds: SingleFlight::new(),
             names: NameCache::new(NAME_CACHE_ENTRIES),
-            users: redis.clone().map(UserCache::new),
+            users,
+            writer,
             passwords,
             metrics,
             redis,

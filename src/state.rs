@@ -6,6 +6,7 @@ use crate::config::Settings;
 use std::sync::Arc;
 
 use crate::rank::{RankEngine, RedisBoard};
+use crate::scoring::ScoreWriter;
 use crate::store::Store;
 use crate::telemetry::Metrics;
 
@@ -23,7 +24,9 @@ pub struct AppState {
     /// Display names for ranking pages (they never change once registered).
     pub names: NameCache,
     /// User rows in Redis for every instance, when Redis is configured.
-    pub users: Option<UserCache>,
+    pub users: Option<Arc<UserCache>>,
+    /// Group-commits score posts (the only way scores are written).
+    pub writer: ScoreWriter,
     /// Hashes and verifies passwords off the async workers.
     pub passwords: PasswordHasher,
     /// Request and database counters exported at `/metrics`.

@@ -7,7 +7,7 @@ use super::JsonObject;
 use crate::auth::AuthUser;
 use crate::domain::{IdempotencyKey, Score};
 use crate::error::ApiError;
-use crate::scoring::{post_score as record, Posted};
+use crate::scoring::Posted;
 use crate::state::AppState;
 
 #[utoipa::path(post, path = "/api/scores", tag = "scores",
@@ -31,7 +31,7 @@ pub async fn post_score(
 ) -> Result<HttpResponse, ApiError> {
     let score = Score::parse(body.get("score"))?;
     let key = IdempotencyKey::from_headers(request.headers())?;
-    Ok(match record(&state, auth.user_id, score, key).await? {
+    Ok(match state.writer.post(auth.user_id, score, key).await? {
         Posted::Created(body) => HttpResponse::Created().content_type(ContentType::json()).body(body),
         Posted::Replayed(body) => HttpResponse::Ok()
             .content_type(ContentType::json())

@@ -75,6 +75,15 @@ impl Dialect {
         }
     }
 
+    /// Appended to a SELECT that must lock the rows it reads.
+    fn lock_rows(self) -> &'static str {
+        match self {
+            // The write transaction (BEGIN IMMEDIATE) already excludes other writers.
+            Self::Sqlite => "",
+            Self::MySql => " FOR UPDATE",
+        }
+    }
+
     /// How an INSERT reports the id it assigned: sqlx's `Any` driver has no
     /// last-insert id for SQLite, and MySQL 8 has no `RETURNING`.
     fn returning_id(self) -> &'static str {

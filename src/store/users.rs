@@ -4,7 +4,7 @@ use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 
 use super::{is_unique_violation, Store};
-use crate::domain::{Score, Timestamp};
+use crate::domain::Timestamp;
 
 /// A user row as every profile view needs it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -118,43 +118,49 @@ impl Store {
         rows.iter().map(UserRow::from_row).collect()
     }
 
-    /// Applies one posted score to the user's aggregates in a single atomic
-    /// statement: no read-modify-write, so concurrent posts cannot lose updates.
-    ///
-    /// MySQL evaluates SET assignments left to right with already-updated
-    /// values, SQLite with the old ones; the order below (best_at and
-    /// best_score_id before best_score, play_count last) gives the same
-    /// result on both.
-    pub async fn apply_score(
+    /// The rows of `ids`, locked until the transaction ends (MySQL: `FOR
+    /// UPDATE`; SQLite's write transaction already holds the only write lock).
+    /// Locked in id order, so that concurrent batches cannot deadlock.
+    pub async fn users_for_update(&self, conn: &mut AnyConnection, ids: &[i64]) -> Result<Vec<UserRow>, sqlx::Error> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let placeholders = vec!["?"; ids.len()].join(", ");
+        let sql = format!(
+            "SELECT {USER_COLUMNS} FROM users WHERE id IN ({placeholders}) ORDER BY id{}",
+            self.dialect.lock_rows()
+        );
+        let mut query = self.sql(&sql);
+        for id in ids {
+            query = query.bind(*id);
+        }
+        let rows = query.fetch_all(&mut *conn).await?;
+        rows.iter().map(UserRow::from_row).collect()
+    }
+
+    /// Writes a player's aggregates after a batch of posts, computed from
+    /// the row locked by [`Store::users_for_update`]; the counters are
+    /// still applied as increments, so they stay exact even if a caller
+    /// forgot the lock.
+    pub async fn set_aggregates(
         &self,
         conn: &mut AnyConnection,
-        user_id: i64,
-        score: Score,
-        score_id: i64,
-        at: Timestamp,
+        row: &UserRow,
+        total_added: i64,
+        plays_added: i64,
     ) -> Result<(), sqlx::Error> {
-        const NEW_BEST: &str = "(? > best_score OR play_count = 0)";
-        let sql = format!(
-            "UPDATE users SET \
-               best_at = CASE WHEN {NEW_BEST} THEN ? ELSE best_at END, \
-               best_score_id = CASE WHEN {NEW_BEST} THEN ? ELSE best_score_id END, \
-               best_score = CASE WHEN {NEW_BEST} THEN ? ELSE best_score END, \
-               total_score = total_score + ?, \
-               play_count = play_count + 1 \
-             WHERE id = ?"
-        );
-        let score = score.value();
-        self.sql(&sql)
-            .bind(score)
-            .bind(at.millis())
-            .bind(score)
-            .bind(score_id)
-            .bind(score)
-            .bind(score)
-            .bind(score)
-            .bind(user_id)
-            .execute(&mut *conn)
-            .await?;
+        self.sql(
+            "UPDATE users SET best_score = ?, best_at = ?, best_score_id = ?, \
+             total_score = total_score + ?, play_count = play_count + ? WHERE id = ?",
+        )
+        .bind(row.best_score)
+        .bind(row.best_at.map(|t| t.millis()))
+        .bind(row.best_score_id)
+        .bind(total_added)
+        .bind(plays_added)
+        .bind(row.id)
+        .execute(&mut *conn)
+        .await?;
         Ok(())
     }
 }

@@ -65,3 +65,82 @@ async fn concurrent_replays_of_one_key_count_once(backend: Backend) {
     assert_eq!(me["play_count"], 1);
     assert_eq!(me["total_score"], 42);
 }
+
+backend_tests!(hundreds_of_concurrent_posts_across_players_with_replays_are_exact);
+
+/// Group commit puts many of these in one transaction, several for the
+/// same player, and replays of one key in the same batch as its first use.
+async fn hundreds_of_concurrent_posts_across_players_with_replays_are_exact(backend: Backend) {
+    use rand::{Rng, SeedableRng};
+    let (app, db) = spawn_app(&backend).await;
+    let mut players = Vec::new();
+    for i in 0..4 {
+        players.push(app.register(&format!("burst{i}")).await);
+    }
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+    // (player, score, key): every fourth post has a key used up to three times.
+    let mut posts = Vec::new();
+    for i in 0..300 {
+        let player = rng.gen_range(0..players.len());
+        let score = rng.gen_range(0..50) * 100;
+        let key = (i % 4 == 0).then(|| format!("k{}", i / 12));
+        posts.push((player, score, key));
+    }
+    let bodies: Vec<_> = posts.iter().map(|(_, score, _)| json!({"score": score})).collect();
+    let requests = posts
+        .iter()
+        .zip(&bodies)
+        .map(|((player, _, key), body)| app.post_score_raw(&players[*player].token, body, key.as_deref()));
+    let results = join_all(requests).await;
+
+    // The model: a key counts the first time it is used by that player.
+    let mut expected: Vec<(i64, i64, i64)> = vec![(0, 0, 0); players.len()]; // (best, total, plays)
+    let mut first_answers = std::collections::HashMap::new();
+    let mut created_ids = Vec::new();
+    for ((player, _, key), (status, body)) in posts.iter().zip(&results) {
+        match status.as_u16() {
+            201 => {
+                let score = body["score"]["score"].as_i64().unwrap();
+                let e = &mut expected[*player];
+                e.0 = e.0.max(score);
+                e.1 += score;
+                e.2 += 1;
+                created_ids.push(body["score"]["id"].as_i64().unwrap());
+                if let Some(key) = key {
+                    assert!(
+                        first_answers.insert((*player, key.clone()), body.clone()).is_none(),
+                        "{key} created twice"
+                    );
+                }
+            }
+            200 => {}
+            other => panic!("unexpected {other}: {body}"),
+        }
+    }
+    // Every replay got exactly the first answer of its (player, key).
+    for ((player, _, key), (status, body)) in posts.iter().zip(&results) {
+        if status.as_u16() == 200 {
+            assert_eq!(Some(body), first_answers.get(&(*player, key.clone().unwrap())), "a replay differs");
+        }
+    }
+    for (index, (player, (best, total, plays))) in players.iter().zip(&expected).enumerate() {
+        let (_, me) = app.get_authed("/api/me", &player.token).await;
+        // best_at: when the first post (lowest id) reaching the best was made.
+        let first_best = posts
+            .iter()
+            .zip(&results)
+            .filter(|((p, _, _), (status, body))| {
+                *p == index && status.as_u16() == 201 && body["score"]["score"] == *best
+            })
+            .min_by_key(|(_, (_, body))| body["score"]["id"].as_i64().unwrap())
+            .map(|(_, (_, body))| body["score"]["created_at"].clone());
+        assert_eq!(Some(me["best_at"].clone()), first_best, "best_at of {}", player.login_name);
+        assert_eq!(
+            (me["best_score"].as_i64(), me["total_score"].as_i64(), me["play_count"].as_i64()),
+            (Some(*best), Some(*total), Some(*plays))
+        );
+    }
+    let pool = db.connect().await;
+    let logged: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM scores").fetch_one(&pool).await.unwrap();
+    assert_eq!(logged, created_ids.len() as i64, "every 201 is in the log, and nothing else");
+}
