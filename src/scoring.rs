@@ -160,60 +160,81 @@ impl Writer {
         let before: HashMap<i64, (i64, i64)> =
             rows.iter().map(|(id, r)| (*id, (r.total_score, r.play_count))).collect();
 
+        // Pass 1: replays and key claims, in order; what remains are new posts.
         let mut claimed: HashMap<(i64, &str), usize> = HashMap::new();
-        let mut pending = Vec::with_capacity(batch.len());
+        let mut pending: Vec<Option<Pending>> = Vec::with_capacity(batch.len());
+        let mut new_posts: Vec<(usize, i64, Score)> = Vec::new();
         for (index, job) in batch.iter().enumerate() {
-            let Some(row) = rows.get_mut(&job.user_id) else {
-                pending.push(Pending::Failed(ApiError::unauthorized(
+            if !rows.contains_key(&job.user_id) {
+                pending.push(Some(Pending::Failed(ApiError::unauthorized(
                     "invalid_session",
                     "the session's user no longer exists",
-                )));
+                ))));
                 continue;
-            };
+            }
             if let Some(key) = &job.key {
                 if let Some(first) = claimed.get(&(job.user_id, key.as_str())) {
-                    pending.push(Pending::ReplayOf(*first));
+                    pending.push(Some(Pending::ReplayOf(*first)));
                     continue;
                 }
                 if !store.claim_idempotency_key(&mut tx, job.user_id, key, now).await? {
-                    pending.push(Pending::ReplayStored);
+                    pending.push(Some(Pending::ReplayStored));
                     continue;
                 }
                 claimed.insert((job.user_id, key.as_str()), index);
             }
-            let score_id = store.insert_score(&mut tx, job.user_id, job.score, now).await?;
-            let new_best = row.play_count == 0 || job.score.value() > row.best_score;
+            pending.push(None);
+            new_posts.push((index, job.user_id, job.score));
+        }
+
+        // Pass 2: one multi-row INSERT, then each post applied in order.
+        let log: Vec<(i64, Score)> = new_posts.iter().map(|(_, user, score)| (*user, *score)).collect();
+        let ids = store.insert_scores(&mut tx, &log, now).await?;
+        for ((index, user_id, score), score_id) in new_posts.iter().zip(ids) {
+            let Some(row) = rows.get_mut(user_id) else { continue };
+            let new_best = row.play_count == 0 || score.value() > row.best_score;
             if new_best {
-                row.best_score = job.score.value();
+                row.best_score = score.value();
                 row.best_at = Some(now);
                 row.best_score_id = Some(score_id);
             }
-            row.total_score += job.score.value();
+            row.total_score += score.value();
             row.play_count += 1;
             // Ranks count players with strictly greater scores, and this
             // player's own previous entry never counts (scores only rise),
             // so the engine can rank the new values before recording them.
             let ranks = self.ranks.ranks_of(&[&*row]).await.pop().unwrap_or_default();
             let result = ScoreResult {
-                score: ScoreView { id: score_id, score: job.score.value(), created_at: now },
+                score: ScoreView { id: score_id, score: score.value(), created_at: now },
                 new_best,
                 user: Me::new(row, ranks),
             };
             let body = serde_json::to_string(&result).map_err(|e| sqlx::Error::Protocol(e.to_string()))?;
-            if let Some(key) = &job.key {
-                store.save_idempotent_response(&mut tx, job.user_id, key, 201, &body).await?;
+            if let Some(key) = &batch[*index].key {
+                store.save_idempotent_response(&mut tx, *user_id, key, 201, &body).await?;
             }
-            pending.push(Pending::Created { body });
+            pending[*index] = Some(Pending::Created { body });
         }
+        let pending: Vec<Pending> = pending
+            .into_iter()
+            .map(|p| {
+                p.unwrap_or_else(|| Pending::Failed(ApiError::Internal(anyhow::anyhow!("a post without an outcome"))))
+            })
+            .collect();
 
+        // One UPDATE for every player whose aggregates changed.
         let changed: Vec<UserRow> = rows
             .into_values()
             .filter(|row| before.get(&row.id).is_some_and(|(_, plays)| *plays != row.play_count))
             .collect();
-        for row in &changed {
-            let (total_before, plays_before) = before.get(&row.id).copied().unwrap_or_default();
-            store.set_aggregates(&mut tx, row, row.total_score - total_before, row.play_count - plays_before).await?;
-        }
+        let changes: Vec<(&UserRow, i64, i64)> = changed
+            .iter()
+            .map(|row| {
+                let (total_before, plays_before) = before.get(&row.id).copied().unwrap_or_default();
+                (row, row.total_score - total_before, row.play_count - plays_before)
+            })
+            .collect();
+        store.set_many_aggregates(&mut tx, &changes).await?;
         tx.commit().await?;
         Ok((pending, changed))
     }

@@ -127,6 +127,8 @@ pub struct Store {
     dialect: Dialect,
     /// Counts every statement this store runs (see the module docs).
     statements: IntCounter,
+    /// Whether a multi-row INSERT gets consecutive ids (see `insert_scores`).
+    consecutive_ids: bool,
 }
 
 impl Store {
@@ -155,8 +157,16 @@ impl Store {
             })
             .connect_with(options)
             .await?;
-        let store = Self { pool, dialect, statements };
+        let mut store = Self { pool, dialect, statements, consecutive_ids: true };
         store.create_schema().await?;
+        if dialect == Dialect::MySql {
+            let mut conn = store.pool.acquire().await?;
+            let mode: i64 = sqlx::query("SELECT @@innodb_autoinc_lock_mode AS mode")
+                .fetch_one(&mut *conn)
+                .await?
+                .try_get("mode")?;
+            store.consecutive_ids = mode <= 1;
+        }
         Ok(store)
     }
 

@@ -2,7 +2,7 @@
 
 use sqlx::{AnyConnection, Row};
 
-use super::Store;
+use super::{Dialect, Store};
 use crate::domain::{Score, Timestamp};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,6 +23,50 @@ impl Store {
         let sql = self.insert_sql("INSERT INTO scores (user_id, score, created_at) VALUES (?, ?, ?)");
         let query = self.sql(&sql).bind(user_id).bind(score.value()).bind(at.millis());
         self.insert_returning_id(conn, query).await
+    }
+
+    /// Appends many posts in one statement; returns their ids in order.
+    /// SQLite assigns `max(id) + 1, + 2, …` under its single write lock, so
+    /// the returned ids sorted are the rows in order. MySQL reports the first
+    /// id of a multi-row INSERT and, with `innodb_autoinc_lock_mode` 0 or 1
+    /// (MariaDB's default), hands out consecutive ids to it; with mode 2 the
+    /// posts are inserted one by one instead.
+    pub async fn insert_scores(
+        &self,
+        conn: &mut AnyConnection,
+        posts: &[(i64, Score)],
+        at: Timestamp,
+    ) -> Result<Vec<i64>, sqlx::Error> {
+        if posts.is_empty() {
+            return Ok(Vec::new());
+        }
+        if self.dialect == Dialect::MySql && !self.consecutive_ids {
+            let mut ids = Vec::with_capacity(posts.len());
+            for (user_id, score) in posts {
+                ids.push(self.insert_score(conn, *user_id, *score, at).await?);
+            }
+            return Ok(ids);
+        }
+        let values = vec!["(?, ?, ?)"; posts.len()].join(", ");
+        let sql = self.insert_sql(&format!("INSERT INTO scores (user_id, score, created_at) VALUES {values}"));
+        let mut query = self.sql(&sql);
+        for (user_id, score) in posts {
+            query = query.bind(*user_id).bind(score.value()).bind(at.millis());
+        }
+        match self.dialect {
+            Dialect::Sqlite => {
+                let rows = query.fetch_all(&mut *conn).await?;
+                let mut ids = rows.iter().map(|row| row.try_get("id")).collect::<Result<Vec<i64>, _>>()?;
+                ids.sort_unstable();
+                Ok(ids)
+            }
+            Dialect::MySql => {
+                let done = query.execute(&mut *conn).await?;
+                let first =
+                    done.last_insert_id().ok_or_else(|| sqlx::Error::Protocol("INSERT reported no id".into()))?;
+                Ok((0..posts.len() as i64).map(|i| first + i).collect())
+            }
+        }
     }
 
     /// Up to `limit` of a user's scores, newest first, older than `before`.

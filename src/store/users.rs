@@ -138,29 +138,46 @@ impl Store {
         rows.iter().map(UserRow::from_row).collect()
     }
 
-    /// Writes a player's aggregates after a batch of posts, computed from
-    /// the row locked by [`Store::users_for_update`]; the counters are
-    /// still applied as increments, so they stay exact even if a caller
-    /// forgot the lock.
-    pub async fn set_aggregates(
+    /// Writes the aggregates of several players after a batch of posts, in
+    /// one statement; each entry is (row, total added, plays added). The
+    /// best fields come from rows locked by [`Store::users_for_update`]; the
+    /// counters are still applied as increments, so they stay exact even if
+    /// a caller forgot the lock.
+    pub async fn set_many_aggregates(
         &self,
         conn: &mut AnyConnection,
-        row: &UserRow,
-        total_added: i64,
-        plays_added: i64,
+        changes: &[(&UserRow, i64, i64)],
     ) -> Result<(), sqlx::Error> {
-        self.sql(
-            "UPDATE users SET best_score = ?, best_at = ?, best_score_id = ?, \
-             total_score = total_score + ?, play_count = play_count + ? WHERE id = ?",
-        )
-        .bind(row.best_score)
-        .bind(row.best_at.map(|t| t.millis()))
-        .bind(row.best_score_id)
-        .bind(total_added)
-        .bind(plays_added)
-        .bind(row.id)
-        .execute(&mut *conn)
-        .await?;
+        if changes.is_empty() {
+            return Ok(());
+        }
+        let cases = vec!["WHEN ? THEN ?"; changes.len()].join(" ");
+        let ids = vec!["?"; changes.len()].join(", ");
+        let sql = format!(
+            "UPDATE users SET best_score = CASE id {cases} END, best_at = CASE id {cases} END, \
+             best_score_id = CASE id {cases} END, total_score = total_score + CASE id {cases} END, \
+             play_count = play_count + CASE id {cases} END WHERE id IN ({ids})"
+        );
+        let mut query = self.sql(&sql);
+        for (row, _, _) in changes {
+            query = query.bind(row.id).bind(row.best_score);
+        }
+        for (row, _, _) in changes {
+            query = query.bind(row.id).bind(row.best_at.map(|t| t.millis()));
+        }
+        for (row, _, _) in changes {
+            query = query.bind(row.id).bind(row.best_score_id);
+        }
+        for (row, total_added, _) in changes {
+            query = query.bind(row.id).bind(*total_added);
+        }
+        for (row, _, plays_added) in changes {
+            query = query.bind(row.id).bind(*plays_added);
+        }
+        for (row, _, _) in changes {
+            query = query.bind(row.id);
+        }
+        query.execute(&mut *conn).await?;
         Ok(())
     }
 }
