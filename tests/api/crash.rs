@@ -1,0 +1,119 @@
+//! SIGKILL while score posts are in flight: after a restart on the same
+//! database every post that got a 201 is there, and no post is half there.
+
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::backend_tests;
+use crate::helpers::{json_of, Backend, TestDatabase, PASSWORD};
+
+backend_tests!(a_killed_server_loses_no_acknowledged_post);
+
+/// `hiscore serve` as a real process (the binary cargo built for this test).
+fn start_server(db: &TestDatabase, port: u16) -> Child {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_hiscore"));
+    command
+        .args(["serve", "--bind", &format!("127.0.0.1:{port}"), "--database-url", &db.url])
+        .args(["--bcrypt-cost", "4", "--static-dir", "/nonexistent", "--workers", "2"])
+        .env("RUST_LOG", "error")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    if let Some(redis) = &db.redis {
+        command.args(["--redis-url", &redis.url, "--redis-prefix", &redis.prefix]);
+    }
+    command.spawn().expect("start hiscore")
+}
+
+async fn wait_until_healthy(client: &reqwest::Client, base: &str) {
+    let started = Instant::now();
+    loop {
+        if let Ok(response) = client.get(format!("{base}/healthz")).send().await {
+            if response.status() == 200 {
+                return;
+            }
+        }
+        assert!(started.elapsed() < Duration::from_secs(20), "the server did not come up");
+        actix_web::rt::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn a_killed_server_loses_no_acknowledged_post(backend: Backend) {
+    let db = TestDatabase::new(&backend).await;
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let base = format!("http://127.0.0.1:{port}");
+    let client = reqwest::Client::builder().timeout(Duration::from_secs(5)).build().unwrap();
+    let mut server = start_server(&db, port);
+    wait_until_healthy(&client, &base).await;
+
+    let mut tokens = Vec::new();
+    for i in 0..4 {
+        let response = client
+            .post(format!("{base}/api/users"))
+            .json(&json!({"login_name": format!("crash{i}"), "password": PASSWORD}))
+            .send()
+            .await
+            .unwrap();
+        let (_, body) = json_of(response).await;
+        tokens.push(body["token"].as_str().unwrap().to_owned());
+    }
+
+    // Eight posters until the server dies; every 201 is remembered.
+    let acknowledged: Arc<Mutex<Vec<(i64, i64)>>> = Arc::default(); // (score id, score)
+    let mut posters = Vec::new();
+    for poster in 0..8 {
+        let (client, base, token, acknowledged) =
+            (client.clone(), base.clone(), tokens[poster % 4].clone(), Arc::clone(&acknowledged));
+        posters.push(actix_web::rt::spawn(async move {
+            for n in 0.. {
+                let score = (poster * 1000 + n) as i64;
+                let sent = client
+                    .post(format!("{base}/api/scores"))
+                    .bearer_auth(&token)
+                    .json(&json!({"score": score}))
+                    .send()
+                    .await;
+                let Ok(response) = sent else { return };
+                if response.status() != 201 {
+                    return;
+                }
+                let Ok(body) = response.json::<serde_json::Value>().await else { return };
+                acknowledged.lock().unwrap().push((body["score"]["id"].as_i64().unwrap(), score));
+            }
+        }));
+    }
+    while acknowledged.lock().unwrap().len() < 300 {
+        actix_web::rt::time::sleep(Duration::from_millis(5)).await;
+    }
+    server.kill().unwrap(); // SIGKILL: no draining, no final flush
+    server.wait().unwrap();
+    for poster in posters {
+        let _ = poster.await;
+    }
+
+    let mut server = start_server(&db, port);
+    wait_until_healthy(&client, &base).await;
+    let pool = db.connect().await;
+    let logged: Vec<(i64, i64)> = sqlx::query_as("SELECT id, score FROM scores").fetch_all(&pool).await.unwrap();
+    let logged: std::collections::HashMap<i64, i64> = logged.into_iter().collect();
+    let acknowledged = acknowledged.lock().unwrap().clone();
+    for (id, score) in &acknowledged {
+        assert_eq!(logged.get(id), Some(score), "acknowledged post {id} is missing after the crash");
+    }
+    // No half-applied post: every player's aggregates equal their log.
+    let mismatched: Vec<(i64, i64, i64)> = sqlx::query_as(
+        "SELECT u.id, u.play_count, COUNT(s.id) FROM users u LEFT JOIN scores s ON s.user_id = u.id \
+         GROUP BY u.id, u.play_count, u.total_score HAVING u.play_count <> COUNT(s.id) OR u.total_score <> COALESCE(SUM(s.score), 0)",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    assert!(mismatched.is_empty(), "aggregates disagree with the log: {mismatched:?}");
+    // And the restarted service serves what survived.
+    let (_, page) = json_of(client.get(format!("{base}/api/rankings/total?limit=10")).send().await.unwrap()).await;
+    assert_eq!(page["total_players"], 4);
+    server.kill().unwrap();
+    server.wait().unwrap();
+}
