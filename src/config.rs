@@ -48,7 +48,7 @@ pub struct Settings {
     #[arg(long, env = "ARGON2_PARALLELISM", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=16))]
     pub argon2_parallelism: u32,
 
-    /// How many password hashes may run at once (default: the number of cores).
+    /// Threads that hash passwords, and so hashes at once (default: the number of cores).
     #[arg(long, env = "HASH_CONCURRENCY")]
     pub hash_concurrency: Option<usize>,
 
@@ -73,6 +73,31 @@ pub struct Settings {
     #[arg(long, env = "WRITE_QUEUE", default_value_t = 4_096, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub write_queue: u32,
 
+    /// Login attempts per account per minute (0: no limit).
+    #[arg(long, env = "RATE_LOGIN_PER_ACCOUNT", default_value_t = 20)]
+    pub rate_login_per_account: u32,
+
+    /// Login attempts per client address per minute (0: no limit).
+    #[arg(long, env = "RATE_LOGIN_PER_ADDRESS", default_value_t = 300)]
+    pub rate_login_per_address: u32,
+
+    /// Registrations per client address per minute (0: no limit).
+    #[arg(long, env = "RATE_REGISTER_PER_ADDRESS", default_value_t = 300)]
+    pub rate_register_per_address: u32,
+
+    /// Score posts per player per second (0: no limit).
+    #[arg(long, env = "RATE_POSTS_PER_PLAYER", default_value_t = 50)]
+    pub rate_posts_per_player: u32,
+
+    /// Take the client address from `X-Forwarded-For` (only behind a proxy
+    /// that sets it, such as the bundled nginx config).
+    #[arg(long, env = "TRUST_FORWARDED_FOR", default_value_t = false)]
+    pub trust_forwarded_for: bool,
+
+    /// The highest score accepted (at most the contract's 1,000,000,000).
+    #[arg(long, env = "MAX_SCORE", default_value_t = 1_000_000_000, value_parser = clap::value_parser!(i64).range(1..=1_000_000_000))]
+    pub max_score: i64,
+
     /// Bearer token for `POST /api/admin/initialize`; without it that endpoint is 404.
     #[arg(long, env = "ADMIN_TOKEN", hide_env_values = true)]
     pub admin_token: Option<String>,
@@ -91,6 +116,18 @@ pub struct Settings {
 }
 
 impl Settings {
+    pub fn rates(&self) -> Vec<(crate::limits::Limit, crate::limits::Rate)> {
+        use crate::limits::{Limit, Rate};
+        use std::time::Duration;
+        let minute = Duration::from_secs(60);
+        vec![
+            (Limit::LoginPerAccount, Rate { events: self.rate_login_per_account, per: minute }),
+            (Limit::LoginPerAddress, Rate { events: self.rate_login_per_address, per: minute }),
+            (Limit::RegistrationPerAddress, Rate { events: self.rate_register_per_address, per: minute }),
+            (Limit::PostsPerPlayer, Rate { events: self.rate_posts_per_player, per: Duration::from_secs(1) }),
+        ]
+    }
+
     pub fn workers(&self) -> usize {
         self.workers.unwrap_or_else(cores).max(1)
     }

@@ -40,12 +40,15 @@ pub enum ApiError {
     /// 422: a field fails validation; `code` names the field.
     #[error("{message}")]
     Validation { code: &'static str, message: String },
+    /// 429: a rate limit; `Retry-After` says when to come back.
+    #[error("{message}")]
+    TooManyRequests { message: String, retry_after: std::time::Duration },
     /// 503: a dependency (the database) is down or saturated.
     #[error("{message}")]
     Unavailable { code: &'static str, message: String },
     /// 500: a bug or an unexpected failure; logged, never shown.
     #[error(transparent)]
-    Internal(#[from] anyhow::Error),
+    Internal(anyhow::Error),
 }
 
 impl ApiError {
@@ -67,6 +70,9 @@ impl ApiError {
     pub fn validation(code: &'static str, message: impl Into<String>) -> Self {
         Self::Validation { code, message: message.into() }
     }
+    pub fn too_many_requests(message: impl Into<String>, retry_after: std::time::Duration) -> Self {
+        Self::TooManyRequests { message: message.into(), retry_after }
+    }
     pub fn unavailable(code: &'static str, message: impl Into<String>) -> Self {
         Self::Unavailable { code, message: message.into() }
     }
@@ -83,9 +89,16 @@ impl ApiError {
             | Self::Unavailable { code, .. } => code,
             Self::MethodNotAllowed => "method_not_allowed",
             Self::PayloadTooLarge => "payload_too_large",
+            Self::TooManyRequests { .. } => "too_many_requests",
             Self::UnsupportedMediaType => "unsupported_media_type",
             Self::Internal(_) => "internal_error",
         }
+    }
+}
+
+impl From<anyhow::Error> for ApiError {
+    fn from(error: anyhow::Error) -> Self {
+        Self::from_internal(error)
     }
 }
 
@@ -103,6 +116,16 @@ impl From<sqlx::Error> for ApiError {
     }
 }
 
+impl ApiError {
+    /// Internal errors that are really a saturated resource become 503s.
+    pub fn from_internal(error: anyhow::Error) -> Self {
+        if error.is::<crate::auth::HashingBusy>() {
+            return Self::unavailable("hashing_busy", "too many logins at once; retry shortly");
+        }
+        Self::Internal(error)
+    }
+}
+
 impl ResponseError for ApiError {
     fn status_code(&self) -> StatusCode {
         match self {
@@ -115,6 +138,7 @@ impl ResponseError for ApiError {
             Self::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::Validation { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+            Self::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
             Self::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
             Self::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -129,8 +153,16 @@ impl ResponseError for ApiError {
             other => other.to_string(),
         };
         let mut response = HttpResponse::build(self.status_code());
-        if let Self::Unavailable { .. } = self {
-            response.insert_header((header::RETRY_AFTER, RETRY_AFTER_UNAVAILABLE_SECS.to_string()));
+        match self {
+            Self::Unavailable { .. } => {
+                response.insert_header((header::RETRY_AFTER, RETRY_AFTER_UNAVAILABLE_SECS.to_string()));
+            }
+            Self::TooManyRequests { retry_after, .. } => {
+                // Whole seconds, rounded up, at least 1.
+                let seconds = retry_after.as_millis().div_ceil(1000).max(1);
+                response.insert_header((header::RETRY_AFTER, seconds.to_string()));
+            }
+            _ => {}
         }
         response.json(json!({"error": {"code": self.code(), "message": message}}))
     }

@@ -10,6 +10,7 @@ pub mod config;
 pub mod dataset;
 pub mod domain;
 pub mod error;
+pub mod limits;
 pub mod rank;
 pub mod routes;
 pub mod scoring;

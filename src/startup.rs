@@ -13,6 +13,7 @@ use crate::auth::{HashPolicy, PasswordHasher};
 use crate::cache::{NameCache, PageCache, SingleFlight, UserCache};
 use crate::config::Settings;
 use crate::domain::Timestamp;
+use crate::limits::RateLimits;
 use crate::rank::{RankEngine, RedisBoard};
 use crate::routes;
 use crate::scoring::{BatchPolicy, ScoreWriter};
@@ -68,6 +69,7 @@ impl Application {
             queue: settings.write_queue as usize,
         };
         let writer = ScoreWriter::start(store.clone(), ranks.clone(), users.clone(), policy);
+        let limits = RateLimits::new(&settings.rates(), redis.clone());
         let state = web::Data::new(AppState {
             settings,
             ranks,
@@ -75,6 +77,7 @@ impl Application {
             pages: PageCache::new(PAGE_CACHE_ENTRIES, redis.as_ref().map(|_| SHARED_PAGE_MAX_AGE)),
             page_builds: SingleFlight::new(),
             names: NameCache::new(NAME_CACHE_ENTRIES),
+            limits,
             users,
             writer,
             passwords,
@@ -154,6 +157,7 @@ fn spawn_janitor(state: web::Data<AppState>) {
         let mut interval = actix_web::rt::time::interval(JANITOR_INTERVAL);
         loop {
             interval.tick().await;
+            state.limits.shrink();
             let now = Timestamp::now();
             let result = async {
                 let mut conn = state.store.conn().await?;

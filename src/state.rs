@@ -5,6 +5,7 @@ use crate::cache::{NameCache, PageCache, PageKey, SingleFlight, UserCache};
 use crate::config::Settings;
 use std::sync::Arc;
 
+use crate::limits::RateLimits;
 use crate::rank::{RankEngine, RedisBoard};
 use crate::scoring::ScoreWriter;
 use crate::store::Store;
@@ -25,6 +26,8 @@ pub struct AppState {
     pub names: NameCache,
     /// User rows in Redis for every instance, when Redis is configured.
     pub users: Option<Arc<UserCache>>,
+    /// 429s for brute force and floods.
+    pub limits: RateLimits,
     /// Group-commits score posts (the only way scores are written).
     pub writer: ScoreWriter,
     /// Hashes and verifies passwords off the async workers.

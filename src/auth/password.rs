@@ -1,6 +1,7 @@
-//! Password hashing with bcrypt or argon2id, always on the blocking pool and
-//! never more at once than the configured concurrency, so that a login storm
-//! costs CPU but never stalls the async workers.
+//! Password hashing with bcrypt or argon2id, on a dedicated pool of threads
+//! (one per core by default) with a bounded queue, so that a login storm
+//! costs CPU but never stalls the async workers or the blocking pool, and
+//! sheds load with a 503 when the queue is full instead of piling up.
 
 use std::sync::Arc;
 
@@ -8,7 +9,6 @@ use anyhow::{anyhow, Context};
 use argon2::password_hash::rand_core::OsRng;
 use argon2::password_hash::{PasswordHash, PasswordHasher as _, PasswordVerifier as _, SaltString};
 use argon2::{Algorithm, Argon2, Params, Version};
-use tokio::sync::Semaphore;
 
 use crate::config::{HashAlgorithm, Settings};
 use crate::domain::Password;
@@ -113,25 +113,22 @@ pub enum Verification {
 pub struct PasswordHasher {
     /// Algorithm and parameters for new hashes.
     policy: Arc<HashPolicy>,
-    /// Caps concurrent hashes so that logins cannot take every core.
-    permits: Arc<Semaphore>,
+    /// The threads that hash; nothing else runs there.
+    pool: Arc<HashPool>,
     /// A hash of a random password under the current policy: unknown login
     /// names are checked against it so they take as long as a wrong password.
     dummy_hash: Arc<String>,
 }
 
 impl PasswordHasher {
-    pub fn new(policy: HashPolicy, concurrency: usize) -> anyhow::Result<Self> {
+    pub fn new(policy: HashPolicy, threads: usize) -> anyhow::Result<Self> {
         let dummy_password: String = {
             use rand::distributions::{Alphanumeric, DistString};
             Alphanumeric.sample_string(&mut rand::thread_rng(), 32)
         };
         let dummy_hash = policy.hash(&dummy_password)?;
-        Ok(Self {
-            policy: Arc::new(policy),
-            permits: Arc::new(Semaphore::new(concurrency)),
-            dummy_hash: Arc::new(dummy_hash),
-        })
+        let pool = Arc::new(HashPool::new(threads, threads * QUEUED_PER_THREAD)?);
+        Ok(Self { policy: Arc::new(policy), pool, dummy_hash: Arc::new(dummy_hash) })
     }
 
     pub async fn hash(&self, password: &Password) -> anyhow::Result<String> {
@@ -158,8 +155,51 @@ impl PasswordHasher {
     }
 
     async fn run_blocking<T: Send + 'static>(&self, work: impl FnOnce() -> T + Send + 'static) -> anyhow::Result<T> {
-        let _permit = self.permits.acquire().await.context("hash pool closed")?;
-        tokio::task::spawn_blocking(work).await.context("hash task failed")
+        self.pool.run(work).await
+    }
+}
+
+/// Hashes waiting per hashing thread at most; beyond, logins get 503.
+const QUEUED_PER_THREAD: usize = 64;
+
+/// The hashing queue is full: the caller answers 503 with Retry-After.
+#[derive(Debug, thiserror::Error)]
+#[error("password hashing is saturated")]
+pub struct HashingBusy;
+
+type HashJob = Box<dyn FnOnce() + Send>;
+
+/// Dedicated threads fed by a bounded queue.
+struct HashPool {
+    jobs: std::sync::mpsc::SyncSender<HashJob>,
+}
+
+impl HashPool {
+    fn new(threads: usize, queue: usize) -> anyhow::Result<Self> {
+        let (jobs, receiver) = std::sync::mpsc::sync_channel::<HashJob>(queue);
+        let receiver = Arc::new(std::sync::Mutex::new(receiver));
+        for index in 0..threads.max(1) {
+            let receiver = Arc::clone(&receiver);
+            std::thread::Builder::new().name(format!("hash-{index}")).spawn(move || loop {
+                let job = match receiver.lock() {
+                    Ok(receiver) => receiver.recv(),
+                    Err(_) => return,
+                };
+                let Ok(job) = job else { return }; // the pool is gone
+                                                   // A panicking hash must not take the thread with it.
+                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+            })?;
+        }
+        Ok(Self { jobs })
+    }
+
+    async fn run<T: Send + 'static>(&self, work: impl FnOnce() -> T + Send + 'static) -> anyhow::Result<T> {
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        let job: HashJob = Box::new(move || {
+            let _ = reply.send(work());
+        });
+        self.jobs.try_send(job).map_err(|_| anyhow::Error::new(HashingBusy))?;
+        answer.await.context("the hash job failed")
     }
 }
 

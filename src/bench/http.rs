@@ -16,6 +16,8 @@ pub struct Reply {
     pub body: Value,
     pub text: String,
     pub content_type: String,
+    /// `Retry-After` of a 429 or 503.
+    pub retry_after: Option<Duration>,
 }
 
 impl Reply {
@@ -46,19 +48,40 @@ impl Api {
     }
 
     /// Sends a request recorded under `endpoint` (e.g. "GET /api/users/{id}").
-    /// Transport failures, timeouts, 5xx and non-JSON bodies on JSON routes
-    /// are application errors and yield `None`; every other answer is
-    /// returned for the scenario to judge.
+    /// A 429 is the server's backpressure, not a fault: the bench waits its
+    /// `Retry-After` (at most 2 s), counts a trivial error, and tries again,
+    /// three times at most. Transport failures, timeouts, 5xx and non-JSON
+    /// bodies on JSON routes are application errors and yield `None`; every
+    /// other answer is returned for the scenario to judge.
     pub async fn send(&self, endpoint: &str, request: RequestBuilder) -> Option<Reply> {
+        let mut request = request;
+        for _ in 0..3 {
+            let retry = request.try_clone();
+            let reply = self.send_once(endpoint, request).await?;
+            match retry {
+                Some(next) if reply.status == 429 => {
+                    let wait = reply.retry_after.unwrap_or(Duration::from_secs(1)).min(Duration::from_secs(2));
+                    self.recorder.error(Severity::Trivial, format!("{endpoint}: rate limited (429), waited {wait:?}"));
+                    tokio::time::sleep(wait).await;
+                    request = next;
+                }
+                _ => return Some(reply),
+            }
+        }
+        None
+    }
+
+    async fn send_once(&self, endpoint: &str, request: RequestBuilder) -> Option<Reply> {
         let started = Instant::now();
         let result = request.send().await;
         let reply = match result {
             Ok(response) => {
                 let status = response.status().as_u16();
-                let content_type =
-                    response.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
+                let header = |name: &str| response.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
+                let content_type = header("content-type").unwrap_or_default();
+                let retry_after = header("retry-after").and_then(|s| s.parse().ok()).map(Duration::from_secs);
                 match response.text().await {
-                    Ok(text) => Ok((status, content_type, text)),
+                    Ok(text) => Ok((status, content_type, text, retry_after)),
                     Err(error) => Err(format!("reading the body failed: {error}")),
                 }
             }
@@ -66,7 +89,7 @@ impl Api {
             Err(error) => Err(format!("request failed: {error}")),
         };
         let latency = started.elapsed();
-        let (status, content_type, text) = match reply {
+        let (status, content_type, text, retry_after) = match reply {
             Ok(parts) => parts,
             Err(why) => {
                 self.recorder.record(endpoint, latency, true);
@@ -94,7 +117,7 @@ impl Api {
         } else {
             Value::Null
         };
-        Some(Reply { status, body, text, content_type })
+        Some(Reply { status, body, text, content_type, retry_after })
     }
 }
 

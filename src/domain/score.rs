@@ -11,13 +11,14 @@ impl Score {
 
     /// Parses the raw JSON value so that floats, strings and out-of-range
     /// numbers all get the contract's 422 `invalid_score` instead of a
-    /// generic deserialisation error.
-    pub fn parse(raw: Option<&Value>) -> Result<Self, ApiError> {
-        let invalid =
-            || ApiError::validation("invalid_score", format!("score must be an integer from 0 to {}", Self::MAX));
+    /// generic deserialisation error. `max` is the configured plausibility
+    /// bound (never above [`Score::MAX`]).
+    pub fn parse(raw: Option<&Value>, max: i64) -> Result<Self, ApiError> {
+        let max = max.min(Self::MAX);
+        let invalid = || ApiError::validation("invalid_score", format!("score must be an integer from 0 to {max}"));
         let value = raw.and_then(Value::as_i64).ok_or_else(invalid)?;
         // `as_i64` accepts only integers (not 5.0), so the range is all that is left.
-        if (0..=Self::MAX).contains(&value) {
+        if (0..=max).contains(&value) {
             Ok(Self(value))
         } else {
             Err(invalid())
@@ -37,7 +38,7 @@ mod tests {
     #[test]
     fn accepts_integers_in_range() {
         for ok in [0, 1, 123_456, Score::MAX] {
-            assert_eq!(Score::parse(Some(&json!(ok))).unwrap().value(), ok);
+            assert_eq!(Score::parse(Some(&json!(ok)), Score::MAX).unwrap().value(), ok);
         }
     }
 
@@ -57,9 +58,17 @@ mod tests {
             json!(1e300),
         ];
         for value in bad {
-            let err = Score::parse(Some(&value)).unwrap_err();
+            let err = Score::parse(Some(&value), Score::MAX).unwrap_err();
             assert_eq!(err.code(), "invalid_score", "{value}");
         }
-        assert_eq!(Score::parse(None).unwrap_err().code(), "invalid_score");
+        assert_eq!(Score::parse(None, Score::MAX).unwrap_err().code(), "invalid_score");
+    }
+
+    #[test]
+    fn a_lower_configured_maximum_is_a_plausibility_bound() {
+        assert!(Score::parse(Some(&json!(1000)), 1000).is_ok());
+        assert_eq!(Score::parse(Some(&json!(1001)), 1000).unwrap_err().code(), "invalid_score");
+        // Never above the contract's maximum.
+        assert!(Score::parse(Some(&json!(Score::MAX + 1)), i64::MAX).is_err());
     }
 }

@@ -156,7 +156,15 @@ pub struct RedisBoard {
     record: Script,
     page: Script,
     versioned_set: Script,
+    window_count: Script,
 }
+
+const WINDOW_COUNT: &str = r"
+-- KEYS: the counter; ARGV: window in ms. Returns {count, ms until the window closes}.
+local count = redis.call('INCR', KEYS[1])
+if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+return {count, redis.call('PTTL', KEYS[1])}
+";
 
 const VERSIONED_SET: &str = r"
 -- KEYS: the key; ARGV: version, value, ttl in ms. Stored as 'version|value'.
@@ -182,6 +190,7 @@ impl RedisBoard {
             record: Script::new(RECORD),
             page: Script::new(PAGE),
             versioned_set: Script::new(VERSIONED_SET),
+            window_count: Script::new(WINDOW_COUNT),
         })
     }
 
@@ -497,6 +506,19 @@ impl RedisBoard {
             }
             pipe.query_async::<()>(&mut conn).await?;
             Ok(())
+        })
+        .await
+    }
+
+    /// Counts an event in a fixed window: (events so far in this window,
+    /// time until it closes). One round trip.
+    pub async fn count_in_window(&self, name: &str, window: Duration) -> Result<(i64, Duration), SharedError> {
+        let millis = u64::try_from(window.as_millis()).unwrap_or(u64::MAX).max(1);
+        bounded(async {
+            let mut conn = self.conn().await?;
+            let (count, ttl): (i64, i64) =
+                self.window_count.key(self.key(name)).arg(millis).invoke_async(&mut conn).await?;
+            Ok((count, Duration::from_millis(u64::try_from(ttl).unwrap_or(0))))
         })
         .await
     }

@@ -112,6 +112,19 @@ fn path_error(_: PathError, _: &HttpRequest) -> actix_web::Error {
 /// which serde would happily read as a one-field struct) is a 400.
 type JsonObject = web::Json<serde_json::Map<String, serde_json::Value>>;
 
+/// The client's address for per-address limits: the peer, or the first
+/// `X-Forwarded-For` hop when configured to trust the proxy in front.
+fn client_address(request: &HttpRequest, trust_forwarded_for: bool) -> String {
+    let forwarded = trust_forwarded_for
+        .then(|| request.headers().get("x-forwarded-for"))
+        .flatten()
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.split(',').next())
+        .map(|first| first.trim().to_owned())
+        .filter(|first| !first.is_empty());
+    forwarded.or_else(|| request.peer_addr().map(|peer| peer.ip().to_string())).unwrap_or_default()
+}
+
 /// Parses a numeric id from a path segment; anything else names no resource.
 fn parse_id(raw: &str, not_found: impl FnOnce() -> ApiError) -> Result<i64, ApiError> {
     raw.parse::<i64>().ok().filter(|id| *id > 0).ok_or_else(not_found)

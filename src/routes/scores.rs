@@ -7,6 +7,7 @@ use super::JsonObject;
 use crate::auth::AuthUser;
 use crate::domain::{IdempotencyKey, Score};
 use crate::error::ApiError;
+use crate::limits::Limit;
 use crate::scoring::Posted;
 use crate::state::AppState;
 
@@ -20,7 +21,8 @@ use crate::state::AppState;
         (status = 400, description = "`invalid_json`, `invalid_body`, `invalid_idempotency_key`", body = crate::routes::openapi::ErrorBody),
         (status = 401, description = "`session_required`, `invalid_session`", body = crate::routes::openapi::ErrorBody),
         (status = 415, description = "`unsupported_media_type`", body = crate::routes::openapi::ErrorBody),
-        (status = 422, description = "`invalid_score`", body = crate::routes::openapi::ErrorBody),
+        (status = 422, description = "`invalid_score` (also above the configured MAX_SCORE)", body = crate::routes::openapi::ErrorBody),
+        (status = 429, description = "`too_many_requests` (per-player post rate), with `Retry-After`", body = crate::routes::openapi::ErrorBody),
         (status = 503, description = "`database_unavailable` (with `Retry-After`)", body = crate::routes::openapi::ErrorBody),
     ))]
 pub async fn post_score(
@@ -29,7 +31,8 @@ pub async fn post_score(
     request: HttpRequest,
     body: JsonObject,
 ) -> Result<HttpResponse, ApiError> {
-    let score = Score::parse(body.get("score"))?;
+    let score = Score::parse(body.get("score"), state.settings.max_score)?;
+    state.limits.check(Limit::PostsPerPlayer, &auth.user_id.to_string()).await?;
     let key = IdempotencyKey::from_headers(request.headers())?;
     Ok(match state.writer.post(auth.user_id, score, key).await? {
         Posted::Created(body) => HttpResponse::Created().content_type(ContentType::json()).body(body),

@@ -1,14 +1,15 @@
 //! `/api/sessions`: log in and log out.
 
 use actix_web::http::StatusCode;
-use actix_web::{web, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse};
 use serde_json::Value;
 
 use super::users::load_profile;
-use super::JsonObject;
+use super::{client_address, JsonObject};
 use crate::auth::{expired_session_cookie, session_cache_key, session_cookie, AuthUser, SessionToken, Verification};
 use crate::domain::{LoginName, Password, Timestamp};
 use crate::error::ApiError;
+use crate::limits::Limit;
 use crate::state::AppState;
 use crate::views::{Me, SessionCreated};
 
@@ -24,8 +25,16 @@ fn invalid_credentials() -> ApiError {
         (status = 401, description = "`invalid_credentials` (unknown name and wrong password alike)", body = crate::routes::openapi::ErrorBody),
         (status = 415, description = "`unsupported_media_type`", body = crate::routes::openapi::ErrorBody),
         (status = 422, description = "`invalid_login_name`, `invalid_password` (not strings)", body = crate::routes::openapi::ErrorBody),
+        (status = 429, description = "`too_many_requests` (attempts per account or per address), with `Retry-After`", body = crate::routes::openapi::ErrorBody),
+        (status = 503, description = "`hashing_busy`, `database_unavailable`, with `Retry-After`", body = crate::routes::openapi::ErrorBody),
     ))]
-pub async fn login(state: web::Data<AppState>, body: JsonObject) -> Result<HttpResponse, ApiError> {
+pub async fn login(
+    state: web::Data<AppState>,
+    request: HttpRequest,
+    body: JsonObject,
+) -> Result<HttpResponse, ApiError> {
+    let address = client_address(&request, state.settings.trust_forwarded_for);
+    state.limits.check(Limit::LoginPerAddress, &address).await?;
     // A missing or non-string field is a malformed request; a string that
     // breaks the rules simply names no account.
     let require_string = |field: &str, code: &'static str| match body.get(field) {
@@ -40,6 +49,7 @@ pub async fn login(state: web::Data<AppState>, body: JsonObject) -> Result<HttpR
         return Err(invalid_credentials());
     };
 
+    state.limits.check(Limit::LoginPerAccount, &login_name.key()).await?;
     let mut conn = state.store.conn().await?;
     let credentials = state.store.credentials(&mut conn, &login_name.key()).await?;
     drop(conn); // not held across the (slow) hash

@@ -2,14 +2,15 @@
 
 use std::collections::HashMap;
 
-use actix_web::{web, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
 use serde_json::Value;
 
 use super::sessions::start_session;
-use super::{parse_id, JsonObject};
+use super::{client_address, parse_id, JsonObject};
 use crate::domain::{parse_before, DisplayName, LoginName, PageLimit, Password, Timestamp, UserIds};
 use crate::error::ApiError;
+use crate::limits::Limit;
 use crate::rank::UserRanks;
 use crate::state::AppState;
 use crate::store::{NewUser, UserRow};
@@ -24,8 +25,16 @@ use crate::views::{PublicUser, ScoreHistory, ScoreView, UserList};
         (status = 413, description = "`payload_too_large`", body = crate::routes::openapi::ErrorBody),
         (status = 415, description = "`unsupported_media_type`", body = crate::routes::openapi::ErrorBody),
         (status = 422, description = "`invalid_login_name`, `invalid_password`, `invalid_display_name`", body = crate::routes::openapi::ErrorBody),
+        (status = 429, description = "`too_many_requests` (registrations per address), with `Retry-After`", body = crate::routes::openapi::ErrorBody),
+        (status = 503, description = "`hashing_busy`, `database_unavailable`, with `Retry-After`", body = crate::routes::openapi::ErrorBody),
     ))]
-pub async fn register(state: web::Data<AppState>, body: JsonObject) -> Result<HttpResponse, ApiError> {
+pub async fn register(
+    state: web::Data<AppState>,
+    request: HttpRequest,
+    body: JsonObject,
+) -> Result<HttpResponse, ApiError> {
+    let address = client_address(&request, state.settings.trust_forwarded_for);
+    state.limits.check(Limit::RegistrationPerAddress, &address).await?;
     let login_name = LoginName::parse(body.get("login_name"))?;
     let password = Password::parse(body.get("password"))?;
     let display_name = match body.get("display_name") {

@@ -17,7 +17,7 @@ fn start_server(db: &TestDatabase, port: u16) -> Child {
     let mut command = Command::new(env!("CARGO_BIN_EXE_hiscore"));
     command
         .args(["serve", "--bind", &format!("127.0.0.1:{port}"), "--database-url", &db.url])
-        .args(["--bcrypt-cost", "4", "--static-dir", "/nonexistent", "--workers", "2"])
+        .args(["--bcrypt-cost", "4", "--static-dir", "/nonexistent", "--workers", "2", "--rate-posts-per-player", "0"])
         .env("RUST_LOG", "error")
         .stdout(Stdio::null())
         .stderr(Stdio::null());

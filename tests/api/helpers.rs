@@ -236,6 +236,10 @@ pub async fn spawn_app_on(db: &TestDatabase, extra_args: &[&str]) -> TestApp {
         "8",
         "--static-dir",
         "/nonexistent",
+        // Tests post in bursts far beyond a game's pace; the limits have
+        // their own tests (limits.rs), which set them explicitly.
+        "--rate-posts-per-player",
+        "0",
     ];
     if let Some(redis) = &db.redis {
         args.extend_from_slice(&["--redis-url", &redis.url, "--redis-prefix", &redis.prefix]);

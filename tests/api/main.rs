@@ -14,6 +14,7 @@ mod concurrency;
 mod crash;
 mod errors;
 mod instances;
+mod limits;
 mod operations;
 mod rankings;
 mod restarts;
