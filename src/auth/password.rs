@@ -263,4 +263,19 @@ mod tests {
         assert_eq!(bcrypt_cost("$argon2id$v=19$m=64"), None);
         assert_eq!(bcrypt_cost("garbage"), None);
     }
+
+    /// A measurement, not a test: `cargo test --release --lib -- --ignored
+    /// --nocapture bcrypt_verifies_per_second` (figure in BENCHMARKS.md).
+    #[test]
+    #[ignore]
+    fn bcrypt_verifies_per_second() {
+        let hash = bcrypt::hash("correct horse", 10).unwrap();
+        let started = std::time::Instant::now();
+        let mut verified = 0;
+        while started.elapsed() < std::time::Duration::from_secs(3) {
+            assert!(verify_any("correct horse", &hash));
+            verified += 1;
+        }
+        println!("bcrypt cost 10: {:.1} verifies/s on one core", verified as f64 / started.elapsed().as_secs_f64());
+    }
 }
