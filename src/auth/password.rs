@@ -169,6 +169,19 @@ pub struct HashingBusy;
 
 type HashJob = Box<dyn FnOnce() + Send>;
 
+/// A hashing thread's loop: runs jobs until the pool is dropped.
+fn run_hash_jobs(receiver: &std::sync::Mutex<std::sync::mpsc::Receiver<HashJob>>) {
+    loop {
+        let job = match receiver.lock() {
+            Ok(receiver) => receiver.recv(),
+            Err(_) => return,
+        };
+        let Ok(job) = job else { return }; // the pool is gone
+                                           // A panicking hash must not take the thread with it.
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+    }
+}
+
 /// Dedicated threads fed by a bounded queue.
 struct HashPool {
     jobs: std::sync::mpsc::SyncSender<HashJob>,
@@ -180,14 +193,21 @@ impl HashPool {
         let receiver = Arc::new(std::sync::Mutex::new(receiver));
         for index in 0..threads.max(1) {
             let receiver = Arc::clone(&receiver);
-            std::thread::Builder::new().name(format!("hash-{index}")).spawn(move || loop {
-                let job = match receiver.lock() {
-                    Ok(receiver) => receiver.recv(),
-                    Err(_) => return,
-                };
-                let Ok(job) = job else { return }; // the pool is gone
-                                                   // A panicking hash must not take the thread with it.
-                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+            std::thread::Builder::new().name(format!("hash-{index}")).spawn(move || {
+                // Linux's SCHED_IDLE: a login storm then takes only the CPU
+                // that requests leave over, so pages and posts keep their
+                // latency (logins queue instead; a full queue answers 503).
+                use thread_priority::{NormalThreadSchedulePolicy, ThreadPriority, ThreadSchedulePolicy};
+                let idle = ThreadSchedulePolicy::Normal(NormalThreadSchedulePolicy::Idle);
+                let lowered = thread_priority::set_thread_priority_and_policy(
+                    thread_priority::thread_native_id(),
+                    ThreadPriority::Min,
+                    idle,
+                );
+                if let Err(error) = lowered {
+                    tracing::warn!(?error, "could not lower the hashing threads' priority");
+                }
+                run_hash_jobs(&receiver);
             })?;
         }
         Ok(Self { jobs })
