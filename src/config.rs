@@ -89,6 +89,10 @@ pub struct Settings {
     #[arg(long, env = "RATE_POSTS_PER_PLAYER", default_value_t = 50)]
     pub rate_posts_per_player: u32,
 
+    /// Least time between two score posts of one player, in ms (0: none).
+    #[arg(long, env = "MIN_POST_INTERVAL_MS", default_value_t = 0)]
+    pub min_post_interval_ms: u64,
+
     /// Take the client address from `X-Forwarded-For` (only behind a proxy
     /// that sets it, such as the bundled nginx config).
     #[arg(long, env = "TRUST_FORWARDED_FOR", default_value_t = false)]
@@ -125,6 +129,14 @@ impl Settings {
             (Limit::LoginPerAddress, Rate { events: self.rate_login_per_address, per: minute }),
             (Limit::RegistrationPerAddress, Rate { events: self.rate_register_per_address, per: minute }),
             (Limit::PostsPerPlayer, Rate { events: self.rate_posts_per_player, per: Duration::from_secs(1) }),
+            // One post per interval, no burst.
+            (
+                Limit::PostInterval,
+                Rate {
+                    events: u32::from(self.min_post_interval_ms > 0),
+                    per: Duration::from_millis(self.min_post_interval_ms),
+                },
+            ),
         ]
     }
 

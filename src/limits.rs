@@ -23,6 +23,8 @@ pub enum Limit {
     LoginPerAddress,
     RegistrationPerAddress,
     PostsPerPlayer,
+    /// A plausibility bound: the least time between two posts of one player.
+    PostInterval,
 }
 
 impl Limit {
@@ -32,6 +34,7 @@ impl Limit {
             Self::LoginPerAddress => "login-address",
             Self::RegistrationPerAddress => "register-address",
             Self::PostsPerPlayer => "posts-player",
+            Self::PostInterval => "post-interval",
         }
     }
 
@@ -41,6 +44,7 @@ impl Limit {
             Self::LoginPerAddress => "too many login attempts from this address; wait a little",
             Self::RegistrationPerAddress => "too many registrations from this address; wait a little",
             Self::PostsPerPlayer => "scores are arriving faster than a game can produce them; slow down",
+            Self::PostInterval => "a game cannot end this soon after the last one; wait a little",
         }
     }
 }

@@ -32,7 +32,9 @@ pub async fn post_score(
     body: JsonObject,
 ) -> Result<HttpResponse, ApiError> {
     let score = Score::parse(body.get("score"), state.settings.max_score)?;
-    state.limits.check(Limit::PostsPerPlayer, &auth.user_id.to_string()).await?;
+    let player = auth.user_id.to_string();
+    state.limits.check(Limit::PostsPerPlayer, &player).await?;
+    state.limits.check(Limit::PostInterval, &player).await?;
     let key = IdempotencyKey::from_headers(request.headers())?;
     Ok(match state.writer.post(auth.user_id, score, key).await? {
         Posted::Created(body) => HttpResponse::Created().content_type(ContentType::json()).body(body),

@@ -75,3 +75,17 @@ async fn scores_above_the_configured_maximum_are_rejected(backend: Backend) {
     let (_, me) = app.get_authed("/api/me", &alice.token).await;
     assert_eq!(me["play_count"], 1);
 }
+
+backend_tests!(posts_closer_than_the_minimum_interval_are_refused);
+
+async fn posts_closer_than_the_minimum_interval_are_refused(backend: Backend) {
+    let db = TestDatabase::new(&backend).await;
+    let app = spawn_app_on(&db, &["--min-post-interval-ms", "500"]).await;
+    let alice = app.register("alice").await;
+    app.post_score(&alice, 10).await;
+    let (status, body) = app.post_score_raw(&alice.token, &json!({"score": 20}), None).await;
+    assert_error(status, &body, 429, "too_many_requests");
+    actix_web::rt::time::sleep(Duration::from_millis(600)).await;
+    let result = app.post_score(&alice, 30).await;
+    assert_eq!((result["user"]["play_count"].clone(), result["user"]["total_score"].clone()), (json!(2), json!(40)));
+}
