@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::dev::{Server, ServerHandle};
-use actix_web::middleware::from_fn;
+use actix_web::middleware::{from_fn, DefaultHeaders};
 use actix_web::{web, App, HttpServer};
 
 use crate::auth::{HashPolicy, PasswordHasher};
@@ -88,7 +88,13 @@ impl Application {
         spawn_shared_monitor(state.clone());
 
         let server = HttpServer::new(move || {
-            let app = App::new().app_data(state.clone()).wrap(from_fn(observe)).configure(routes::configure);
+            let app = App::new()
+                .app_data(state.clone())
+                // Browsers must not guess content types (JSON read as HTML);
+                // set here so it holds without nginx too.
+                .wrap(DefaultHeaders::new().add(("X-Content-Type-Options", "nosniff")))
+                .wrap(from_fn(observe))
+                .configure(routes::configure);
             if serve_static {
                 app.service(
                     actix_files::Files::new("/", &static_dir)

@@ -19,4 +19,5 @@ mod operations;
 mod rankings;
 mod restarts;
 mod scores;
+mod security;
 mod users;

@@ -1,0 +1,145 @@
+//! Security promises as tests: no secrets in logs, headers, timing of
+//! failed logins, brute-force limits shared by instances.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::backend_tests;
+use crate::helpers::{json_of, spawn_app_on, Backend, TestDatabase, PASSWORD};
+
+backend_tests!(
+    responses_say_nosniff_and_nothing_about_the_server,
+    an_unknown_login_takes_about_as_long_as_a_wrong_password
+);
+
+async fn responses_say_nosniff_and_nothing_about_the_server(backend: Backend) {
+    let db = TestDatabase::new(&backend).await;
+    let app = spawn_app_on(&db, &["--static-dir", concat!(env!("CARGO_MANIFEST_DIR"), "/static")]).await;
+    for path in ["/", "/api/rankings/best", "/api/users/999", "/no/such/thing", "/healthz"] {
+        let response = app.get(path).await;
+        assert_eq!(
+            response.headers().get("x-content-type-options").map(|v| v.to_str().unwrap()),
+            Some("nosniff"),
+            "{path}"
+        );
+        assert!(response.headers().get("server").is_none(), "{path} names the server");
+        assert!(response.headers().get("x-powered-by").is_none(), "{path}");
+    }
+}
+
+/// The median time of `tries` calls of `attempt`.
+async fn median_time<F, Fut>(tries: usize, mut attempt: F) -> Duration
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    let mut times = Vec::with_capacity(tries);
+    for _ in 0..tries {
+        let started = Instant::now();
+        attempt().await;
+        times.push(started.elapsed());
+    }
+    times.sort();
+    times[tries / 2]
+}
+
+/// Statistically, and tolerant to noise: without the dummy hash an unknown
+/// name would answer in a fraction of a wrong password's time.
+async fn an_unknown_login_takes_about_as_long_as_a_wrong_password(backend: Backend) {
+    let db = TestDatabase::new(&backend).await;
+    let app = spawn_app_on(&db, &["--bcrypt-cost", "7"]).await;
+    app.register("alice").await;
+    let wrong_password =
+        median_time(9, || async { assert_eq!(app.login("alice", "not the password").await.0, 401) }).await;
+    let unknown_name =
+        median_time(9, || async { assert_eq!(app.login("nobody", "not the password").await.0, 401) }).await;
+    let ratio = unknown_name.as_secs_f64() / wrong_password.as_secs_f64();
+    assert!((0.5..2.0).contains(&ratio), "unknown name {unknown_name:?} vs wrong password {wrong_password:?}");
+}
+
+#[actix_web::test]
+async fn brute_force_limits_hold_across_instances() {
+    let Some(backend) = Backend::mariadb_redis() else { return };
+    let db = TestDatabase::new(&backend).await;
+    let a = spawn_app_on(&db, &["--rate-login-per-account", "4"]).await;
+    let b = spawn_app_on(&db, &["--rate-login-per-account", "4"]).await;
+    a.register("target").await;
+    for app in [&a, &b, &a, &b] {
+        assert_eq!(app.login("target", "a wrong guess").await.0, 401);
+    }
+    // The fifth guess is refused whichever instance takes it.
+    assert_eq!(a.login("target", PASSWORD).await.0, 429);
+    assert_eq!(b.login("target", PASSWORD).await.0, 429);
+}
+
+#[actix_web::test]
+async fn passwords_and_tokens_never_reach_the_logs() {
+    let db = TestDatabase::new(&Backend::Sqlite).await;
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let log_dir = tempfile::tempdir().unwrap();
+    let log_path = log_dir.path().join("hiscore.log");
+    let log = std::fs::File::create(&log_path).unwrap();
+    let mut server = Command::new(env!("CARGO_BIN_EXE_hiscore"))
+        .args(["serve", "--bind", &format!("127.0.0.1:{port}"), "--database-url", &db.url, "--bcrypt-cost", "4"])
+        .args(["--static-dir", "/nonexistent", "--admin-token", "admin-secret-token"])
+        .env("RUST_LOG", "trace") // everything, sqlx statements included
+        .stdout(Stdio::from(log.try_clone().unwrap()))
+        .stderr(Stdio::from(log))
+        .spawn()
+        .unwrap();
+    let base = format!("http://127.0.0.1:{port}");
+    let client = reqwest::Client::new();
+    let started = Instant::now();
+    while client.get(format!("{base}/healthz")).send().await.is_err() {
+        assert!(started.elapsed() < Duration::from_secs(20));
+        actix_web::rt::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    let password = "a-very-recognisable-password";
+    let (_, body) = json_of(
+        client
+            .post(format!("{base}/api/users"))
+            .json(&json!({"login_name": "logcheck", "password": password}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    let token = body["token"].as_str().unwrap().to_owned();
+    let (_, body) = json_of(
+        client
+            .post(format!("{base}/api/sessions"))
+            .json(&json!({"login_name": "logcheck", "password": password}))
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    let second_token = body["token"].as_str().unwrap().to_owned();
+    client
+        .post(format!("{base}/api/sessions"))
+        .json(&json!({"login_name": "logcheck", "password": "wrong-password-here"}))
+        .send()
+        .await
+        .unwrap();
+    client.post(format!("{base}/api/scores")).bearer_auth(&token).json(&json!({"score": 5})).send().await.unwrap();
+    client.get(format!("{base}/api/me")).header("cookie", format!("session={second_token}")).send().await.unwrap();
+    client.delete(format!("{base}/api/sessions")).bearer_auth(&token).send().await.unwrap();
+    client
+        .post(format!("{base}/api/admin/initialize"))
+        .bearer_auth("admin-secret-token")
+        .json(&json!({"users": 1}))
+        .send()
+        .await
+        .unwrap();
+    server.kill().unwrap();
+    server.wait().unwrap();
+
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    assert!(log.lines().count() > 20, "the log should be busy at trace level:\n{log}");
+    for secret in [password, "wrong-password-here", &token, &second_token, "admin-secret-token"] {
+        assert!(!log.contains(secret), "a secret reached the log: {secret}");
+    }
+}
