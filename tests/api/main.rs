@@ -13,6 +13,7 @@ mod browser;
 mod concurrency;
 mod crash;
 mod errors;
+mod fuzz;
 mod instances;
 mod limits;
 mod operations;
