@@ -34,12 +34,18 @@ struct InitializeBody {
 pub async fn initialize(
     state: web::Data<AppState>,
     request: HttpRequest,
-    body: web::Bytes,
+    // The body is read by hand (it may be empty), so its errors are mapped
+    // here: the payload extractor has no JSON error handler of its own.
+    body: Result<web::Bytes, actix_web::Error>,
 ) -> Result<HttpResponse, ApiError> {
     let Some(expected) = state.settings.admin_token.as_deref() else {
         return Err(super::route_not_found());
     };
     authorize(&request, expected)?;
+    let body = body.map_err(|error| match error.as_error::<actix_web::error::PayloadError>() {
+        Some(actix_web::error::PayloadError::Overflow) => ApiError::PayloadTooLarge,
+        _ => ApiError::bad_request("invalid_body", "the request body could not be read"),
+    })?;
     let spec = parse_spec(&body)?;
 
     let started = Instant::now();

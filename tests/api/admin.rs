@@ -28,6 +28,9 @@ async fn initialize_checks_the_token(backend: Backend) {
     assert_error(status, &body, 401, "admin_token_required");
     let (status, body) = app.initialize("let-me-in", &json!({"users": -5})).await;
     assert_error(status, &body, 422, "invalid_users");
+    // Found by the fuzz test: an oversized body was a plain-text 413.
+    let (status, body) = app.initialize("let-me-in", &json!({"users": 1, "padding": "x".repeat(20_000)})).await;
+    assert_error(status, &body, 413, "payload_too_large");
 }
 
 async fn initialize_wipes_and_loads_deterministically(backend: Backend) {
