@@ -27,7 +27,10 @@ pub enum ApiError {
     NotFound { code: &'static str, message: String },
     /// 405: the path exists, the method does not.
     #[error("method not allowed")]
-    MethodNotAllowed,
+    MethodNotAllowed {
+        /// The methods the path does answer, for the `Allow` header.
+        allow: String,
+    },
     /// 409: conflicts with existing data.
     #[error("{message}")]
     Conflict { code: &'static str, message: String },
@@ -87,7 +90,7 @@ impl ApiError {
             | Self::Conflict { code, .. }
             | Self::Validation { code, .. }
             | Self::Unavailable { code, .. } => code,
-            Self::MethodNotAllowed => "method_not_allowed",
+            Self::MethodNotAllowed { .. } => "method_not_allowed",
             Self::PayloadTooLarge => "payload_too_large",
             Self::TooManyRequests { .. } => "too_many_requests",
             Self::UnsupportedMediaType => "unsupported_media_type",
@@ -133,7 +136,7 @@ impl ResponseError for ApiError {
             Self::Unauthorized { .. } => StatusCode::UNAUTHORIZED,
             Self::Forbidden { .. } => StatusCode::FORBIDDEN,
             Self::NotFound { .. } => StatusCode::NOT_FOUND,
-            Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            Self::MethodNotAllowed { .. } => StatusCode::METHOD_NOT_ALLOWED,
             Self::Conflict { .. } => StatusCode::CONFLICT,
             Self::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -156,6 +159,9 @@ impl ResponseError for ApiError {
         match self {
             Self::Unavailable { .. } => {
                 response.insert_header((header::RETRY_AFTER, RETRY_AFTER_UNAVAILABLE_SECS.to_string()));
+            }
+            Self::MethodNotAllowed { allow } => {
+                response.insert_header((header::ALLOW, allow.clone()));
             }
             Self::TooManyRequests { retry_after, .. } => {
                 // Whole seconds, rounded up, at least 1.

@@ -28,7 +28,7 @@ macro_rules! routes {
         pub const ROUTES: &[(&str, &str)] = &[ $( $( (stringify!($method), $path) ),+ ),+ ];
 
         fn register(cfg: &mut web::ServiceConfig) {
-            $( cfg.service(resource($path) $( .route(web::$method().to($handler)) )+ ); )+
+            $( cfg.service(resource($path, &[$(stringify!($method)),+]) $( .route(web::$method().to($handler)) )+ ); )+
         }
     };
 }
@@ -60,8 +60,12 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 }
 
 /// A resource whose other methods get a JSON 405.
-fn resource(path: &str) -> actix_web::Resource {
-    web::resource(path).default_service(web::to(method_not_allowed))
+fn resource(path: &str, methods: &[&str]) -> actix_web::Resource {
+    let allow = methods.iter().map(|m| m.to_uppercase()).collect::<Vec<_>>().join(", ");
+    web::resource(path).default_service(web::to(move || {
+        let allow = allow.clone();
+        async move { Err::<actix_web::HttpResponse, _>(ApiError::MethodNotAllowed { allow }) }
+    }))
 }
 
 fn route_not_found() -> ApiError {
@@ -71,10 +75,6 @@ fn route_not_found() -> ApiError {
 /// The handler for every path that names nothing.
 pub async fn not_found() -> Result<actix_web::HttpResponse, ApiError> {
     Err(route_not_found())
-}
-
-async fn method_not_allowed() -> Result<actix_web::HttpResponse, ApiError> {
-    Err(ApiError::MethodNotAllowed)
 }
 
 fn json_config() -> web::JsonConfig {

@@ -27,11 +27,13 @@ pub struct ErrorDetail {
 #[derive(Serialize, ToSchema)]
 pub struct RegisterRequest {
     /// 3..32 characters of `[A-Za-z0-9_.-]`, unique case-insensitively.
-    #[schema(example = "alice_01")]
+    #[schema(example = "alice_01", pattern = "^[A-Za-z0-9_.-]{3,32}$")]
     pub login_name: String,
-    /// 8..72 bytes.
+    /// 8..72 bytes of UTF-8 (bytes, not characters: JSON Schema's lengths
+    /// count characters, so the rule is only stated here).
     pub password: String,
     /// 1..32 characters, no control characters; default: `login_name`.
+    #[schema(min_length = 1, max_length = 32)]
     pub display_name: Option<String>,
 }
 
@@ -54,8 +56,10 @@ pub struct ScoreRequest {
 #[derive(Serialize, ToSchema)]
 pub struct InitializeRequest {
     /// Players to generate (default 1,000).
+    #[schema(minimum = 0, maximum = 2_000_000)]
     pub users: Option<i64>,
-    /// Score posts spread over them (default 10,000).
+    /// Score posts spread over them (default 10,000; needs at least one player).
+    #[schema(minimum = 0, maximum = 20_000_000)]
     pub scores: Option<i64>,
     /// The same seed gives byte-identical pages (default 1).
     pub seed: Option<u64>,

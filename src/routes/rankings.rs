@@ -24,10 +24,10 @@ pub struct PageQuery {
 
 #[utoipa::path(get, path = "/api/rankings/{board}", tag = "rankings",
     params(
-        ("board" = String, Path, description = "`best` or `total`"),
-        ("limit" = Option<i64>, Query, description = "1..100, default 10"),
-        ("offset" = Option<i64>, Query, description = "Position to start at, default 0 (not with `cursor`)"),
-        ("cursor" = Option<String>, Query, description = "A `next_cursor`: keyset paging that never shows a player twice"),
+        ("board" = String, Path, pattern = "^(best|total)$", description = "`best` or `total`"),
+        ("limit" = Option<i64>, Query, minimum = 1, maximum = 100, description = "1..100, default 10"),
+        ("offset" = Option<i64>, Query, minimum = 0, description = "Position to start at, default 0 (not with `cursor`)"),
+        ("cursor" = Option<String>, Query, pattern = "^[A-Za-z0-9_-]{40}$", description = "A `next_cursor` (opaque, checksummed: any other value is 400 `invalid_cursor`): keyset paging that never shows a player twice"),
     ),
     responses(
         (status = 200, body = crate::views::RankingPage),
@@ -103,9 +103,9 @@ pub struct AroundQuery {
 
 #[utoipa::path(get, path = "/api/rankings/{board}/around/{user_id}", tag = "rankings",
     params(
-        ("board" = String, Path, description = "`best` or `total`"),
-        ("user_id" = i64, Path, description = "The player in the middle"),
-        ("radius" = Option<i64>, Query, description = "0..50 entries on each side, default 5"),
+        ("board" = String, Path, pattern = "^(best|total)$", description = "`best` or `total`"),
+        ("user_id" = i64, Path, minimum = 1, description = "The player in the middle"),
+        ("radius" = Option<i64>, Query, minimum = 0, maximum = 50, description = "0..50 entries on each side, default 5"),
     ),
     responses(
         (status = 200, body = crate::views::RankingPage),

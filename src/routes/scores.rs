@@ -13,7 +13,7 @@ use crate::state::AppState;
 
 #[utoipa::path(post, path = "/api/scores", tag = "scores",
     security(("bearer" = []), ("session_cookie" = [])),
-    params(("Idempotency-Key" = Option<String>, Header, description = "1..64 visible ASCII characters; a repeat returns the first response (200) and changes nothing; kept 48 h")),
+    params(("Idempotency-Key" = Option<String>, Header, pattern = "^[!-~]{1,64}$", description = "1..64 visible ASCII characters; a repeat returns the first response (200) and changes nothing; kept 48 h")),
     request_body = crate::routes::openapi::ScoreRequest,
     responses(
         (status = 201, description = "Accepted; `user` already reflects this post", body = crate::views::ScoreResult),

@@ -99,7 +99,7 @@ fn user_not_found() -> ApiError {
 }
 
 #[utoipa::path(get, path = "/api/users/{id}", tag = "players",
-    params(("id" = i64, Path, description = "User id")),
+    params(("id" = i64, Path, minimum = 1, description = "User id")),
     responses(
         (status = 200, body = crate::views::PublicUser),
         (status = 404, description = "`user_not_found`", body = crate::routes::openapi::ErrorBody),
@@ -116,7 +116,7 @@ pub struct BatchQuery {
 }
 
 #[utoipa::path(get, path = "/api/users", tag = "players",
-    params(("ids" = String, Query, description = "1..100 comma-separated ids, e.g. `3,1,2`")),
+    params(("ids" = String, Query, pattern = r"^[1-9][0-9]{0,17}(,[1-9][0-9]{0,17}){0,99}$", description = "1..100 comma-separated ids, e.g. `3,1,2`")),
     responses(
         (status = 200, description = "In the order asked, unknown ids left out, duplicates once", body = crate::views::UserList),
         (status = 400, description = "`invalid_ids`, `invalid_query`", body = crate::routes::openapi::ErrorBody),
@@ -139,9 +139,9 @@ pub struct HistoryQuery {
 
 #[utoipa::path(get, path = "/api/users/{id}/scores", tag = "players",
     params(
-        ("id" = i64, Path, description = "User id"),
-        ("limit" = Option<i64>, Query, description = "1..100, default 20"),
-        ("before" = Option<i64>, Query, description = "Only scores with a smaller id (from `next_before`)"),
+        ("id" = i64, Path, minimum = 1, description = "User id"),
+        ("limit" = Option<i64>, Query, minimum = 1, maximum = 100, description = "1..100, default 20"),
+        ("before" = Option<i64>, Query, minimum = 1, description = "Only scores with a smaller id (from `next_before`)"),
     ),
     responses(
         (status = 200, description = "Newest first", body = crate::views::ScoreHistory),

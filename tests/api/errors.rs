@@ -37,7 +37,9 @@ async fn malformed_requests_get_the_contract_envelope(backend: Backend) {
     assert_error(status, &body, 404, "not_found");
     let (status, body) = app.get_json("/nothing-here").await;
     assert_error(status, &body, 404, "not_found");
-    let (status, body) = json_of(app.client.put(app.url("/api/scores")).send().await.unwrap()).await;
+    let response = app.client.put(app.url("/api/scores")).send().await.unwrap();
+    assert_eq!(response.headers()["allow"], "POST");
+    let (status, body) = json_of(response).await;
     assert_error(status, &body, 405, "method_not_allowed");
     let (status, body) = json_of(app.client.delete(app.url("/api/users")).send().await.unwrap()).await;
     assert_error(status, &body, 405, "method_not_allowed");
