@@ -93,6 +93,12 @@ pub struct Settings {
     #[arg(long, env = "MIN_POST_INTERVAL_MS", default_value_t = 0)]
     pub min_post_interval_ms: u64,
 
+    /// Origins allowed to call the API from a browser (comma-separated, e.g.
+    /// `https://game.example`). Empty (the default): no CORS headers at all,
+    /// so browsers only allow the page's own origin.
+    #[arg(long, env = "CORS_ALLOWED_ORIGINS", default_value = "")]
+    pub cors_allowed_origins: String,
+
     /// Take the client address from `X-Forwarded-For` (only behind a proxy
     /// that sets it, such as the bundled nginx config).
     #[arg(long, env = "TRUST_FORWARDED_FOR", default_value_t = false)]

@@ -5,8 +5,10 @@ use std::net::TcpListener;
 use std::sync::Arc;
 use std::time::Duration;
 
+use actix_cors::Cors;
 use actix_web::dev::{Server, ServerHandle};
-use actix_web::middleware::{from_fn, DefaultHeaders};
+use actix_web::http::header;
+use actix_web::middleware::{from_fn, Condition, DefaultHeaders};
 use actix_web::{web, App, HttpServer};
 
 use crate::auth::{HashPolicy, PasswordHasher};
@@ -87,12 +89,21 @@ impl Application {
         spawn_janitor(state.clone());
         spawn_shared_monitor(state.clone());
 
+        let cors_origins: Vec<String> = state
+            .settings
+            .cors_allowed_origins
+            .split(',')
+            .map(str::trim)
+            .filter(|origin| !origin.is_empty())
+            .map(str::to_owned)
+            .collect();
         let server = HttpServer::new(move || {
             let app = App::new()
                 .app_data(state.clone())
                 // Browsers must not guess content types (JSON read as HTML);
                 // set here so it holds without nginx too.
                 .wrap(DefaultHeaders::new().add(("X-Content-Type-Options", "nosniff")))
+                .wrap(Condition::new(!cors_origins.is_empty(), cors(&cors_origins)))
                 .wrap(from_fn(observe))
                 .configure(routes::configure);
             if serve_static {
@@ -126,6 +137,21 @@ impl Application {
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
         self.server.await
     }
+}
+
+/// Cross-origin access for the configured origins only: the methods and
+/// headers the API uses, no cookies (cross-origin clients send the bearer
+/// token), and the headers a client needs to read back.
+fn cors(origins: &[String]) -> Cors {
+    let cors = origins.iter().fold(Cors::default(), |cors, origin| cors.allowed_origin(origin));
+    cors.allowed_methods(["GET", "POST", "DELETE"])
+        .allowed_headers([
+            header::AUTHORIZATION,
+            header::CONTENT_TYPE,
+            header::HeaderName::from_static("idempotency-key"),
+        ])
+        .expose_headers([header::RETRY_AFTER, header::HeaderName::from_static("x-request-id")])
+        .max_age(3600)
 }
 
 /// Every second: is the shared board still built, and did another

@@ -11,6 +11,7 @@ mod admin;
 mod bench;
 mod browser;
 mod concurrency;
+mod cors;
 mod crash;
 mod errors;
 mod fuzz;

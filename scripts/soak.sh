@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The soak run behind RELIABILITY.md: a release server on SQLite under a
+# steady `hiscore bench` load for DURATION seconds, its resident memory and
+# open descriptors sampled every 5 s into soak.csv, then plotted into
+# docs/soak.svg. Not part of CI (too long).
+#   DURATION (default 600), CONCURRENCY (default 32), OUT (default ./soak-out)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+duration="${DURATION:-600}"
+concurrency="${CONCURRENCY:-32}"
+out="${OUT:-./soak-out}"
+mkdir -p "$out"
+cargo build --release --quiet
+rm -rf "$out/data"
+ADMIN_TOKEN=soak RUST_LOG=warn ./target/release/hiscore serve --bind 127.0.0.1:18090 \
+  --database-url "sqlite://$out/data/hiscore.db" --static-dir static > "$out/server.log" 2>&1 &
+server=$!
+trap 'kill $server 2>/dev/null || true' EXIT
+sleep 2
+echo "seconds,rss_kib,fds" > "$out/soak.csv"
+(
+  start=$(date +%s)
+  while kill -0 $server 2>/dev/null; do
+    rss=$(awk '/VmRSS/ {print $2}' /proc/$server/status)
+    fds=$(ls /proc/$server/fd | wc -l)
+    echo "$(( $(date +%s) - start )),$rss,$fds" >> "$out/soak.csv"
+    sleep 5
+  done
+) &
+sampler=$!
+# One load level for the whole run (the step is longer than the run).
+./target/release/hiscore bench --target http://127.0.0.1:18090 --admin-token soak --duration "$duration" \
+  --concurrency "$concurrency" --step-secs $((duration + 60)) --json "$out/bench.json" > "$out/bench.txt" 2>&1 || true
+kill $server; wait $server 2>/dev/null || true
+kill $sampler 2>/dev/null || true
+python3 scripts/plot_soak.py "$out/soak.csv" docs/soak.svg
+tail -3 "$out/bench.txt"
