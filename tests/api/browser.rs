@@ -200,13 +200,13 @@ async fn the_ranking_page_works_in_chromium_through_nginx() {
 }
 
 /// nginx in front (as run-local.sh runs it), without a browser.
-struct Fronted {
+pub(crate) struct Fronted {
     _nginx: Process,
     _prefix: tempfile::TempDir,
-    site: String,
+    pub(crate) site: String,
 }
 
-async fn nginx_in_front_of(upstream: &str) -> Option<Fronted> {
+pub(crate) async fn nginx_in_front_of(upstream: &str) -> Option<Fronted> {
     let required = std::env::var("TEST_REQUIRE_BROWSER").is_ok_and(|v| v == "1");
     if tool("nginx").is_none() {
         assert!(!required, "TEST_REQUIRE_BROWSER=1 but nginx is missing");

@@ -130,3 +130,41 @@ async fn a_flushed_redis_is_rebuilt_while_the_service_answers() {
     assert_eq!(page[0], (1, players[0].id), "the post made while Redis was empty survived the rebuild");
     assert_eq!(page.len(), 5);
 }
+
+/// The production shape end to end: three instances on one MariaDB and
+/// Redis behind nginx, and a validating `hiscore bench` run through nginx.
+#[actix_web::test]
+async fn a_bench_run_passes_through_nginx_on_three_instances() {
+    let Some(backend) = Backend::mariadb_redis() else { return };
+    let db = TestDatabase::new(&backend).await;
+    let static_dir = concat!(env!("CARGO_MANIFEST_DIR"), "/static");
+    let args = ["--admin-token", "t", "--static-dir", static_dir, "--trust-forwarded-for"];
+    let apps = [spawn_app_on(&db, &args).await, spawn_app_on(&db, &args).await, spawn_app_on(&db, &args).await];
+    let upstreams: Vec<String> = apps.iter().map(|app| app.address.trim_start_matches("http://").to_owned()).collect();
+    let Some(front) = crate::browser::nginx_in_front_of(&upstreams.join(",")).await else { return };
+    let out = tempfile::tempdir().unwrap();
+
+    let outcome = hiscore::bench::run(hiscore::bench::BenchArgs {
+        target: front.site.clone(),
+        admin_token: Some("t".into()),
+        duration: 4,
+        concurrency: 3,
+        users: 200,
+        scores: 2_000,
+        seed: 5,
+        json: Some(out.path().join("bench.json")),
+        html: None,
+        slow_ms: 5_000,
+        timeout_ms: 10_000,
+        step_secs: Some(1),
+        ceiling: false,
+    })
+    .await
+    .unwrap();
+    assert!(outcome.summary.pass, "{}\n{:#?}", outcome.verdict, outcome.summary.messages);
+    // Every instance answered some of it.
+    for app in &apps {
+        let text = app.get("/metrics").await.text().await.unwrap();
+        assert!(text.contains("route=\"/api/rankings/{board}\""), "an instance served no page");
+    }
+}
