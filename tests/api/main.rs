@@ -22,4 +22,5 @@ mod rankings;
 mod restarts;
 mod scores;
 mod security;
+mod slow_clients;
 mod users;
