@@ -24,6 +24,22 @@ pub struct PlayerModel {
 }
 
 impl PlayerModel {
+    /// A player just registered: no plays yet.
+    pub fn new(id: i64, login_name: String, password: String, token: String) -> Self {
+        Self {
+            id,
+            login_name,
+            password,
+            token,
+            best: 0,
+            best_at: None,
+            total: 0,
+            count: 0,
+            last_score: None,
+            uncertain: false,
+        }
+    }
+
     /// Applies an accepted post; returns whether it was a new best.
     pub fn apply(&mut self, score_id: i64, score: i64, created_at: &str) -> bool {
         let new_best = self.count == 0 || score > self.best;
@@ -101,18 +117,7 @@ mod tests {
 
     #[test]
     fn applies_posts_like_the_contract() {
-        let mut model = PlayerModel {
-            id: 1,
-            login_name: "a".into(),
-            password: "p".into(),
-            token: "t".into(),
-            best: 0,
-            best_at: None,
-            total: 0,
-            count: 0,
-            last_score: None,
-            uncertain: false,
-        };
+        let mut model = PlayerModel::new(1, "a".into(), "p".into(), "t".into());
         assert!(model.apply(1, 0, "t1"), "the first play is a best, even at 0");
         assert!(!model.apply(2, 0, "t2"));
         assert!(model.apply(3, 5, "t3"));

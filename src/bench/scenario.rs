@@ -122,18 +122,7 @@ async fn register(ctx: &Context, rng: &mut StdRng, worker: usize, generation: us
         ctx.critical(format!("register: wrong new player {}", shorten(&reply.text)));
     }
     ctx.recorder.succeeded(Work::Login);
-    Some(PlayerModel {
-        id,
-        login_name,
-        password,
-        token: token.to_owned(),
-        best: 0,
-        best_at: None,
-        total: 0,
-        count: 0,
-        last_score: None,
-        uncertain: false,
-    })
+    Some(PlayerModel::new(id, login_name, password, token.to_owned()))
 }
 
 /// Compares a Me (or PublicUser) with the model.

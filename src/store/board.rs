@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use futures_util::{stream, StreamExt as _, TryStreamExt as _};
 use sqlx::{AnyConnection, Row};
 
-use super::Store;
+use super::{placeholders, Store};
 use crate::rank::Standing;
 
 impl Store {
@@ -55,7 +55,7 @@ impl Store {
         if ids.is_empty() {
             return Ok(HashMap::new());
         }
-        let placeholders = vec!["?"; ids.len()].join(", ");
+        let placeholders = placeholders(ids.len());
         let sql = format!("SELECT id, display_name FROM users WHERE id IN ({placeholders})");
         let mut query = self.sql(&sql);
         for id in ids {

@@ -261,6 +261,11 @@ fn split_statements(schema: &str) -> Vec<String> {
     without_comments.split(';').map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned).collect()
 }
 
+/// `?, ?, …` for an `IN (…)` list of `count` values.
+fn placeholders(count: usize) -> String {
+    vec!["?"; count].join(", ")
+}
+
 /// A unique-index violation: the one constraint error callers turn into a
 /// domain outcome (a taken login name, a repeated idempotency key).
 fn is_unique_violation(error: &sqlx::Error) -> bool {

@@ -3,7 +3,7 @@
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 
-use super::{is_unique_violation, Store};
+use super::{is_unique_violation, placeholders, Store};
 use crate::domain::Timestamp;
 
 /// A user row as every profile view needs it.
@@ -108,7 +108,7 @@ impl Store {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        let placeholders = vec!["?"; ids.len()].join(", ");
+        let placeholders = placeholders(ids.len());
         let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE id IN ({placeholders})");
         let mut query = self.sql(&sql);
         for id in ids {
@@ -125,7 +125,7 @@ impl Store {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        let placeholders = vec!["?"; ids.len()].join(", ");
+        let placeholders = placeholders(ids.len());
         let sql = format!(
             "SELECT {USER_COLUMNS} FROM users WHERE id IN ({placeholders}) ORDER BY id{}",
             self.dialect.lock_rows()
@@ -152,7 +152,7 @@ impl Store {
             return Ok(());
         }
         let cases = vec!["WHEN ? THEN ?"; changes.len()].join(" ");
-        let ids = vec!["?"; changes.len()].join(", ");
+        let ids = placeholders(changes.len());
         let sql = format!(
             "UPDATE users SET best_score = CASE id {cases} END, best_at = CASE id {cases} END, \
              best_score_id = CASE id {cases} END, total_score = total_score + CASE id {cases} END, \
