@@ -7,7 +7,8 @@
 # "schema-valid but rejected" is expected there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-binary="${1:-target/debug/hiscore}"
+binary="${1:-${CARGO_TARGET_DIR:-target}/debug/hiscore}"
+[ -x "$binary" ] || { echo "FATAL: $binary not found (run cargo test first)" >&2; exit 1; }
 port=18089
 workdir="$(mktemp -d)"
 ADMIN_TOKEN=schemathesis-admin BCRYPT_COST=4 RUST_LOG=error \
@@ -16,6 +17,7 @@ ADMIN_TOKEN=schemathesis-admin BCRYPT_COST=4 RUST_LOG=error \
 server=$!
 trap 'kill $server 2>/dev/null || true; rm -rf "$workdir"' EXIT
 for _ in $(seq 1 100); do curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null || { echo "FATAL: the server did not come up" >&2; exit 1; }
 token="$(curl -fsS -XPOST "http://127.0.0.1:$port/api/users" -H 'content-type: application/json' \
   -d '{"login_name":"schemathesis","password":"schemathesis"}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])')"
 schemathesis run "http://127.0.0.1:$port/api/openapi.json" --checks all --exclude-checks positive_data_acceptance \
