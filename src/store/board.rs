@@ -57,7 +57,7 @@ impl Store {
         }
         let placeholders = placeholders(ids.len());
         let sql = format!("SELECT id, display_name FROM users WHERE id IN ({placeholders})");
-        let mut query = self.sql(&sql);
+        let mut query = self.sql_once(&sql);
         for id in ids {
             query = query.bind(*id);
         }

@@ -229,6 +229,13 @@ impl Store {
         self.statements.inc();
         sqlx::query(text)
     }
+
+    /// A statement whose text changes with its input (an `IN (…)` list, a
+    /// multi-row INSERT): not kept in the per-connection prepared-statement
+    /// cache, which every list length would otherwise fill up.
+    fn sql_once<'q>(&self, text: &'q str) -> Query<'q, Any, AnyArguments<'q>> {
+        self.sql(text).persistent(false)
+    }
 }
 
 fn create_sqlite_parent_dir(url: &str) -> anyhow::Result<()> {

@@ -49,7 +49,7 @@ impl Store {
         }
         let values = vec!["(?, ?, ?)"; posts.len()].join(", ");
         let sql = self.insert_sql(&format!("INSERT INTO scores (user_id, score, created_at) VALUES {values}"));
-        let mut query = self.sql(&sql);
+        let mut query = self.sql_once(&sql);
         for (user_id, score) in posts {
             query = query.bind(*user_id).bind(score.value()).bind(at.millis());
         }

@@ -110,7 +110,7 @@ impl Store {
         }
         let placeholders = placeholders(ids.len());
         let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE id IN ({placeholders})");
-        let mut query = self.sql(&sql);
+        let mut query = self.sql_once(&sql);
         for id in ids {
             query = query.bind(*id);
         }
@@ -130,7 +130,7 @@ impl Store {
             "SELECT {USER_COLUMNS} FROM users WHERE id IN ({placeholders}) ORDER BY id{}",
             self.dialect.lock_rows()
         );
-        let mut query = self.sql(&sql);
+        let mut query = self.sql_once(&sql);
         for id in ids {
             query = query.bind(*id);
         }
@@ -158,7 +158,7 @@ impl Store {
              best_score_id = CASE id {cases} END, total_score = total_score + CASE id {cases} END, \
              play_count = play_count + CASE id {cases} END WHERE id IN ({ids})"
         );
-        let mut query = self.sql(&sql);
+        let mut query = self.sql_once(&sql);
         for (row, _, _) in changes {
             query = query.bind(row.id).bind(row.best_score);
         }
