@@ -26,9 +26,6 @@ use crate::telemetry::{observe, Metrics};
 /// Idempotency keys are kept twice as long as the contract's 24 hours.
 const IDEMPOTENCY_KEY_RETENTION_MS: i64 = 48 * 3600 * 1000;
 const JANITOR_INTERVAL: Duration = Duration::from_secs(600);
-/// With several instances a cached page may lag other instances' posts by
-/// this much (the contract's "about a second" with room to spare).
-const SHARED_PAGE_MAX_AGE: Duration = Duration::from_millis(250);
 /// Redis connections per instance.
 const REDIS_POOL_SIZE: usize = 16;
 /// The Redis counter bumped by every initialize.
@@ -76,7 +73,8 @@ impl Application {
             settings,
             ranks,
             store,
-            pages: PageCache::new(PAGE_CACHE_ENTRIES, redis.as_ref().map(|_| SHARED_PAGE_MAX_AGE)),
+            // Rendered pages only for a single instance (see cache::pages).
+            pages: PageCache::new(if redis.is_some() { 0 } else { PAGE_CACHE_ENTRIES }),
             page_builds: SingleFlight::new(),
             names: NameCache::new(NAME_CACHE_ENTRIES),
             limits,

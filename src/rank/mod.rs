@@ -260,7 +260,8 @@ impl RankEngine {
     }
 
     /// Changes so far to the local index; equal versions mean identical
-    /// local boards (with Redis, other instances' posts do not count here).
+    /// local boards (with Redis, other instances' posts do not count here,
+    /// which is why pages are not cached then).
     pub fn version(&self) -> u64 {
         self.version.load(Ordering::Acquire)
     }
