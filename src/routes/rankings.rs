@@ -68,11 +68,19 @@ pub async fn page(
         let version = page.version;
         render(&state, page).await.map(|body| (version, body))
     };
-    // Concurrent misses of one page share a single build; if that build
-    // failed, this request builds on its own to report its own error.
-    let (version, body) = match state.page_builds.run(key.clone(), || async { build().await.ok() }).await {
-        Some(built) => built,
-        None => build().await?,
+    if state.redis.is_some() {
+        // Shared boards are never cached (see cache::pages): every request
+        // reads its own snapshot, so a joined build could only be older.
+        let (_, body) = build().await?;
+        return Ok(json_response(body));
+    }
+    // Concurrent misses of one page share a single build. A shared result
+    // that predates the latest post (the build began before it) or a failed
+    // build is redone for this request, which then reports its own error.
+    let shared = state.page_builds.run(key.clone(), || async { build().await.ok() }).await;
+    let (version, body) = match shared {
+        Some((version, body)) if version == state.ranks.version() => (version, body),
+        _ => build().await?,
     };
     state.pages.put(key, version, body.clone());
     Ok(json_response(body))
