@@ -190,6 +190,7 @@ impl Writer {
         // Pass 2: one multi-row INSERT, then each post applied in order.
         let log: Vec<(i64, Score)> = new_posts.iter().map(|(_, user, score)| (*user, *score)).collect();
         let ids = store.insert_scores(&mut tx, &log, now).await?;
+        let mut applied = Vec::with_capacity(new_posts.len());
         for ((index, user_id, score), score_id) in new_posts.iter().zip(ids) {
             let Some(row) = rows.get_mut(user_id) else { continue };
             let new_best = row.play_count == 0 || score.value() > row.best_score;
@@ -200,18 +201,24 @@ impl Writer {
             }
             row.total_score += score.value();
             row.play_count += 1;
-            // Ranks count players with strictly greater scores, and this
-            // player's own previous entry never counts (scores only rise),
-            // so the engine can rank the new values before recording them.
-            let ranks = self.ranks.ranks_of(&[&*row]).await.pop().unwrap_or_default();
-            let result = ScoreResult {
-                score: ScoreView { id: score_id, score: score.value(), created_at: now },
+            // The player as this post left them (a later post of the batch may move them again).
+            applied.push((
+                *index,
+                ScoreView { id: score_id, score: score.value(), created_at: now },
                 new_best,
-                user: Me::new(row, ranks),
-            };
+                row.clone(),
+            ));
+        }
+        // Ranks count players with strictly greater scores, and a player's
+        // own previous entry never counts (scores only rise), so the engine
+        // can rank the new values before recording them: one call for all.
+        let players: Vec<&UserRow> = applied.iter().map(|(_, _, _, row)| row).collect();
+        let ranks = self.ranks.ranks_of(&players).await?;
+        for ((index, score, new_best, row), ranks) in applied.iter().zip(ranks) {
+            let result = ScoreResult { score: score.clone(), new_best: *new_best, user: Me::new(row, ranks) };
             let body = serde_json::to_string(&result).map_err(|e| sqlx::Error::Protocol(e.to_string()))?;
             if let Some(key) = &batch[*index].key {
-                store.save_idempotent_response(&mut tx, *user_id, key, 201, &body).await?;
+                store.save_idempotent_response(&mut tx, row.id, key, 201, &body).await?;
             }
             pending[*index] = Some(Pending::Created { body });
         }

@@ -7,11 +7,13 @@
 //! updated on the same code path as a score post; the database stays the
 //! source of truth. It never writes anything.
 //!
-//! With `REDIS_URL`, the board lives in Redis too ([`RedisBoard`]), shared
-//! by every instance: reads go there while it is healthy, and fall back to
-//! the local index (refreshed from the database) while it is not; a
-//! background task rebuilds Redis when it comes back empty. Without Redis,
-//! each instance sees only its own posts, so run one instance per database.
+//! With `REDIS_URL`, the board lives in Redis instead ([`RedisBoard`]),
+//! shared by every instance. While Redis is down, empty or being rebuilt,
+//! reads go straight to the database's board indexes (slower, and exact:
+//! an in-process index cannot be, as it would miss the other instances'
+//! posts), and a background task rebuilds Redis when it comes back.
+//! Without Redis, each instance sees only its own posts, so run one
+//! instance per database.
 
 mod shared;
 mod standings;
@@ -70,9 +72,9 @@ pub struct WarmUp {
 
 #[derive(Clone)]
 pub struct RankEngine {
-    /// The in-process index: the engine without Redis, and the fallback
-    /// with it. Async lock: a warm-up holds it across the database read, so
-    /// that no post recorded meanwhile is lost (see [`RankEngine::warm_up`]).
+    /// The in-process index, used only without Redis. Async lock: a warm-up
+    /// holds it across the database read, so that no post recorded
+    /// meanwhile is lost (see [`RankEngine::warm_up`]).
     standings: Arc<RwLock<Standings>>,
     /// Bumped on every change to the local standings, so caches of pages
     /// can tell whether they are still exact.
@@ -86,8 +88,8 @@ pub struct RankEngine {
 /// The Redis board and whether it can be trusted right now.
 struct Shared {
     board: Arc<RedisBoard>,
-    /// False while Redis is down, empty or being rebuilt: reads fall back
-    /// to the local index.
+    /// False while Redis is down, empty or being rebuilt: reads go to the
+    /// database.
     healthy: AtomicBool,
     /// One recovery task at a time.
     recovering: AtomicBool,
@@ -123,39 +125,40 @@ impl RankEngine {
         }
     }
 
-    /// Rebuilds the local index from the database, and the shared board too
-    /// when `rebuild_shared` (after an initialize) or when it is not built.
-    /// The local write lock is held across the read: a post that commits
-    /// before the read is in it, and one that commits after waits here and
-    /// is recorded afterwards. Redis trouble never fails this: the engine
-    /// serves from the local index and recovers in the background.
+    /// Without Redis, rebuilds the local index from the database. The write
+    /// lock is held across the read: a post that commits before the read is
+    /// in it, and one that commits after waits here and is recorded
+    /// afterwards. With Redis, rebuilds the shared board when
+    /// `rebuild_shared` (after an initialize) or when it is not built (posts
+    /// meanwhile are replayed from its change log); Redis trouble never
+    /// fails this: reads go to the database and recovery runs in the
+    /// background.
     pub async fn warm_up(&self, rebuild_shared: bool) -> Result<WarmUp, sqlx::Error> {
         let started = Instant::now();
-        let since = match &self.shared {
-            Some(shared) => shared.board.change_seq().await.ok(),
-            None => None,
+        let Some(shared) = &self.shared else {
+            let mut standings = self.standings.write().await;
+            let rows = self.store.board_standings().await?;
+            *standings = Standings::from_standings(&rows);
+            self.version.fetch_add(1, Ordering::Release);
+            return Ok(WarmUp { players: rows.len(), elapsed: started.elapsed() });
         };
-        let mut standings = self.standings.write().await;
-        let rows = self.store.board_standings().await?;
-        let read = started.elapsed();
-        *standings = Standings::from_standings(&rows);
-        self.version.fetch_add(1, Ordering::Release);
-        drop(standings);
-        let elapsed = started.elapsed();
-        tracing::debug!(read_ms = read.as_millis() as u64, build_ms = (elapsed - read).as_millis() as u64, "warm-up");
-        if let Some(shared) = &self.shared {
-            let ready = shared.board.is_ready().await.unwrap_or(false);
-            let outcome = match (since, ready && !rebuild_shared) {
-                (_, true) => Ok(()),
-                (Some(since), false) => shared.board.rebuild(&rows, since).await,
-                (None, false) => Err(SharedError::NotReady),
-            };
-            match outcome {
-                Ok(()) => self.check_shared().await,
-                Err(error) => self.degrade(shared, &error),
-            }
+        if !rebuild_shared && shared.board.is_ready().await.unwrap_or(false) {
+            self.check_shared().await;
+            let mut conn = self.store.conn().await?;
+            let players = self.store.board_players(&mut conn).await?;
+            return Ok(WarmUp { players: usize::try_from(players).unwrap_or(0), elapsed: started.elapsed() });
         }
-        Ok(WarmUp { players: rows.len(), elapsed })
+        let since = shared.board.change_seq().await;
+        let rows = self.store.board_standings().await?;
+        let outcome = match since {
+            Ok(since) => shared.board.rebuild(&rows, since).await,
+            Err(error) => Err(error),
+        };
+        match outcome {
+            Ok(()) => self.check_shared().await,
+            Err(error) => self.degrade(shared, &error),
+        }
+        Ok(WarmUp { players: rows.len(), elapsed: started.elapsed() })
     }
 
     /// Whether reads go to Redis right now.
@@ -182,10 +185,10 @@ impl RankEngine {
         }
     }
 
-    /// Falls back to the local index and starts one recovery task.
+    /// Sends reads to the database and starts one recovery task.
     fn degrade(&self, shared: &Arc<Shared>, error: &SharedError) {
         if shared.healthy.swap(false, Ordering::AcqRel) {
-            tracing::warn!(%error, "shared board unavailable; serving from the local index");
+            tracing::warn!(%error, "shared board unavailable; serving from the database");
         }
         if shared.recovering.swap(true, Ordering::AcqRel) {
             return;
@@ -193,11 +196,6 @@ impl RankEngine {
         let engine = self.clone();
         let shared = Arc::clone(shared);
         tokio::spawn(async move {
-            // The local index saw only this instance's posts: refresh it
-            // from the database first, then rebuild Redis once it answers.
-            if let Err(error) = engine.refresh_local().await {
-                tracing::warn!(%error, "refreshing the local index failed");
-            }
             loop {
                 match shared.board.is_ready().await {
                     Ok(true) => break,
@@ -214,14 +212,6 @@ impl RankEngine {
             shared.recovering.store(false, Ordering::Release);
             tracing::info!("shared board rebuilt; serving from Redis again");
         });
-    }
-
-    async fn refresh_local(&self) -> Result<(), sqlx::Error> {
-        let mut standings = self.standings.write().await;
-        let rows = self.store.board_standings().await?;
-        *standings = Standings::from_standings(&rows);
-        self.version.fetch_add(1, Ordering::Release);
-        Ok(())
     }
 
     async fn rebuild_shared(&self, shared: &Shared) -> anyhow::Result<()> {
@@ -245,101 +235,160 @@ impl RankEngine {
             total: user.total_score,
             plays: user.play_count,
         };
-        {
-            let mut standings = self.standings.write().await;
-            if standings.apply(standing) {
-                self.version.fetch_add(1, Ordering::Release);
+        match &self.shared {
+            None => {
+                let mut standings = self.standings.write().await;
+                if standings.apply(standing) {
+                    self.version.fetch_add(1, Ordering::Release);
+                }
             }
-        }
-        if let Some(shared) = &self.shared {
             // Recorded even while degraded: the change log feeds the rebuild.
-            if let Err(error) = shared.board.record(standing).await {
-                self.degrade(shared, &error);
+            Some(shared) => {
+                if let Err(error) = shared.board.record(standing).await {
+                    self.degrade(shared, &error);
+                }
             }
         }
     }
 
     /// Changes so far to the local index; equal versions mean identical
-    /// local boards (with Redis, other instances' posts do not count here,
-    /// which is why pages are not cached then).
+    /// local boards (with Redis it never moves, which is why pages are not
+    /// cached then).
     pub fn version(&self) -> u64 {
         self.version.load(Ordering::Acquire)
     }
 
     /// Ranks of the scores these rows show (so a profile's rank matches its
     /// own numbers even if the player posted a moment later).
-    pub async fn ranks_of(&self, users: &[&UserRow]) -> Vec<UserRanks> {
-        if let Some(shared) = self.healthy_shared() {
-            let players: Vec<&&UserRow> = users.iter().filter(|u| u.play_count > 0).collect();
-            let scores: Vec<(Board, i64)> =
-                players.iter().flat_map(|u| [(Board::Best, u.best_score), (Board::Total, u.total_score)]).collect();
-            match shared.board.ranks_of_scores(&scores).await {
-                Ok(ranks) => {
-                    let mut ranks = ranks.chunks(2);
-                    return users
-                        .iter()
-                        .map(|user| {
-                            // Only players were asked about, so only they take a pair.
-                            let pair = if user.play_count > 0 { ranks.next() } else { None };
-                            match pair {
-                                Some([best, total]) => UserRanks { best: Some(*best), total: Some(*total) },
-                                _ => UserRanks::default(),
-                            }
-                        })
-                        .collect();
+    pub async fn ranks_of(&self, users: &[&UserRow]) -> Result<Vec<UserRanks>, sqlx::Error> {
+        let scores: Vec<(Board, i64)> = users
+            .iter()
+            .filter(|u| u.play_count > 0)
+            .flat_map(|u| [(Board::Best, u.best_score), (Board::Total, u.total_score)])
+            .collect();
+        let ranks = self.ranks_of_scores(&scores).await?;
+        let mut pairs = ranks.chunks(2);
+        Ok(users
+            .iter()
+            .map(|user| {
+                // Only players were asked about, so only they take a pair.
+                let pair = if user.play_count > 0 { pairs.next() } else { None };
+                match pair {
+                    Some([best, total]) => UserRanks { best: Some(*best), total: Some(*total) },
+                    _ => UserRanks::default(),
                 }
+            })
+            .collect())
+    }
+
+    async fn ranks_of_scores(&self, scores: &[(Board, i64)]) -> Result<Vec<i64>, sqlx::Error> {
+        if let Some(shared) = self.healthy_shared() {
+            match shared.board.ranks_of_scores(scores).await {
+                Ok(ranks) => return Ok(ranks),
                 Err(error) => self.degrade(shared, &error),
             }
         }
+        if self.shared.is_some() {
+            let mut conn = self.store.conn().await?;
+            let above = self.store.board_players_above(&mut conn, scores).await?;
+            return Ok(above.into_iter().map(|players| players + 1).collect());
+        }
         let standings = self.standings.read().await;
-        users
-            .iter()
-            .map(|user| {
-                if user.play_count == 0 {
-                    return UserRanks::default();
-                }
-                UserRanks {
-                    best: Some(standings.rank_of_score(Board::Best, user.best_score)),
-                    total: Some(standings.rank_of_score(Board::Total, user.total_score)),
-                }
-            })
-            .collect()
+        Ok(scores.iter().map(|(board, score)| standings.rank_of_score(*board, *score)).collect())
     }
 
     /// `limit` entries from position `offset`.
-    pub async fn page_at_offset(&self, board: Board, offset: i64, limit: i64) -> Page {
+    pub async fn page_at_offset(&self, board: Board, offset: i64, limit: i64) -> Result<Page, sqlx::Error> {
         let position = usize::try_from(offset).unwrap_or(usize::MAX);
         if let Some(page) = self.shared_page(board, SliceStart::Offset(position), to_count(limit)).await {
-            return page.unwrap_or_else(|| empty_page(board, 0, 0));
+            return Ok(page.unwrap_or_else(|| empty_page(board, 0, 0)));
+        }
+        if self.shared.is_some() {
+            return self
+                .database_page(board, DatabaseStart::Offset(offset), limit)
+                .await
+                .map(|page| page.unwrap_or_else(|| empty_page(board, 0, 0)));
         }
         let standings = self.standings.read().await;
-        build_page(&standings, board, position, to_count(limit), self.version())
+        Ok(build_page(&standings, board, position, to_count(limit), self.version()))
     }
 
     /// `limit` entries after the cursor's key.
-    pub async fn page_after(&self, cursor: Cursor, limit: i64) -> Page {
+    pub async fn page_after(&self, cursor: Cursor, limit: i64) -> Result<Page, sqlx::Error> {
         let board = cursor.board;
         if let Some(page) = self.shared_page(board, SliceStart::After(cursor.after), to_count(limit)).await {
-            return page.unwrap_or_else(|| empty_page(board, 0, 0));
+            return Ok(page.unwrap_or_else(|| empty_page(board, 0, 0)));
+        }
+        if self.shared.is_some() {
+            return self
+                .database_page(board, DatabaseStart::After(cursor.after), limit)
+                .await
+                .map(|page| page.unwrap_or_else(|| empty_page(board, 0, 0)));
         }
         let standings = self.standings.read().await;
         let position = standings.position_after(board, cursor.after);
-        build_page(&standings, board, position, to_count(limit), self.version())
+        Ok(build_page(&standings, board, position, to_count(limit), self.version()))
     }
 
     /// Up to `radius` entries either side of a player; `None` when the
     /// player is not on the board.
-    pub async fn around(&self, board: Board, user_id: i64, radius: i64) -> Option<Page> {
-        let radius = to_count(radius);
-        if let Some(page) = self.shared_page(board, SliceStart::Around { id: user_id, radius }, 2 * radius + 1).await {
-            return page;
+    pub async fn around(&self, board: Board, user_id: i64, radius: i64) -> Result<Option<Page>, sqlx::Error> {
+        let count = to_count(radius);
+        if let Some(page) =
+            self.shared_page(board, SliceStart::Around { id: user_id, radius: count }, 2 * count + 1).await
+        {
+            return Ok(page);
+        }
+        if self.shared.is_some() {
+            return self.database_page(board, DatabaseStart::Around { id: user_id, radius }, 2 * radius + 1).await;
         }
         let standings = self.standings.read().await;
-        let key = standings.key_of(board, user_id)?;
+        let Some(key) = standings.key_of(board, user_id) else { return Ok(None) };
         let position = standings.position_of(board, key);
-        let start = position.saturating_sub(radius);
+        let start = position.saturating_sub(count);
         let before = position - start;
-        Some(build_page(&standings, board, start, before + 1 + radius, self.version()))
+        Ok(Some(build_page(&standings, board, start, before + 1 + count, self.version())))
+    }
+
+    /// A page read from the database's board index in one snapshot, while
+    /// the shared board is unusable; `None` around a player not on the board.
+    async fn database_page(&self, board: Board, start: DatabaseStart, limit: i64) -> Result<Option<Page>, sqlx::Error> {
+        let store = &self.store;
+        let mut snapshot = store.begin_read().await?;
+        let conn = &mut *snapshot;
+        let (position, mut keys, count) = match start {
+            DatabaseStart::Offset(position) => {
+                (position, store.board_keys_at(conn, board, position, limit + 1).await?, limit)
+            }
+            DatabaseStart::After(key) => {
+                // Keys up to and including `key` come before, existing or not.
+                let up_to = BoardKey { id: key.id.saturating_add(1), ..key };
+                let position = store.board_position_of(conn, board, up_to).await?;
+                (position, store.board_keys_after(conn, board, key, limit + 1).await?, limit)
+            }
+            DatabaseStart::Around { id, radius } => {
+                let Some(key) = store.board_key_of(conn, board, id).await? else {
+                    snapshot.commit().await?;
+                    return Ok(None);
+                };
+                let mine = store.board_position_of(conn, board, key).await?;
+                let position = (mine - radius).max(0);
+                let count = mine - position + 1 + radius;
+                (position, store.board_keys_at(conn, board, position, count + 1).await?, count)
+            }
+        };
+        let has_more = keys.len() as i64 > count;
+        keys.truncate(to_count(count));
+        let total_players = store.board_players(conn).await?;
+        let first_rank = match keys.first() {
+            Some(first) => {
+                store.board_players_above(conn, &[(board, first.score)]).await?.first().copied().unwrap_or(0) + 1
+            }
+            None => 0,
+        };
+        snapshot.commit().await?;
+        let slice = SharedSlice { keys, first_rank, position: to_count(position), total: to_count(total_players) };
+        Ok(Some(page_from_slice(board, slice, has_more, self.version())))
     }
 
     /// A page from Redis: `None` to fall back to the local index,
@@ -372,6 +421,13 @@ impl RankEngine {
             }
         }
     }
+}
+
+/// Where a page read from the database starts.
+enum DatabaseStart {
+    Offset(i64),
+    After(BoardKey),
+    Around { id: i64, radius: i64 },
 }
 
 fn empty_page(board: Board, total_players: i64, version: u64) -> Page {
@@ -478,20 +534,118 @@ mod tests {
     #[tokio::test]
     async fn pages_cursors_and_windows() {
         let engine = engine_with(&[(1, 50), (2, 40), (3, 40), (4, 40), (5, 10)]).await;
-        let first = engine.page_at_offset(Board::Best, 0, 3).await;
+        let first = engine.page_at_offset(Board::Best, 0, 3).await.unwrap();
         let ranks: Vec<(i64, i64)> = first.entries.iter().map(|e| (e.rank, e.key.id)).collect();
         assert_eq!(ranks, [(1, 1), (2, 2), (2, 3)]);
         assert_eq!((first.total_players, first.next_offset), (5, Some(3)));
 
-        let second = engine.page_after(first.next_cursor.unwrap(), 3).await;
+        let second = engine.page_after(first.next_cursor.unwrap(), 3).await.unwrap();
         let ranks: Vec<(i64, i64)> = second.entries.iter().map(|e| (e.rank, e.key.id)).collect();
         assert_eq!(ranks, [(2, 4), (5, 5)]);
         assert!(second.next_cursor.is_none() && second.next_offset.is_none());
 
-        let around = engine.around(Board::Total, 3, 1).await.unwrap();
+        let around = engine.around(Board::Total, 3, 1).await.unwrap().unwrap();
         assert_eq!(around.user_ids(), [2, 3, 4]);
         assert_eq!(around.next_offset, Some(4));
-        assert!(engine.around(Board::Best, 99, 1).await.is_none());
-        assert!(engine.page_at_offset(Board::Best, 10, 3).await.entries.is_empty());
+        assert!(engine.around(Board::Best, 99, 1).await.unwrap().is_none());
+        assert!(engine.page_at_offset(Board::Best, 10, 3).await.unwrap().entries.is_empty());
+    }
+
+    /// Random boards full of ties, some users without scores: every page,
+    /// cursor page, window and rank read from the database (the engine with
+    /// an unreachable Redis) equals the local index's.
+    #[tokio::test]
+    async fn the_database_answers_exactly_like_the_local_index() {
+        use rand::{Rng, SeedableRng};
+        for seed in 0..8 {
+            let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+            let counter = prometheus::IntCounter::new("statements", "statements").unwrap();
+            let store = Store::connect("sqlite::memory:", 1, counter).await.unwrap();
+            let users: Vec<Standing> = (1..=rng.gen_range(1..60))
+                .map(|id| {
+                    let plays = if rng.gen_bool(0.2) { 0 } else { rng.gen_range(1..4) };
+                    let best = if plays == 0 { 0 } else { rng.gen_range(0..6) * 10 };
+                    let total = if plays == 0 { 0 } else { best + rng.gen_range(0..3) * 10 };
+                    Standing { id, best, best_at: rng.gen_range(0..4), total, plays }
+                })
+                .collect();
+            for user in &users {
+                let name = format!("p{}", user.id);
+                sqlx::query(
+                    "INSERT INTO users (id, login_name, login_key, display_name, password_hash, best_score, best_at, \
+                     total_score, play_count, created_at) VALUES (?, ?, ?, ?, 'x', ?, ?, ?, ?, 0)",
+                )
+                .bind(user.id)
+                .bind(&name)
+                .bind(&name)
+                .bind(&name)
+                .bind(user.best)
+                .bind((user.plays > 0).then_some(user.best_at))
+                .bind(user.total)
+                .bind(user.plays)
+                .execute(store.pool())
+                .await
+                .unwrap();
+            }
+            let local = RankEngine::new(store.clone(), None);
+            local.warm_up(false).await.unwrap();
+            let unreachable = Arc::new(RedisBoard::new("redis://127.0.0.1:1", "unreachable", 1).unwrap());
+            let database = RankEngine::new(store, Some(unreachable));
+            assert_eq!(database.shared_state(), SharedState::Degraded);
+
+            let same = |a: Page, b: Page| {
+                (a.entries, a.total_players, a.next_offset, a.next_cursor)
+                    == (b.entries, b.total_players, b.next_offset, b.next_cursor)
+            };
+            for board in Board::ALL {
+                for limit in [1, 3, 7] {
+                    let mut offset = 0;
+                    let mut cursor: Option<Cursor> = None;
+                    loop {
+                        let expected = local.page_at_offset(board, offset, limit).await.unwrap();
+                        assert!(
+                            same(database.page_at_offset(board, offset, limit).await.unwrap(), expected.clone()),
+                            "seed {seed} {board:?} offset {offset}"
+                        );
+                        if let Some(after) = cursor {
+                            let by_cursor = database.page_after(after, limit).await.unwrap();
+                            assert!(
+                                same(by_cursor, local.page_after(after, limit).await.unwrap()),
+                                "seed {seed} {board:?} cursor"
+                            );
+                        }
+                        let Some(next) = expected.next_offset else { break };
+                        offset = next;
+                        cursor = expected.next_cursor;
+                    }
+                }
+                for user in &users {
+                    for radius in [0, 2] {
+                        let expected = local.around(board, user.id, radius).await.unwrap();
+                        let actual = database.around(board, user.id, radius).await.unwrap();
+                        assert_eq!(actual.is_some(), expected.is_some(), "seed {seed} around {}", user.id);
+                        if let (Some(actual), Some(expected)) = (actual, expected) {
+                            assert!(same(actual, expected), "seed {seed} {board:?} around {}", user.id);
+                        }
+                    }
+                }
+            }
+            let rows: Vec<UserRow> = users
+                .iter()
+                .map(|s| UserRow {
+                    id: s.id,
+                    login_name: String::new(),
+                    display_name: String::new(),
+                    best_score: s.best,
+                    best_at: None,
+                    best_score_id: None,
+                    total_score: s.total,
+                    play_count: s.plays,
+                    created_at: crate::domain::Timestamp::from_millis(0),
+                })
+                .collect();
+            let refs: Vec<&UserRow> = rows.iter().collect();
+            assert_eq!(database.ranks_of(&refs).await.unwrap(), local.ranks_of(&refs).await.unwrap(), "seed {seed}");
+        }
     }
 }

@@ -62,8 +62,8 @@ pub async fn page(
     }
     let build = || async {
         let page = match cursor {
-            Some(cursor) => state.ranks.page_after(cursor, limit).await,
-            None => state.ranks.page_at_offset(board, offset, limit).await,
+            Some(cursor) => state.ranks.page_after(cursor, limit).await?,
+            None => state.ranks.page_at_offset(board, offset, limit).await?,
         };
         let version = page.version;
         render(&state, page).await.map(|body| (version, body))
@@ -130,7 +130,7 @@ pub async fn around(
     let user_not_found = || ApiError::not_found("user_not_found", "no user with that id");
     let user_id = parse_id(&user_id, user_not_found)?;
     let radius = Radius::parse(query.radius.as_deref())?.value();
-    if let Some(page) = state.ranks.around(board, user_id, radius).await {
+    if let Some(page) = state.ranks.around(board, user_id, radius).await? {
         return Ok(json_response(render(&state, page).await?));
     }
     let mut conn = state.store.conn().await?;

@@ -64,7 +64,7 @@ pub async fn register(
 pub(super) async fn load_profiles(state: &AppState, ids: &[i64]) -> Result<Vec<(UserRow, UserRanks)>, ApiError> {
     let rows = load_rows(state, ids).await?;
     let refs: Vec<&UserRow> = rows.iter().collect();
-    let ranks = state.ranks.ranks_of(&refs).await;
+    let ranks = state.ranks.ranks_of(&refs).await?;
     let mut by_id: HashMap<i64, (UserRow, UserRanks)> =
         rows.into_iter().zip(ranks).map(|(row, ranks)| (row.id, (row, ranks))).collect();
     Ok(ids.iter().filter_map(|id| by_id.remove(id)).collect())

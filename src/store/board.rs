@@ -1,5 +1,7 @@
 //! What the rank engine and ranking pages read from `users`: the standings
-//! to warm the engine, and display names for a page's entries.
+//! to warm the engine, display names for a page's entries, and the boards
+//! themselves, straight from the indexes, for the engine to answer from
+//! while the shared board in Redis is down.
 
 use std::collections::HashMap;
 
@@ -7,7 +9,77 @@ use futures_util::{stream, StreamExt as _, TryStreamExt as _};
 use sqlx::{AnyConnection, Row};
 
 use super::{placeholders, Store};
+use crate::domain::{Board, BoardKey};
 use crate::rank::Standing;
+
+/// One board's statements. Board order is score descending, then (best
+/// board) `best_at` ascending, then id ascending; players are the users
+/// with at least one score. Each reads the board's index
+/// (`users_best_board`, `users_total_board`).
+struct BoardSql {
+    /// Up to `?` keys from position `?`.
+    keys_at: &'static str,
+    /// Up to `?` keys after a key (bound by [`bind_key`]).
+    keys_after: &'static str,
+    /// Players before a key (bound by [`bind_key`]).
+    position_of: &'static str,
+    /// The score column: a row with a strictly greater score than a given
+    /// one is always a player (scores are never negative), so counting
+    /// those needs no `play_count` test and stays inside the index.
+    score_column: &'static str,
+    /// The key of player `?`, if on the board.
+    key_of: &'static str,
+}
+
+const BEST_SQL: BoardSql = BoardSql {
+    keys_at: "SELECT id, best_score AS score, best_at AS at FROM users WHERE play_count > 0 \
+              ORDER BY best_score DESC, best_at, id LIMIT ? OFFSET ?",
+    keys_after: "SELECT id, best_score AS score, best_at AS at FROM users WHERE play_count > 0 \
+                 AND (best_score < ? OR (best_score = ? AND (best_at > ? OR (best_at = ? AND id > ?)))) \
+                 ORDER BY best_score DESC, best_at, id LIMIT ?",
+    position_of: "SELECT COUNT(*) AS n FROM users WHERE play_count > 0 \
+                  AND (best_score > ? OR (best_score = ? AND (best_at < ? OR (best_at = ? AND id < ?))))",
+    score_column: "best_score",
+    key_of: "SELECT id, best_score AS score, best_at AS at FROM users WHERE id = ? AND play_count > 0",
+};
+
+const TOTAL_SQL: BoardSql = BoardSql {
+    keys_at: "SELECT id, total_score AS score FROM users WHERE play_count > 0 \
+              ORDER BY total_score DESC, id LIMIT ? OFFSET ?",
+    keys_after: "SELECT id, total_score AS score FROM users WHERE play_count > 0 \
+                 AND (total_score < ? OR (total_score = ? AND id > ?)) ORDER BY total_score DESC, id LIMIT ?",
+    position_of: "SELECT COUNT(*) AS n FROM users WHERE play_count > 0 \
+                  AND (total_score > ? OR (total_score = ? AND id < ?))",
+    score_column: "total_score",
+    key_of: "SELECT id, total_score AS score FROM users WHERE id = ? AND play_count > 0",
+};
+
+fn board_sql(board: Board) -> &'static BoardSql {
+    match board {
+        Board::Best => &BEST_SQL,
+        Board::Total => &TOTAL_SQL,
+    }
+}
+
+/// Binds a key for a "before / after this key" condition.
+fn bind_key<'q>(
+    query: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>>,
+    board: Board,
+    key: BoardKey,
+) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>> {
+    match board {
+        Board::Best => query.bind(key.score).bind(key.score).bind(key.at).bind(key.at).bind(key.id),
+        Board::Total => query.bind(key.score).bind(key.score).bind(key.id),
+    }
+}
+
+fn board_key(board: Board, row: &sqlx::any::AnyRow) -> Result<BoardKey, sqlx::Error> {
+    let at = match board {
+        Board::Best => row.try_get::<Option<i64>, _>("at")?.unwrap_or(0),
+        Board::Total => 0,
+    };
+    Ok(BoardKey { score: row.try_get("score")?, at, id: row.try_get("id")? })
+}
 
 impl Store {
     /// Every player on the boards (at least one score), read in id ranges
@@ -63,6 +135,86 @@ impl Store {
         }
         let rows = query.fetch_all(&mut *conn).await?;
         rows.iter().map(|row| Ok((row.try_get("id")?, row.try_get("display_name")?))).collect()
+    }
+}
+
+/// The boards straight from the database (see the module comment).
+impl Store {
+    /// Players on the boards (the same on both).
+    pub async fn board_players(&self, conn: &mut AnyConnection) -> Result<i64, sqlx::Error> {
+        self.sql("SELECT COUNT(*) AS n FROM users WHERE play_count > 0").fetch_one(&mut *conn).await?.try_get("n")
+    }
+
+    /// For each (board, score): how many players have a strictly greater
+    /// score, i.e. the score's competition rank minus one. One round trip.
+    pub async fn board_players_above(
+        &self,
+        conn: &mut AnyConnection,
+        scores: &[(Board, i64)],
+    ) -> Result<Vec<i64>, sqlx::Error> {
+        if scores.is_empty() {
+            return Ok(Vec::new());
+        }
+        let counts: Vec<String> = scores
+            .iter()
+            .enumerate()
+            .map(|(i, (board, _))| {
+                format!("(SELECT COUNT(*) FROM users WHERE {} > ?) AS n{i}", board_sql(*board).score_column)
+            })
+            .collect();
+        let sql = format!("SELECT {}", counts.join(", "));
+        let mut query = self.sql_once(&sql);
+        for (_, score) in scores {
+            query = query.bind(*score);
+        }
+        let row = query.fetch_one(&mut *conn).await?;
+        (0..scores.len()).map(|i| row.try_get(i)).collect()
+    }
+
+    /// Players before `key` in the board's order.
+    pub async fn board_position_of(
+        &self,
+        conn: &mut AnyConnection,
+        board: Board,
+        key: BoardKey,
+    ) -> Result<i64, sqlx::Error> {
+        bind_key(self.sql(board_sql(board).position_of), board, key).fetch_one(&mut *conn).await?.try_get("n")
+    }
+
+    /// Up to `count` keys from 0-based `position`.
+    pub async fn board_keys_at(
+        &self,
+        conn: &mut AnyConnection,
+        board: Board,
+        position: i64,
+        count: i64,
+    ) -> Result<Vec<BoardKey>, sqlx::Error> {
+        let rows = self.sql(board_sql(board).keys_at).bind(count).bind(position).fetch_all(&mut *conn).await?;
+        rows.iter().map(|row| board_key(board, row)).collect()
+    }
+
+    /// Up to `count` keys after `key` (which need not exist any more).
+    pub async fn board_keys_after(
+        &self,
+        conn: &mut AnyConnection,
+        board: Board,
+        key: BoardKey,
+        count: i64,
+    ) -> Result<Vec<BoardKey>, sqlx::Error> {
+        let rows =
+            bind_key(self.sql(board_sql(board).keys_after), board, key).bind(count).fetch_all(&mut *conn).await?;
+        rows.iter().map(|row| board_key(board, row)).collect()
+    }
+
+    /// A player's key, if they are on the board.
+    pub async fn board_key_of(
+        &self,
+        conn: &mut AnyConnection,
+        board: Board,
+        id: i64,
+    ) -> Result<Option<BoardKey>, sqlx::Error> {
+        let row = self.sql(board_sql(board).key_of).bind(id).fetch_optional(&mut *conn).await?;
+        row.map(|row| board_key(board, &row)).transpose()
     }
 }
 

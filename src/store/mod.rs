@@ -198,6 +198,12 @@ impl Store {
         }
     }
 
+    /// A read snapshot: every statement in it sees the same data (SQLite's
+    /// deferred transaction, InnoDB's REPEATABLE READ).
+    pub async fn begin_read(&self) -> Result<Transaction<'static, Any>, sqlx::Error> {
+        self.pool.begin().await
+    }
+
     /// Answers whether the database is reachable.
     pub async fn ping(&self) -> Result<(), sqlx::Error> {
         let mut conn = self.conn().await?;
