@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use reqwest::{Method, RequestBuilder};
+use reqwest::{Method, Request, RequestBuilder};
 use serde_json::Value;
 
 use super::stats::{Recorder, Severity};
@@ -18,6 +18,9 @@ pub struct Reply {
     pub content_type: String,
     /// `Retry-After` of a 429 or 503.
     pub retry_after: Option<Duration>,
+    /// Whether the request was sent again after a 429 or 503: a repeated
+    /// write may meet what its first attempt did (a replay, a 409).
+    pub retried: bool,
 }
 
 impl Reply {
@@ -48,32 +51,55 @@ impl Api {
     }
 
     /// Sends a request recorded under `endpoint` (e.g. "GET /api/users/{id}").
-    /// A 429 is the server's backpressure, not a fault: the bench waits its
-    /// `Retry-After` (at most 2 s), counts a trivial error, and tries again,
-    /// three times at most. Transport failures, timeouts, 5xx and non-JSON
-    /// bodies on JSON routes are application errors and yield `None`; every
-    /// other answer is returned for the scenario to judge.
+    ///
+    /// A 429, and a 503 with `Retry-After` and an error envelope, are the
+    /// server asking to come back later, not faults: the bench counts a
+    /// trivial error, waits `Retry-After` (at most 2 s) and sends the request
+    /// again, for up to [`RETRY_BUDGET`] in all. A score post without an
+    /// `Idempotency-Key` is not sent again after a 503 (it may have been
+    /// applied; the 503 goes back to the scenario, which finds out). Transport
+    /// failures, timeouts, other 5xx and non-JSON bodies on JSON routes are
+    /// application errors and yield `None`; every other answer is returned
+    /// for the scenario to judge.
     pub async fn send(&self, endpoint: &str, request: RequestBuilder) -> Option<Reply> {
-        let mut request = request;
-        for _ in 0..3 {
-            let retry = request.try_clone();
-            let reply = self.send_once(endpoint, request).await?;
-            match retry {
-                Some(next) if reply.status == 429 => {
-                    let wait = reply.retry_after.unwrap_or(Duration::from_secs(1)).min(Duration::from_secs(2));
-                    self.recorder.error(Severity::Trivial, format!("{endpoint}: rate limited (429), waited {wait:?}"));
-                    tokio::time::sleep(wait).await;
-                    request = next;
-                }
-                _ => return Some(reply),
+        let request = match request.build() {
+            Ok(request) => request,
+            Err(error) => {
+                self.recorder.error(Severity::Application, format!("{endpoint}: bad request: {error}"));
+                return None;
             }
+        };
+        let repeatable_after_503 = !is_unkeyed_score_post(&request);
+        let started = Instant::now();
+        let mut request = request;
+        let mut retried = false;
+        loop {
+            let next = request.try_clone();
+            let mut reply = self.send_once(endpoint, request).await?;
+            reply.retried = retried;
+            let wait = match (reply.status, reply.retry_after) {
+                (429, after) => after.unwrap_or(Duration::from_secs(1)),
+                (503, Some(after)) if repeatable_after_503 => after,
+                _ => return Some(reply),
+            };
+            let Some(next) = next else { return Some(reply) };
+            let wait = wait.clamp(Duration::from_millis(100), Duration::from_secs(2));
+            if started.elapsed() + wait > RETRY_BUDGET {
+                self.recorder.error(
+                    Severity::Application,
+                    format!("{endpoint}: still {} after {:?} of retries", reply.status, RETRY_BUDGET),
+                );
+                return None;
+            }
+            tokio::time::sleep(wait).await;
+            request = next;
+            retried = true;
         }
-        None
     }
 
-    async fn send_once(&self, endpoint: &str, request: RequestBuilder) -> Option<Reply> {
+    async fn send_once(&self, endpoint: &str, request: Request) -> Option<Reply> {
         let started = Instant::now();
-        let result = request.send().await;
+        let result = self.client.execute(request).await;
         let reply = match result {
             Ok(response) => {
                 let status = response.status().as_u16();
@@ -102,10 +128,6 @@ impl Api {
         if latency > self.slow {
             self.recorder.error(Severity::Trivial, format!("{endpoint}: slow answer ({} ms)", latency.as_millis()));
         }
-        if server_error {
-            self.recorder.error(Severity::Application, format!("{endpoint}: status {status}: {}", shorten(&text)));
-            return None;
-        }
         let body = if content_type.starts_with("application/json") {
             match serde_json::from_str(&text) {
                 Ok(body) => body,
@@ -117,8 +139,36 @@ impl Api {
         } else {
             Value::Null
         };
-        Some(Reply { status, body, text, content_type, retry_after })
+        let reply = Reply { status, body, text, content_type, retry_after, retried: false };
+        if status == 429 {
+            self.recorder.error(Severity::Trivial, format!("{endpoint}: rate limited (429)"));
+            return Some(reply);
+        }
+        if status == 503 && retry_after.is_some() && reply.error_code().is_some() {
+            self.recorder.unavailable();
+            self.recorder.error(Severity::Trivial, format!("{endpoint}: unavailable (503 {})", shorten(&reply.text)));
+            return Some(reply);
+        }
+        if server_error {
+            self.recorder
+                .error(Severity::Application, format!("{endpoint}: status {status}: {}", shorten(&reply.text)));
+            return None;
+        }
+        Some(reply)
     }
+}
+
+/// How long the bench keeps sending a request the server answers with 429
+/// or 503 + `Retry-After`: long enough to ride out a database restart.
+pub const RETRY_BUDGET: Duration = Duration::from_secs(30);
+
+/// The one request whose repetition could count twice: a score post
+/// without an `Idempotency-Key`. (A repeated registration meets a 409, a
+/// repeated logout a 401; the scenario resolves both.)
+fn is_unkeyed_score_post(request: &Request) -> bool {
+    request.method() == Method::POST
+        && request.url().path() == "/api/scores"
+        && !request.headers().contains_key("idempotency-key")
 }
 
 /// A body cut to a readable length for messages.

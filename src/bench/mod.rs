@@ -24,7 +24,7 @@ use reqwest::Method;
 use serde_json::json;
 
 use self::http::{shorten, Api};
-use self::model::Movements;
+use self::model::{Movements, PlayerModel};
 use self::report::{ErrorCounts, Summary};
 use self::scenario::{full_walk, Context, FULL_WALK_LIMIT};
 use self::stats::{Recorder, Severity};
@@ -119,8 +119,10 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
         quiet_check(&mut ctx).await;
         ctx.static_paths = discover_static(&api).await;
     }
-    let level = if recorder.failed() { 0 } else { load(Arc::new(ctx), &args).await };
-    Ok(finish(&args, &recorder, level))
+    let ctx = Arc::new(ctx);
+    let level = if recorder.failed() { 0 } else { load(Arc::clone(&ctx), &args).await };
+    let players = ctx.finished.lock().map(|f| f.clone()).unwrap_or_default();
+    Ok(finish(&args, &recorder, level, &players))
 }
 
 /// Hammers the cheapest endpoint to find how many requests per second the
@@ -142,7 +144,7 @@ async fn ceiling(api: &Api, recorder: &Arc<Recorder>, args: &BenchArgs) -> Outco
     }
     let rate = recorder.requests() as f64 / args.duration.max(1) as f64;
     println!("ceiling: {rate:.0} requests/s on GET /healthz with {} connections", args.concurrency);
-    finish(args, recorder, 0)
+    finish(args, recorder, 0, &[])
 }
 
 async fn initialize(api: &Api, args: &BenchArgs, token: &str) {
@@ -357,7 +359,7 @@ async fn final_check(ctx: &Context) {
     }
 }
 
-fn finish(args: &BenchArgs, recorder: &Recorder, level: u32) -> Outcome {
+fn finish(args: &BenchArgs, recorder: &Recorder, level: u32, players: &[PlayerModel]) -> Outcome {
     let counts = ErrorCounts {
         critical: recorder.count(Severity::Critical),
         application: recorder.count(Severity::Application),
@@ -386,6 +388,9 @@ fn finish(args: &BenchArgs, recorder: &Recorder, level: u32) -> Outcome {
         load_level: level,
         requests,
         errors: counts.clone(),
+        unavailable: recorder.unavailable_count(),
+        posts_applied: players.iter().filter(|p| !p.uncertain).map(|p| p.count as u64).sum(),
+        players_uncertain: players.iter().filter(|p| p.uncertain).count() as u64,
         endpoints: Summary::endpoint_rows(&endpoints),
         messages: messages.clone(),
     };
@@ -394,6 +399,10 @@ fn finish(args: &BenchArgs, recorder: &Recorder, level: u32) -> Outcome {
     println!("{}", report::error_summary(&messages, &counts));
     println!(
         "requests: {requests}, load level reached: {level}, successful writes/logins/reads: {writes}/{logins}/{reads}"
+    );
+    println!(
+        "unavailable (503, retried or resolved): {}, posts applied: {}, players with an unknown outcome: {}",
+        summary.unavailable, summary.posts_applied, summary.players_uncertain
     );
     if let Some(path) = &args.json {
         match serde_json::to_string_pretty(&summary) {

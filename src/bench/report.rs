@@ -34,6 +34,14 @@ pub struct Summary {
     pub load_level: u32,
     pub requests: u64,
     pub errors: ErrorCounts,
+    /// 503 answers with `Retry-After` (each also counted a trivial error).
+    pub unavailable: u64,
+    /// Score posts of the bench's players that the server applied, by the
+    /// bench's model (players whose outcome stayed unknown left out).
+    pub posts_applied: u64,
+    /// Players with a post whose outcome stayed unknown (a timeout, say):
+    /// left out of the exact checks.
+    pub players_uncertain: u64,
     pub endpoints: Vec<EndpointRow>,
     pub messages: Vec<Message>,
 }
@@ -212,6 +220,9 @@ mod tests {
             load_level: 2,
             requests: 10,
             errors: ErrorCounts { critical: 0, application: 0, trivial: 0 },
+            unavailable: 0,
+            posts_applied: 0,
+            players_uncertain: 0,
             endpoints: Summary::endpoint_rows(&[endpoint()]),
             messages: vec![],
         };

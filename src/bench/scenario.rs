@@ -106,6 +106,10 @@ async fn register(ctx: &Context, rng: &mut StdRng, worker: usize, generation: us
     let password = Alphanumeric.sample_string(rng, 16);
     let body = json!({"login_name": login_name, "password": password});
     let reply = ctx.api.send("POST /api/users", ctx.api.request(Method::POST, "/api/users").json(&body)).await?;
+    if reply.retried && reply.status == 409 {
+        // The attempt that got a 503 had registered the player after all.
+        return log_in_as_registered(ctx, login_name, password).await;
+    }
     if !ctx.expect("register", &reply, 201, None) {
         return None;
     }
@@ -123,6 +127,22 @@ async fn register(ctx: &Context, rng: &mut StdRng, worker: usize, generation: us
     }
     ctx.recorder.succeeded(Work::Login);
     Some(PlayerModel::new(id, login_name, password, token.to_owned()))
+}
+
+async fn log_in_as_registered(ctx: &Context, login_name: String, password: String) -> Option<PlayerModel> {
+    let body = json!({"login_name": login_name, "password": password});
+    let reply = ctx.api.send("POST /api/sessions", ctx.api.request(Method::POST, "/api/sessions").json(&body)).await?;
+    if !ctx.expect("login after a registration answered 503", &reply, 200, None) {
+        return None;
+    }
+    let (Some(id), Some(token)) = (reply.body["user"]["id"].as_i64(), reply.body["token"].as_str()) else {
+        ctx.critical(format!("login: no user.id or token in {}", shorten(&reply.text)));
+        return None;
+    };
+    let model = PlayerModel::new(id, login_name, password, token.to_owned());
+    check_user(ctx, "login after a registration answered 503", &reply.body["user"], &model);
+    ctx.recorder.succeeded(Work::Login);
+    Some(model)
 }
 
 /// Compares a Me (or PublicUser) with the model.
@@ -169,7 +189,13 @@ async fn post(ctx: &Context, rng: &mut StdRng, model: &mut PlayerModel) {
         model.uncertain = true; // it may or may not have been applied
         return;
     };
-    if !ctx.expect("post score", &reply, 201, None) {
+    if reply.status == 503 {
+        // Only an unkeyed post comes back as a 503: see whether it counted.
+        return resolve_unanswered_post(ctx, model, score).await;
+    }
+    // A keyed post sent again after a 503 may meet its own first attempt.
+    let replayed_after_retry = reply.retried && reply.status == 200;
+    if !replayed_after_retry && !ctx.expect("post score", &reply, 201, None) {
         return;
     }
     let (Some(score_id), Some(created_at)) =
@@ -210,6 +236,37 @@ async fn post(ctx: &Context, rng: &mut StdRng, model: &mut PlayerModel) {
             ctx.recorder.succeeded(Work::Read);
         }
     }
+}
+
+/// A post without a key answered 503 may still have been applied (say, the
+/// database committed and then went away). The player's newest score tells:
+/// either the log is as the model says, or it ends with exactly this post,
+/// and the aggregates must agree with whichever it is.
+async fn resolve_unanswered_post(ctx: &Context, model: &mut PlayerModel, score: i64) {
+    model.uncertain = true; // until the history says otherwise
+    let path = format!("/api/users/{}/scores?limit=1", model.id);
+    let Some(reply) = ctx.api.send("GET /api/users/{id}/scores", ctx.api.request(Method::GET, &path)).await else {
+        return;
+    };
+    if !ctx.expect("history after a post answered 503", &reply, 200, None) {
+        return;
+    }
+    let newest = &reply.body["scores"][0];
+    let newest_id = newest["id"].as_i64();
+    if newest_id != model.last_score.map(|(id, _)| id) {
+        let (Some(id), Some(created_at)) = (newest_id, newest["created_at"].as_str()) else {
+            return ctx.critical(format!("history of {}: malformed {}", model.id, shorten(&reply.text)));
+        };
+        if newest["score"] != score {
+            return ctx.critical(format!(
+                "history of {}: newest is {newest}, but the bench's last post (answered 503) was {score}",
+                model.id
+            ));
+        }
+        model.apply(id, score, created_at);
+    }
+    model.uncertain = false;
+    check_me(ctx, model).await;
 }
 
 async fn check_me(ctx: &Context, model: &PlayerModel) {
@@ -292,7 +349,9 @@ async fn invalid_score(ctx: &Context, model: &PlayerModel) {
 async fn relogin(ctx: &Context, rng: &mut StdRng, model: &mut PlayerModel) {
     let logout = ctx.api.request(Method::DELETE, "/api/sessions").bearer_auth(&model.token);
     let Some(reply) = ctx.api.send("DELETE /api/sessions", logout).await else { return };
-    if !ctx.expect("logout", &reply, 204, None) {
+    // Sent again after a 503, a logout may find its first attempt succeeded.
+    let logged_out_by_first_attempt = reply.retried && reply.status == 401;
+    if !logged_out_by_first_attempt && !ctx.expect("logout", &reply, 204, None) {
         return;
     }
     let dead = ctx.api.request(Method::GET, "/api/me").bearer_auth(&model.token);

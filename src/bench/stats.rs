@@ -71,6 +71,8 @@ pub struct Recorder {
     messages: Mutex<Vec<Message>>,
     counts: [AtomicU64; 3],
     requests: AtomicU64,
+    /// 503 answers with `Retry-After`: the server said "later".
+    unavailable: AtomicU64,
     /// Set on the first critical error: workers stop early.
     failed: AtomicBool,
 }
@@ -88,6 +90,7 @@ impl Recorder {
             messages: Mutex::default(),
             counts: Default::default(),
             requests: AtomicU64::new(0),
+            unavailable: AtomicU64::new(0),
             failed: AtomicBool::new(false),
         }
     }
@@ -142,6 +145,14 @@ impl Recorder {
                 messages.push(Message { severity, at_secs: self.started.elapsed().as_secs_f64(), text });
             }
         }
+    }
+
+    pub fn unavailable(&self) {
+        self.unavailable.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub fn unavailable_count(&self) -> u64 {
+        self.unavailable.load(Ordering::Relaxed)
     }
 
     pub fn count(&self, severity: Severity) -> u64 {

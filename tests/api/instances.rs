@@ -141,7 +141,7 @@ async fn a_bench_run_passes_through_nginx_on_three_instances() {
     let args = ["--admin-token", "t", "--static-dir", static_dir, "--trust-forwarded-for"];
     let apps = [spawn_app_on(&db, &args).await, spawn_app_on(&db, &args).await, spawn_app_on(&db, &args).await];
     let upstreams: Vec<String> = apps.iter().map(|app| app.address.trim_start_matches("http://").to_owned()).collect();
-    let Some(front) = crate::browser::nginx_in_front_of(&upstreams.join(",")).await else { return };
+    let Some(front) = crate::external::nginx_in_front_of(&upstreams.join(",")).await else { return };
     let out = tempfile::tempdir().unwrap();
 
     let outcome = hiscore::bench::run(hiscore::bench::BenchArgs {

@@ -4,6 +4,7 @@
 // Unwrapping is how a test says "this must hold".
 #![allow(clippy::unwrap_used)]
 
+mod external;
 mod helpers;
 
 mod accounts;

@@ -6,7 +6,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use crate::browser::nginx_in_front_of;
+use crate::external::nginx_in_front_of;
 use crate::helpers::{spawn_app_on, Backend, TestDatabase};
 
 /// Reads until the peer closes or answers; how long that took.
