@@ -1,4 +1,4 @@
-"""Plots soak.csv (seconds, rss_kib, fds) as a small self-contained SVG."""
+"""Plots soak.csv (seconds, rss_kib, fds, players) as a small self-contained SVG."""
 import csv
 import sys
 
@@ -34,4 +34,5 @@ open(sys.argv[2], "w").write(svg)
 first = [r for r in rows if r[0] >= 60][:3]
 last = rows[-3:]
 avg = lambda rs, i: sum(r[i] for r in rs) / len(rs)
-print(f"rss after warm-up {avg(first, 1):.1f} MiB, at the end {avg(last, 1):.1f} MiB; fds {avg(first, 2):.0f} -> {avg(last, 2):.0f}")
+players = [int(r.get("players") or 0) for r in csv.DictReader(open(sys.argv[1]))]
+print(f"rss after warm-up {avg(first, 1):.1f} MiB, at the end {avg(last, 1):.1f} MiB; fds {avg(first, 2):.0f} -> {avg(last, 2):.0f}; players {players[0]} -> {players[-1]}")

@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # The soak run behind RELIABILITY.md: a release server on SQLite under a
-# steady `hiscore bench` load for DURATION seconds, its resident memory and
-# open descriptors sampled every 5 s into soak.csv, then plotted into
-# docs/soak.svg. Not part of CI (too long).
-#   DURATION (default 600), CONCURRENCY (default 32), OUT (default ./soak-out)
+# steady `hiscore bench` load for DURATION seconds, its resident memory,
+# open descriptors and players on the board sampled every 5 s into
+# soak.csv, then plotted into docs/soak.svg. The bench registers at most
+# MAX_PLAYERS players, then plays on as earlier ones, so the data stops
+# growing and memory can be judged. Not part of CI (too long).
+#   DURATION (default 600), CONCURRENCY (default 32), MAX_PLAYERS (default
+#   2000), OUT (default ./soak-out)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration="${DURATION:-600}"
 concurrency="${CONCURRENCY:-32}"
+max_players="${MAX_PLAYERS:-2000}"
 out="${OUT:-./soak-out}"
 mkdir -p "$out"
 cargo build --release --quiet
@@ -17,20 +21,21 @@ ADMIN_TOKEN=soak RUST_LOG=warn ./target/release/hiscore serve --bind 127.0.0.1:1
 server=$!
 trap 'kill $server 2>/dev/null || true' EXIT
 sleep 2
-echo "seconds,rss_kib,fds" > "$out/soak.csv"
+echo "seconds,rss_kib,fds,players" > "$out/soak.csv"
 (
   start=$(date +%s)
   while kill -0 $server 2>/dev/null; do
     rss=$(awk '/VmRSS/ {print $2}' /proc/$server/status)
     fds=$(ls /proc/$server/fd | wc -l)
-    echo "$(( $(date +%s) - start )),$rss,$fds" >> "$out/soak.csv"
+    players=$(curl -s 'http://127.0.0.1:18090/api/rankings/best?limit=1' | grep -o '"total_players":[0-9]*' | cut -d: -f2)
+    echo "$(( $(date +%s) - start )),$rss,$fds,${players:-0}" >> "$out/soak.csv"
     sleep 5
   done
 ) &
 sampler=$!
 # One load level for the whole run (the step is longer than the run).
 ./target/release/hiscore bench --target http://127.0.0.1:18090 --admin-token soak --duration "$duration" \
-  --concurrency "$concurrency" --step-secs $((duration + 60)) --json "$out/bench.json" > "$out/bench.txt" 2>&1 || true
+  --concurrency "$concurrency" --step-secs $((duration + 60)) --max-players "$max_players" --json "$out/bench.json" > "$out/bench.txt" 2>&1 || true
 kill $server; wait $server 2>/dev/null || true
 kill $sampler 2>/dev/null || true
 python3 scripts/plot_soak.py "$out/soak.csv" docs/soak.svg

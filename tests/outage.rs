@@ -146,6 +146,7 @@ async fn bench(target: &str, duration: u64) -> Outcome {
         slow_ms: 10_000,
         timeout_ms: 30_000,
         step_secs: Some(1),
+        max_players: None,
         ceiling: false,
     })
     .await

@@ -68,6 +68,11 @@ pub struct BenchArgs {
     /// Seconds between load levels (default: duration / 8, at least 2).
     #[arg(long)]
     pub step_secs: Option<u64>,
+    /// Register at most this many bench players; then players carry on as
+    /// earlier ones (same account, same exact model), so a long run (a
+    /// soak) holds its data size steady.
+    #[arg(long)]
+    pub max_players: Option<usize>,
     /// Measure the bench's own ceiling instead: only `GET /healthz`, from
     /// `concurrency` tasks, for `duration` seconds; no scenario, no score.
     #[arg(long)]
@@ -114,6 +119,8 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
         full_walks: false,
         static_paths: Vec::new(),
         finished: Default::default(),
+        max_players: args.max_players,
+        registered: Default::default(),
     };
     if !recorder.failed() {
         quiet_check(&mut ctx).await;

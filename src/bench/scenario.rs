@@ -3,6 +3,7 @@
 //! checked against the contract and the bench's model.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -37,8 +38,11 @@ pub struct Context {
     pub full_walks: bool,
     /// Static assets of the target's page (`/` first), if it serves one.
     pub static_paths: Vec<String>,
-    /// Players whose runs ended, for the final exact check.
+    /// Players whose runs ended, for the final exact check (and to carry
+    /// on as, once `max_players` are registered).
     pub finished: std::sync::Mutex<Vec<PlayerModel>>,
+    pub max_players: Option<usize>,
+    pub registered: AtomicUsize,
 }
 
 impl Context {
@@ -80,7 +84,7 @@ pub async fn player(ctx: Arc<Context>, worker: usize) {
     let mut generation = 0;
     while ctx.running() {
         generation += 1;
-        let Some(mut model) = register(&ctx, &mut rng, worker, generation).await else { continue };
+        let Some(mut model) = next_player(&ctx, &mut rng, worker, generation).await else { continue };
         let steps = rng.gen_range(5..25);
         for _ in 0..steps {
             if !ctx.running() {
@@ -99,6 +103,22 @@ pub async fn player(ctx: Arc<Context>, worker: usize) {
             finished.push(model);
         }
     }
+}
+
+/// A new player, or once `max_players` are registered an earlier one whose
+/// run ended (their session is still valid; their model stays exact).
+async fn next_player(ctx: &Context, rng: &mut StdRng, worker: usize, generation: usize) -> Option<PlayerModel> {
+    if ctx.max_players.is_some_and(|max| ctx.registered.load(Ordering::Relaxed) >= max) {
+        let earlier = ctx.finished.lock().ok().and_then(|mut finished| {
+            let index = rng.gen_range(0..finished.len().max(1));
+            (index < finished.len()).then(|| finished.swap_remove(index))
+        });
+        if earlier.is_some() {
+            return earlier;
+        }
+    }
+    ctx.registered.fetch_add(1, Ordering::Relaxed);
+    register(ctx, rng, worker, generation).await
 }
 
 async fn register(ctx: &Context, rng: &mut StdRng, worker: usize, generation: usize) -> Option<PlayerModel> {

@@ -24,6 +24,7 @@ fn args(target: String, admin_token: Option<&str>, out: &tempfile::TempDir) -> B
         slow_ms: 5_000,
         timeout_ms: 10_000,
         step_secs: Some(1),
+        max_players: None,
         ceiling: false,
     }
 }

@@ -157,6 +157,7 @@ async fn a_bench_run_passes_through_nginx_on_three_instances() {
         slow_ms: 5_000,
         timeout_ms: 10_000,
         step_secs: Some(1),
+        max_players: None,
         ceiling: false,
     })
     .await
