@@ -6,12 +6,12 @@
 # MAX_PLAYERS players, then plays on as earlier ones, so the data stops
 # growing and memory can be judged. Not part of CI (too long).
 #   DURATION (default 600), CONCURRENCY (default 32), MAX_PLAYERS (default
-#   2000), OUT (default ./soak-out)
+#   200), OUT (default ./soak-out)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration="${DURATION:-600}"
 concurrency="${CONCURRENCY:-32}"
-max_players="${MAX_PLAYERS:-2000}"
+max_players="${MAX_PLAYERS:-200}"
 out="${OUT:-./soak-out}"
 mkdir -p "$out"
 cargo build --release --quiet

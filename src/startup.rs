@@ -30,8 +30,9 @@ const JANITOR_INTERVAL: Duration = Duration::from_secs(600);
 const REDIS_POOL_SIZE: usize = 16;
 /// The Redis counter bumped by every initialize.
 pub const DATA_GENERATION: &str = "data-generation";
-/// Distinct pages kept rendered (the top pages of both boards in practice).
-const PAGE_CACHE_ENTRIES: usize = 4_096;
+/// Rendered page bodies kept, in bytes (the top pages of both boards in
+/// practice; every post makes the rest stale).
+const PAGE_CACHE_BYTES: usize = 4 << 20;
 /// Display names kept in memory: about 10 MB at most.
 const NAME_CACHE_ENTRIES: usize = 200_000;
 
@@ -74,7 +75,7 @@ impl Application {
             ranks,
             store,
             // Rendered pages only for a single instance (see cache::pages).
-            pages: PageCache::new(if redis.is_some() { 0 } else { PAGE_CACHE_ENTRIES }),
+            pages: PageCache::new(if redis.is_some() { 0 } else { PAGE_CACHE_BYTES }),
             page_builds: SingleFlight::new(),
             names: NameCache::new(NAME_CACHE_ENTRIES),
             limits,

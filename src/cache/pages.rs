@@ -24,35 +24,49 @@ pub struct PageKey {
 /// hundred milliseconds old lets "load more" contradict the page before it
 /// (the bench caught exactly that), so the shared setup runs with capacity 0.
 pub struct PageCache {
-    pages: RwLock<HashMap<PageKey, (u64, Bytes)>>,
-    /// Pages kept at most; 0 turns the cache off.
-    capacity: usize,
+    pages: RwLock<Pages>,
+    /// Bytes of page bodies kept at most (pages run from ~0.3 KB to ~13 KB,
+    /// so a byte budget, not an entry count, is what bounds memory); 0
+    /// turns the cache off.
+    budget: usize,
+}
+
+#[derive(Default)]
+struct Pages {
+    by_key: HashMap<PageKey, (u64, Bytes)>,
+    bytes: usize,
 }
 
 impl PageCache {
-    pub fn new(capacity: usize) -> Self {
-        Self { pages: RwLock::new(HashMap::new()), capacity }
+    pub fn new(budget: usize) -> Self {
+        Self { pages: RwLock::default(), budget }
     }
 
     /// The page if it was built at `version`.
     pub fn get(&self, key: &PageKey, version: u64) -> Option<Bytes> {
         let pages = self.pages.read().ok()?;
-        pages.get(key).filter(|(built_at, _)| *built_at == version).map(|(_, bytes)| bytes.clone())
+        pages.by_key.get(key).filter(|(built_at, _)| *built_at == version).map(|(_, bytes)| bytes.clone())
     }
 
     pub fn put(&self, key: PageKey, version: u64, bytes: Bytes) {
-        if self.capacity == 0 {
+        if self.budget == 0 || bytes.len() > self.budget {
             return;
         }
         if let Ok(mut pages) = self.pages.write() {
-            if pages.len() >= self.capacity {
+            let pages = &mut *pages;
+            if pages.bytes + bytes.len() > self.budget {
                 // Stale versions are worthless; drop them first, everything if need be.
-                pages.retain(|_, (built_at, _)| *built_at == version);
-                if pages.len() >= self.capacity {
-                    pages.clear();
+                pages.by_key.retain(|_, (built_at, _)| *built_at == version);
+                pages.bytes = pages.by_key.values().map(|(_, body)| body.len()).sum();
+                if pages.bytes + bytes.len() > self.budget {
+                    pages.by_key.clear();
+                    pages.bytes = 0;
                 }
             }
-            pages.insert(key, (version, bytes));
+            pages.bytes += bytes.len();
+            if let Some((_, replaced)) = pages.by_key.insert(key, (version, bytes)) {
+                pages.bytes -= replaced.len();
+            }
         }
     }
 }
@@ -82,11 +96,16 @@ mod tests {
     }
 
     #[test]
-    fn stays_bounded() {
-        let cache = PageCache::new(2);
-        for i in 0..10 {
-            cache.put(key(&format!("o{i}")), 1, Bytes::new());
+    fn stays_within_its_byte_budget() {
+        let cache = PageCache::new(100);
+        for i in 0..50 {
+            cache.put(key(&format!("o{}", i % 7)), i / 10, Bytes::from(vec![b'x'; 5 + i as usize]));
+            let pages = cache.pages.read().unwrap();
+            let held: usize = pages.by_key.values().map(|(_, body)| body.len()).sum();
+            assert_eq!(pages.bytes, held, "the running total matches after put {i}");
+            assert!(held <= 100, "{held} bytes held after put {i}");
         }
-        assert!(cache.pages.read().unwrap().len() <= 2);
+        cache.put(key("huge"), 9, Bytes::from(vec![b'x'; 101]));
+        assert!(cache.get(&key("huge"), 9).is_none(), "a page larger than the budget is not kept");
     }
 }

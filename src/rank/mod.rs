@@ -304,10 +304,8 @@ impl RankEngine {
             return Ok(page.unwrap_or_else(|| empty_page(board, 0, 0)));
         }
         if self.shared.is_some() {
-            return self
-                .database_page(board, DatabaseStart::Offset(offset), limit)
-                .await
-                .map(|page| page.unwrap_or_else(|| empty_page(board, 0, 0)));
+            let page = self.database_page(board, DatabaseStart::Offset { position: offset, limit }).await?;
+            return Ok(page.unwrap_or_else(|| empty_page(board, 0, 0)));
         }
         let standings = self.standings.read().await;
         Ok(build_page(&standings, board, position, to_count(limit), self.version()))
@@ -320,10 +318,8 @@ impl RankEngine {
             return Ok(page.unwrap_or_else(|| empty_page(board, 0, 0)));
         }
         if self.shared.is_some() {
-            return self
-                .database_page(board, DatabaseStart::After(cursor.after), limit)
-                .await
-                .map(|page| page.unwrap_or_else(|| empty_page(board, 0, 0)));
+            let page = self.database_page(board, DatabaseStart::After { key: cursor.after, limit }).await?;
+            return Ok(page.unwrap_or_else(|| empty_page(board, 0, 0)));
         }
         let standings = self.standings.read().await;
         let position = standings.position_after(board, cursor.after);
@@ -340,7 +336,7 @@ impl RankEngine {
             return Ok(page);
         }
         if self.shared.is_some() {
-            return self.database_page(board, DatabaseStart::Around { id: user_id, radius }, 2 * radius + 1).await;
+            return self.database_page(board, DatabaseStart::Around { id: user_id, radius }).await;
         }
         let standings = self.standings.read().await;
         let Some(key) = standings.key_of(board, user_id) else { return Ok(None) };
@@ -352,15 +348,15 @@ impl RankEngine {
 
     /// A page read from the database's board index in one snapshot, while
     /// the shared board is unusable; `None` around a player not on the board.
-    async fn database_page(&self, board: Board, start: DatabaseStart, limit: i64) -> Result<Option<Page>, sqlx::Error> {
+    async fn database_page(&self, board: Board, start: DatabaseStart) -> Result<Option<Page>, sqlx::Error> {
         let store = &self.store;
         let mut snapshot = store.begin_read().await?;
         let conn = &mut *snapshot;
         let (position, mut keys, count) = match start {
-            DatabaseStart::Offset(position) => {
+            DatabaseStart::Offset { position, limit } => {
                 (position, store.board_keys_at(conn, board, position, limit + 1).await?, limit)
             }
-            DatabaseStart::After(key) => {
+            DatabaseStart::After { key, limit } => {
                 // Keys up to and including `key` come before, existing or not.
                 let up_to = BoardKey { id: key.id.saturating_add(1), ..key };
                 let position = store.board_position_of(conn, board, up_to).await?;
@@ -391,8 +387,8 @@ impl RankEngine {
         Ok(Some(page_from_slice(board, slice, has_more, self.version())))
     }
 
-    /// A page from Redis: `None` to fall back to the local index,
-    /// `Some(None)` for a player who is not on the board.
+    /// A page from Redis: `None` while Redis is not usable (the caller
+    /// reads elsewhere), `Some(None)` for a player who is not on the board.
     async fn shared_page(&self, board: Board, start: SliceStart, count: usize) -> Option<Option<Page>> {
         let shared = self.healthy_shared()?;
         let around = match start {
@@ -423,10 +419,10 @@ impl RankEngine {
     }
 }
 
-/// Where a page read from the database starts.
+/// Which page to read from the database.
 enum DatabaseStart {
-    Offset(i64),
-    After(BoardKey),
+    Offset { position: i64, limit: i64 },
+    After { key: BoardKey, limit: i64 },
     Around { id: i64, radius: i64 },
 }
 
