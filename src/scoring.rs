@@ -242,6 +242,10 @@ impl Writer {
             })
             .collect();
         store.set_many_aggregates(&mut tx, &changes).await?;
+        let first_scores = changes.iter().filter(|(row, _, plays_added)| row.play_count == *plays_added).count();
+        if first_scores > 0 {
+            store.add_board_players(&mut tx, first_scores as i64).await?;
+        }
         tx.commit().await?;
         Ok((pending, changed))
     }

@@ -168,7 +168,7 @@ fn assert_rode_it_out(outcome: &Outcome) {
 }
 
 /// The log holds the dataset's scores plus exactly the posts the bench saw
-/// applied, and the denormalized rows agree with the log.
+/// applied, and the denormalized rows and the player count agree with it.
 async fn assert_nothing_acknowledged_was_lost(db: &TestDatabase, dataset_scores: i64, outcome: &Outcome) {
     let pool = db.connect().await;
     let (logged, logged_sum): (i64, i64) =
@@ -184,6 +184,13 @@ async fn assert_nothing_acknowledged_was_lost(db: &TestDatabase, dataset_scores:
     .unwrap();
     assert_eq!(logged, dataset_scores + outcome.summary.posts_applied as i64, "acknowledged posts in the log");
     assert_eq!((plays, totals), (logged, logged_sum), "users rows agree with the score log");
+    let (counted, players): (i64, i64) = sqlx::query_as(
+        "SELECT (SELECT players FROM board_stats WHERE id = 1), (SELECT COUNT(*) FROM users WHERE play_count > 0)",
+    )
+    .fetch_one(&pool)
+    .await
+    .unwrap();
+    assert_eq!(counted, players, "board_stats counts the players");
 }
 
 /// A whole board, walked by cursor, as (rank, id, score).

@@ -583,6 +583,10 @@ mod tests {
                 .await
                 .unwrap();
             }
+            sqlx::query("UPDATE board_stats SET players = (SELECT COUNT(*) FROM users WHERE best_at IS NOT NULL)")
+                .execute(store.pool())
+                .await
+                .unwrap();
             let local = RankEngine::new(store.clone(), None);
             local.warm_up(false).await.unwrap();
             let unreachable = Arc::new(RedisBoard::new("redis://127.0.0.1:1", "unreachable", 1).unwrap());

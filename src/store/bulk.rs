@@ -10,7 +10,7 @@ use crate::dataset::Dataset;
 const USER_ROWS_PER_INSERT: usize = 2_000;
 const SCORE_ROWS_PER_INSERT: usize = 5_000;
 
-const TABLES: [&str; 4] = ["users", "scores", "sessions", "idempotency_keys"];
+const TABLES: [&str; 5] = ["users", "scores", "sessions", "idempotency_keys", "board_stats"];
 
 impl Store {
     /// Deletes every row of every table.
@@ -62,6 +62,8 @@ impl Store {
             self.statements.inc();
             insert.build().persistent(false).execute(&mut *conn).await?;
         }
+        let players = data.users.iter().filter(|user| user.play_count > 0).count() as i64;
+        self.sql("INSERT INTO board_stats (id, players) VALUES (1, ?)").bind(players).execute(&mut *conn).await?;
         Ok(())
     }
 }

@@ -159,6 +159,7 @@ impl Store {
             .await?;
         let mut store = Self { pool, dialect, statements, consecutive_ids: true };
         store.create_schema().await?;
+        store.count_board_players_if_missing().await?;
         if dialect == Dialect::MySql {
             let mut conn = store.pool.acquire().await?;
             let mode: i64 = sqlx::query("SELECT @@innodb_autoinc_lock_mode AS mode")
@@ -298,7 +299,7 @@ mod tests {
                 .map(|rest| rest.split_whitespace().next().unwrap_or_default().to_owned())
                 .collect()
         };
-        assert_eq!(tables(Dialect::Sqlite), ["users", "scores", "sessions", "idempotency_keys"]);
+        assert_eq!(tables(Dialect::Sqlite), ["users", "scores", "sessions", "board_stats", "idempotency_keys"]);
         assert_eq!(tables(Dialect::Sqlite), tables(Dialect::MySql));
     }
 

@@ -14,7 +14,9 @@ CREATE TABLE IF NOT EXISTS users (
   created_at INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS users_best_board ON users (best_score DESC, best_at, id);
-CREATE INDEX IF NOT EXISTS users_total_board ON users (total_score DESC, id);
+-- best_at only marks players (NULL until the first score): it keeps board
+-- reads that skip non-players inside the index
+CREATE INDEX IF NOT EXISTS users_total_board ON users (total_score DESC, id, best_at);
 
 CREATE TABLE IF NOT EXISTS scores (
   id INTEGER PRIMARY KEY,
@@ -31,6 +33,12 @@ CREATE TABLE IF NOT EXISTS sessions (
   expires_at INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS sessions_expiry ON sessions (expires_at);
+
+-- How many users are on the boards, in one row (id 1): see schema.sql.
+CREATE TABLE IF NOT EXISTS board_stats (
+  id INTEGER PRIMARY KEY,
+  players INTEGER NOT NULL
+);
 
 CREATE TABLE IF NOT EXISTS idempotency_keys (
   user_id INTEGER NOT NULL,

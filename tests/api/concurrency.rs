@@ -6,7 +6,11 @@ use serde_json::json;
 use crate::backend_tests;
 use crate::helpers::{spawn_app, Backend};
 
-backend_tests!(concurrent_posts_for_one_player_are_exact, concurrent_replays_of_one_key_count_once);
+backend_tests!(
+    concurrent_posts_for_one_player_are_exact,
+    concurrent_replays_of_one_key_count_once,
+    the_player_count_stays_exact_when_many_first_scores_arrive_at_once
+);
 
 async fn concurrent_posts_for_one_player_are_exact(backend: Backend) {
     let (app, db) = spawn_app(&backend).await;
@@ -143,4 +147,30 @@ async fn hundreds_of_concurrent_posts_across_players_with_replays_are_exact(back
     let pool = db.connect().await;
     let logged: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM scores").fetch_one(&pool).await.unwrap();
     assert_eq!(logged, created_ids.len() as i64, "every 201 is in the log, and nothing else");
+}
+
+/// `board_stats` counts players in the transactions that give them their
+/// first score: 30 new players posting 3 scores each, all at once, leave it
+/// equal to a count over the users, and pages report it.
+async fn the_player_count_stays_exact_when_many_first_scores_arrive_at_once(backend: Backend) {
+    let (app, db) = spawn_app(&backend).await;
+    let mut players = Vec::new();
+    for i in 0..30 {
+        players.push(app.register(&format!("first{i}")).await);
+    }
+    let _bystander = app.register("nevers").await; // registered, never posts
+    let bodies: Vec<_> = (0..90).map(|i| json!({"score": i % 7})).collect();
+    let posts = bodies.iter().enumerate().map(|(i, body)| app.post_score_raw(&players[i % 30].token, body, None));
+    for (status, body) in join_all(posts).await {
+        assert_eq!(status.as_u16(), 201, "{body}");
+    }
+    let pool = db.connect().await;
+    let counted: i64 =
+        sqlx::query_scalar("SELECT players FROM board_stats WHERE id = 1").fetch_one(&pool).await.unwrap();
+    let players_by_rows: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM users WHERE play_count > 0").fetch_one(&pool).await.unwrap();
+    assert_eq!((counted, players_by_rows), (30, 30));
+    for board in ["best", "total"] {
+        assert_eq!(app.ranking(board, "limit=1").await["total_players"], 30);
+    }
 }
