@@ -39,4 +39,5 @@ sampler=$!
 kill $server; wait $server 2>/dev/null || true
 kill $sampler 2>/dev/null || true
 python3 scripts/plot_soak.py "$out/soak.csv" docs/soak.svg
+python3 scripts/soak_p99.py "$out/bench.json"
 tail -3 "$out/bench.txt"

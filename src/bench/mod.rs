@@ -400,6 +400,7 @@ fn finish(args: &BenchArgs, recorder: &Recorder, level: u32, players: &[PlayerMo
         players_uncertain: players.iter().filter(|p| p.uncertain).count() as u64,
         endpoints: Summary::endpoint_rows(&endpoints),
         messages: messages.clone(),
+        timeline: recorder.timeline(),
     };
     eprintln!();
     println!("{}", report::table(&endpoints));
@@ -418,7 +419,7 @@ fn finish(args: &BenchArgs, recorder: &Recorder, level: u32, players: &[PlayerMo
         }
     }
     if let Some(path) = &args.html {
-        write_file(path, &report::html(&summary, &endpoints, &recorder.timeline(), &args.target));
+        write_file(path, &report::html(&summary, &endpoints, &args.target));
     }
     println!("{verdict}");
     Outcome { summary, verdict }

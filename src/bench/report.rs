@@ -44,6 +44,9 @@ pub struct Summary {
     pub players_uncertain: u64,
     pub endpoints: Vec<EndpointRow>,
     pub messages: Vec<Message>,
+    /// Per second: requests, errors, p50 and p99 (a soak reads whether
+    /// latency held steady from here).
+    pub timeline: Vec<SecondSummary>,
 }
 
 impl Summary {
@@ -135,7 +138,8 @@ fn escape(text: &str) -> String {
     text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
 }
 
-pub fn html(summary: &Summary, endpoints: &[EndpointSummary], timeline: &[SecondSummary], target: &str) -> String {
+pub fn html(summary: &Summary, endpoints: &[EndpointSummary], target: &str) -> String {
+    let timeline = &summary.timeline;
     let rps: Vec<f64> = timeline.iter().map(|s| s.requests as f64).collect();
     let errors: Vec<f64> = timeline.iter().map(|s| s.errors as f64).collect();
     let p50: Vec<f64> = timeline.iter().map(|s| s.p50_ms).collect();
@@ -225,9 +229,9 @@ mod tests {
             players_uncertain: 0,
             endpoints: Summary::endpoint_rows(&[endpoint()]),
             messages: vec![],
+            timeline: vec![SecondSummary { second: 0, requests: 10, errors: 0, p50_ms: 1.0, p99_ms: 3.0 }],
         };
-        let timeline = vec![SecondSummary { second: 0, requests: 10, errors: 0, p50_ms: 1.0, p99_ms: 3.0 }];
-        let page = html(&summary, &[endpoint()], &timeline, "http://x");
+        let page = html(&summary, &[endpoint()], "http://x");
         assert!(page.contains("<svg") && page.contains("polyline"));
         assert!(!page.contains("http://cdn") && !page.contains("<script src"));
     }

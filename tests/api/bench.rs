@@ -46,7 +46,7 @@ async fn a_short_bench_passes_on_hiscore(backend: Backend) {
         assert!(paths.contains(&expected), "{expected} not exercised: {paths:?}");
     }
     let json: Value = serde_json::from_str(&std::fs::read_to_string(out.path().join("bench.json")).unwrap()).unwrap();
-    for key in ["pass", "score", "load_level", "requests", "errors", "endpoints", "messages"] {
+    for key in ["pass", "score", "load_level", "requests", "errors", "endpoints", "messages", "timeline"] {
         assert!(json.get(key).is_some(), "{key} missing from the JSON summary");
     }
     let html = std::fs::read_to_string(out.path().join("bench.html")).unwrap();
