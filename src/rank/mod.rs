@@ -138,9 +138,16 @@ impl RankEngine {
         let Some(shared) = &self.shared else {
             let mut standings = self.standings.write().await;
             let rows = self.store.board_standings().await?;
+            let read = started.elapsed();
             *standings = Standings::from_standings(&rows);
             self.version.fetch_add(1, Ordering::Release);
-            return Ok(WarmUp { players: rows.len(), elapsed: started.elapsed() });
+            let elapsed = started.elapsed();
+            tracing::debug!(
+                read_ms = read.as_millis() as u64,
+                build_ms = (elapsed - read).as_millis() as u64,
+                "warm-up"
+            );
+            return Ok(WarmUp { players: rows.len(), elapsed });
         };
         if !rebuild_shared && shared.board.is_ready().await.unwrap_or(false) {
             self.check_shared().await;
