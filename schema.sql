@@ -1,7 +1,9 @@
--- hiscore schema for MySQL 8 / MariaDB 10.6+ (the production backend).
--- `hiscore serve` runs this on start (every statement is IF NOT EXISTS), and
--- docker-compose loads it into a fresh database. The SQLite twin is
--- src/store/schema_sqlite.sql; keep the two in step.
+-- hiscore schema for MariaDB 10.6+ (the production backend): the tables
+-- the migrations in migrations/mysql/ build, in one file for loading by hand.
+-- docker-compose loads it into a fresh database; the service then records
+-- the migrations as applied (they are all IF NOT EXISTS). A test checks that
+-- this file and the migrations describe the same columns and indexes: when
+-- a migration changes the schema, change this file with it.
 -- Times are milliseconds since the Unix epoch (BIGINT), so they sort and
 -- compare identically on both backends.
 
@@ -66,3 +68,13 @@ CREATE TABLE IF NOT EXISTS idempotency_keys (
   PRIMARY KEY (user_id, idem_key),
   KEY idempotency_age (created_at)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+-- The data generation (one row, id 1), bumped by every initialize in the
+-- same transaction as the new data; cached copies carry the generation of
+-- the snapshot they were read from.
+CREATE TABLE IF NOT EXISTS data_generation (
+  id INT NOT NULL PRIMARY KEY,
+  generation BIGINT NOT NULL
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+INSERT IGNORE INTO data_generation (id, generation) VALUES (1, 0);

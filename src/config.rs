@@ -24,6 +24,11 @@ pub struct Settings {
     #[arg(long, env = "DATABASE_URL", default_value = "sqlite://data/hiscore.db", value_parser = parse_database_url)]
     pub database_url: String,
 
+    /// Do not apply database migrations at start; refuse to start unless
+    /// they are applied (`hiscore migrate` applies them by hand).
+    #[arg(long, env = "NO_MIGRATE", default_value_t = false)]
+    pub no_migrate: bool,
+
     /// Maximum database connections in the pool.
     #[arg(long, env = "DB_MAX_CONNECTIONS", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub db_max_connections: u32,
@@ -159,7 +164,7 @@ fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-fn parse_database_url(raw: &str) -> Result<String, String> {
+pub fn parse_database_url(raw: &str) -> Result<String, String> {
     let supported = ["sqlite:", "mysql:", "mariadb:"];
     if supported.iter().any(|scheme| raw.starts_with(scheme)) {
         // sqlx knows MariaDB as `mysql`.

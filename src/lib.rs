@@ -4,6 +4,7 @@
 //! tests and the benchmarker can use it.
 
 pub mod auth;
+pub mod background;
 pub mod bench;
 pub mod cache;
 pub mod config;
@@ -12,10 +13,12 @@ pub mod domain;
 pub mod error;
 pub mod limits;
 pub mod rank;
+pub mod redis;
 pub mod routes;
 pub mod scoring;
 pub mod startup;
 pub mod state;
 pub mod store;
 pub mod telemetry;
+pub mod usecases;
 pub mod views;

@@ -14,7 +14,7 @@ use std::time::Duration;
 use governor::{DefaultKeyedRateLimiter, Quota};
 
 use crate::error::ApiError;
-use crate::rank::RedisBoard;
+use crate::redis::RedisClient;
 
 /// What is being limited.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,12 +63,12 @@ struct Limiter {
 
 pub struct RateLimits {
     limiters: Vec<(Limit, Limiter)>,
-    redis: Option<Arc<RedisBoard>>,
+    redis: Option<Arc<RedisClient>>,
 }
 
 impl RateLimits {
     /// Limits with `events == 0` are off.
-    pub fn new(rates: &[(Limit, Rate)], redis: Option<Arc<RedisBoard>>) -> Self {
+    pub fn new(rates: &[(Limit, Rate)], redis: Option<Arc<RedisClient>>) -> Self {
         let limiters = rates
             .iter()
             .filter_map(|(limit, rate)| {
@@ -86,8 +86,8 @@ impl RateLimits {
     pub async fn check(&self, limit: Limit, key: &str) -> Result<(), ApiError> {
         let Some((_, limiter)) = self.limiters.iter().find(|(l, _)| *l == limit) else { return Ok(()) };
         if let Some(redis) = &self.redis {
-            let name = format!("rate:{}:{key}", limit.name());
-            match redis.count_in_window(&name, limiter.rate.per).await {
+            let window = redis.keys().rate_window(limit.name(), key);
+            match redis.count_in_window(&window, limiter.rate.per).await {
                 Ok((count, remaining)) if count > i64::from(limiter.rate.events) => {
                     return Err(ApiError::too_many_requests(limit.message(), remaining));
                 }
@@ -112,6 +112,7 @@ impl RateLimits {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ErrorCode;
 
     #[tokio::test]
     async fn the_event_past_the_limit_waits_and_others_are_unaffected() {
@@ -121,7 +122,7 @@ mod tests {
             limits.check(Limit::LoginPerAccount, "alice").await.unwrap();
         }
         let error = limits.check(Limit::LoginPerAccount, "alice").await.unwrap_err();
-        assert_eq!(error.code(), "too_many_requests");
+        assert_eq!(error.code(), ErrorCode::TooManyRequests);
         limits.check(Limit::LoginPerAccount, "bob").await.unwrap();
         // A limit that is not configured never limits.
         for _ in 0..100 {

@@ -18,11 +18,12 @@ use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot};
 
-use crate::cache::UserCache;
+use crate::background::Background;
+use crate::cache::Caches;
 use crate::domain::{IdempotencyKey, Score, Timestamp};
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorCode};
 use crate::rank::RankEngine;
-use crate::store::{Store, UserRow};
+use crate::store::{Store, StoreError, UserRow};
 use crate::views::{Me, ScoreResult, ScoreView};
 
 /// The answer to a post, as the JSON body the client gets.
@@ -62,28 +63,41 @@ pub struct ScoreWriter {
 struct Writer {
     store: Store,
     ranks: RankEngine,
-    users: Option<Arc<UserCache>>,
+    caches: Arc<Caches>,
     policy: BatchPolicy,
 }
 
+/// Why a batch failed as a whole.
+#[derive(Debug, thiserror::Error)]
+enum BatchError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("rendering an answer: {0}")]
+    Render(#[from] serde_json::Error),
+}
+
 impl ScoreWriter {
-    /// Starts the writer task on the current runtime.
-    pub fn start(store: Store, ranks: RankEngine, users: Option<Arc<UserCache>>, policy: BatchPolicy) -> Self {
+    /// Starts the writer task on `background`.
+    pub fn start(
+        store: Store,
+        ranks: RankEngine,
+        caches: Arc<Caches>,
+        policy: BatchPolicy,
+        background: &Background,
+    ) -> Self {
         let (queue, jobs) = mpsc::channel(policy.queue.max(1));
-        let writer = Writer { store, ranks, users, policy };
-        actix_web::rt::spawn(writer.run(jobs));
+        let writer = Writer { store, ranks, caches, policy };
+        background.spawn(writer.run(jobs));
         Self { queue }
     }
 
     pub async fn post(&self, user_id: i64, score: Score, key: Option<IdempotencyKey>) -> Result<Posted, ApiError> {
         let (reply, answer) = oneshot::channel();
         self.queue.try_send(Job { user_id, score, key, reply }).map_err(|error| match error {
-            mpsc::error::TrySendError::Full(_) => {
-                ApiError::unavailable("write_queue_full", "too many score posts at once; retry shortly")
-            }
-            mpsc::error::TrySendError::Closed(_) => ApiError::unavailable("shutting_down", "the service is stopping"),
+            mpsc::error::TrySendError::Full(_) => ErrorCode::WriteQueueFull,
+            mpsc::error::TrySendError::Closed(_) => ErrorCode::ShuttingDown,
         })?;
-        answer.await.map_err(|_| ApiError::Internal(anyhow::anyhow!("the score writer dropped a post")))?
+        answer.await.map_err(|_| ErrorCode::ShuttingDown)?
     }
 }
 
@@ -123,10 +137,8 @@ impl Writer {
         let now = Timestamp::now();
         match self.write(&batch, now).await {
             Ok((pending, final_rows)) => {
-                for row in &final_rows {
-                    self.ranks.record(row).await;
-                }
-                if let Some(users) = &self.users {
+                self.ranks.record(&final_rows).await;
+                if let Some(users) = &self.caches.users {
                     // Before answering, so that players read their posts back from any instance.
                     users.put_many(&final_rows).await;
                 }
@@ -138,10 +150,7 @@ impl Writer {
             Err(error) => {
                 tracing::error!(error = %error, posts = batch.len(), "score batch failed; its posts were not recorded");
                 for job in batch {
-                    let _ = job.reply.send(Err(ApiError::unavailable(
-                        "write_failed",
-                        "the score could not be recorded; retry (with the same Idempotency-Key)",
-                    )));
+                    let _ = job.reply.send(Err(ErrorCode::WriteFailed.into()));
                 }
             }
         }
@@ -149,7 +158,7 @@ impl Writer {
 
     /// The transaction. Returns what each job became and the players' rows
     /// after the batch.
-    async fn write(&self, batch: &[Job], now: Timestamp) -> Result<(Vec<Pending>, Vec<UserRow>), sqlx::Error> {
+    async fn write(&self, batch: &[Job], now: Timestamp) -> Result<(Vec<Pending>, Vec<UserRow>), BatchError> {
         let store = &self.store;
         let mut tx = store.begin_write().await?;
         let mut ids: Vec<i64> = batch.iter().map(|job| job.user_id).collect();
@@ -166,10 +175,7 @@ impl Writer {
         let mut new_posts: Vec<(usize, i64, Score)> = Vec::new();
         for (index, job) in batch.iter().enumerate() {
             if !rows.contains_key(&job.user_id) {
-                pending.push(Some(Pending::Failed(ApiError::unauthorized(
-                    "invalid_session",
-                    "the session's user no longer exists",
-                ))));
+                pending.push(Some(Pending::Failed(ErrorCode::InvalidSession.into())));
                 continue;
             }
             if let Some(key) = &job.key {
@@ -216,7 +222,7 @@ impl Writer {
         let ranks = self.ranks.ranks_of(&players).await?;
         for ((index, score, new_best, row), ranks) in applied.iter().zip(ranks) {
             let result = ScoreResult { score: score.clone(), new_best: *new_best, user: Me::new(row, ranks) };
-            let body = serde_json::to_string(&result).map_err(|e| sqlx::Error::Protocol(e.to_string()))?;
+            let body = serde_json::to_string(&result)?;
             if let Some(key) = &batch[*index].key {
                 store.save_idempotent_response(&mut tx, row.id, key, 201, &body).await?;
             }
@@ -225,7 +231,7 @@ impl Writer {
         let pending: Vec<Pending> = pending
             .into_iter()
             .map(|p| {
-                p.unwrap_or_else(|| Pending::Failed(ApiError::Internal(anyhow::anyhow!("a post without an outcome"))))
+                p.unwrap_or_else(|| Pending::Failed(ApiError::internal(anyhow::anyhow!("a post without an outcome"))))
             })
             .collect();
 
@@ -246,7 +252,7 @@ impl Writer {
         if first_scores > 0 {
             store.add_board_players(&mut tx, first_scores as i64).await?;
         }
-        tx.commit().await?;
+        tx.commit().await.map_err(StoreError::from)?;
         Ok((pending, changed))
     }
 
@@ -260,11 +266,11 @@ impl Writer {
                 Pending::Created { body } => Ok(Posted::Created(body)),
                 Pending::ReplayOf(first) => match bodies.get(first).cloned().flatten() {
                     Some(body) => Ok(Posted::Replayed(body)),
-                    None => Err(ApiError::Internal(anyhow::anyhow!("a replay without its first answer"))),
+                    None => Err(ApiError::internal(anyhow::anyhow!("a replay without its first answer"))),
                 },
                 Pending::ReplayStored => match &job.key {
                     Some(key) => self.stored_answer(job.user_id, key).await,
-                    None => Err(ApiError::Internal(anyhow::anyhow!("a stored replay without a key"))),
+                    None => Err(ApiError::internal(anyhow::anyhow!("a stored replay without a key"))),
                 },
                 Pending::Failed(error) => Err(error),
             });
@@ -273,11 +279,10 @@ impl Writer {
     }
 
     async fn stored_answer(&self, user_id: i64, key: &IdempotencyKey) -> Result<Posted, ApiError> {
-        let mut conn = self.store.conn().await?;
-        match self.store.idempotent_response(&mut conn, user_id, key).await? {
-            Some((_, body)) => Ok(Posted::Replayed(body)),
+        match self.store.idempotent_response(user_id, key).await? {
+            Some(body) => Ok(Posted::Replayed(body)),
             // Claimed, yet gone: purged between the claim and this read.
-            None => Err(ApiError::conflict("idempotency_key_reused", "retry with a new Idempotency-Key")),
+            None => Err(ErrorCode::IdempotencyKeyReused.into()),
         }
     }
 }

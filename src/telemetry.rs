@@ -17,7 +17,6 @@ use prometheus::{HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGaug
 use tracing::Instrument as _;
 
 use crate::error::ApiError;
-use crate::state::AppState;
 
 /// Installs the global tracing subscriber (`RUST_LOG` filters, default `info`).
 pub fn init_logging() {
@@ -95,7 +94,7 @@ pub async fn observe(
         .filter(|v| !v.is_empty() && v.len() <= 64 && v.bytes().all(|b| b.is_ascii_graphic()))
         .map(str::to_owned)
         .unwrap_or_else(|| format!("{:016x}", rand::random::<u64>()));
-    let metrics = req.app_data::<web::Data<AppState>>().map(|state| state.metrics.clone());
+    let metrics = req.app_data::<web::Data<Metrics>>().cloned();
     let method = req.method().clone();
     let span = tracing::debug_span!("request", id = %request_id, method = %method, path = %req.path());
 
@@ -117,7 +116,7 @@ pub async fn observe(
             if let Some(metrics) = &metrics {
                 metrics.observe(method.as_str(), "panicked", 500, started.elapsed().as_secs_f64());
             }
-            return Err(ApiError::Internal(anyhow::anyhow!("handler panicked")).into());
+            return Err(ApiError::internal(anyhow::anyhow!("handler panicked")).into());
         }
     };
 

@@ -5,6 +5,6 @@ mod extractor;
 mod password;
 mod session;
 
-pub use extractor::{session_cache_key, AuthUser};
+pub use extractor::AuthUser;
 pub use password::{HashPolicy, HashingBusy, PasswordHasher, Verification};
 pub use session::{expired_session_cookie, session_cookie, SessionToken, COOKIE_NAME};

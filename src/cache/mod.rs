@@ -1,13 +1,57 @@
 //! Caches in front of the database, never the source of truth: each entry
 //! can be rebuilt from the store and the rank engine at any time. In
 //! process: rendered pages and display names; in Redis: user rows.
+//! [`Caches::reset`] is the one place an initialize invalidates them.
 
 mod names;
 mod pages;
 mod single_flight;
 mod users;
 
+use std::sync::Arc;
+
 pub use names::NameCache;
-pub use pages::{PageCache, PageKey};
+pub use pages::{PageCache, PageKey, PageStart};
 pub use single_flight::SingleFlight;
 pub use users::UserCache;
+
+use crate::redis::RedisClient;
+
+/// Rendered page bodies kept, in bytes (the top pages of both boards in
+/// practice; every post makes the rest stale).
+const PAGE_CACHE_BYTES: usize = 4 << 20;
+/// Display names kept in memory: about 10 MB at most.
+const NAME_CACHE_ENTRIES: usize = 200_000;
+
+/// Every cache of one instance.
+pub struct Caches {
+    /// Rendered ranking pages, valid while the rank engine's version holds
+    /// (a single instance only, see [`PageCache`]).
+    pub pages: PageCache,
+    /// One build per page key at a time (a hot page expiring under load).
+    pub page_builds: SingleFlight<PageKey, Option<(u64, actix_web::web::Bytes)>>,
+    /// Display names for ranking pages (they never change once registered).
+    pub names: NameCache,
+    /// User rows in Redis for every instance, when Redis is configured.
+    pub users: Option<UserCache>,
+}
+
+impl Caches {
+    pub fn new(redis: Option<Arc<RedisClient>>) -> Self {
+        Self {
+            // Rendered pages only for a single instance (see cache::pages).
+            pages: PageCache::new(if redis.is_some() { 0 } else { PAGE_CACHE_BYTES }),
+            page_builds: SingleFlight::new(),
+            names: NameCache::new(NAME_CACHE_ENTRIES),
+            users: redis.map(UserCache::new),
+        }
+    }
+
+    /// Forgets everything cached in process about the data that an
+    /// initialize replaced (user rows in Redis carry their generation and
+    /// need nothing: see `cache::users`).
+    pub fn reset(&self) {
+        self.names.clear();
+        self.pages.clear();
+    }
+}

@@ -8,15 +8,23 @@ use std::sync::RwLock;
 
 use actix_web::web::Bytes;
 
-use crate::domain::Board;
+use crate::domain::{Board, BoardKey};
 
-/// What identifies a page request.
+/// What identifies a page request: parsed values, so that `0`, `00` and
+/// `+0` are one entry, not three.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct PageKey {
     pub board: Board,
     pub limit: i64,
-    /// `o<offset>` or `c<cursor>`.
-    pub start: String,
+    pub start: PageStart,
+}
+
+/// Where a page starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PageStart {
+    Offset(i64),
+    /// After a cursor's key.
+    After(BoardKey),
 }
 
 /// Used only by a single instance: with several instances (Redis) other
@@ -48,6 +56,13 @@ impl PageCache {
         pages.by_key.get(key).filter(|(built_at, _)| *built_at == version).map(|(_, bytes)| bytes.clone())
     }
 
+    /// Drops every page.
+    pub fn clear(&self) {
+        if let Ok(mut pages) = self.pages.write() {
+            *pages = Pages::default();
+        }
+    }
+
     pub fn put(&self, key: PageKey, version: u64, bytes: Bytes) {
         if self.budget == 0 || bytes.len() > self.budget {
             return;
@@ -75,37 +90,37 @@ impl PageCache {
 mod tests {
     use super::*;
 
-    fn key(start: &str) -> PageKey {
-        PageKey { board: Board::Best, limit: 10, start: start.to_owned() }
+    fn key(offset: i64) -> PageKey {
+        PageKey { board: Board::Best, limit: 10, start: PageStart::Offset(offset) }
     }
 
     #[test]
     fn serves_only_the_version_it_was_built_at() {
         let cache = PageCache::new(8);
-        cache.put(key("o0"), 5, Bytes::from_static(b"page"));
-        assert_eq!(cache.get(&key("o0"), 5).as_deref(), Some(&b"page"[..]));
-        assert!(cache.get(&key("o0"), 6).is_none());
-        assert!(cache.get(&key("o10"), 5).is_none());
+        cache.put(key(0), 5, Bytes::from_static(b"page"));
+        assert_eq!(cache.get(&key(0), 5).as_deref(), Some(&b"page"[..]));
+        assert!(cache.get(&key(0), 6).is_none());
+        assert!(cache.get(&key(10), 5).is_none());
     }
 
     #[test]
     fn capacity_zero_caches_nothing() {
         let cache = PageCache::new(0);
-        cache.put(key("o0"), 1, Bytes::from_static(b"page"));
-        assert!(cache.get(&key("o0"), 1).is_none());
+        cache.put(key(0), 1, Bytes::from_static(b"page"));
+        assert!(cache.get(&key(0), 1).is_none());
     }
 
     #[test]
     fn stays_within_its_byte_budget() {
         let cache = PageCache::new(100);
         for i in 0..50 {
-            cache.put(key(&format!("o{}", i % 7)), i / 10, Bytes::from(vec![b'x'; 5 + i as usize]));
+            cache.put(key(i % 7), (i / 10) as u64, Bytes::from(vec![b'x'; 5 + i as usize]));
             let pages = cache.pages.read().unwrap();
             let held: usize = pages.by_key.values().map(|(_, body)| body.len()).sum();
             assert_eq!(pages.bytes, held, "the running total matches after put {i}");
             assert!(held <= 100, "{held} bytes held after put {i}");
         }
-        cache.put(key("huge"), 9, Bytes::from(vec![b'x'; 101]));
-        assert!(cache.get(&key("huge"), 9).is_none(), "a page larger than the budget is not kept");
+        cache.put(key(999), 9, Bytes::from(vec![b'x'; 101]));
+        assert!(cache.get(&key(999), 9).is_none(), "a page larger than the budget is not kept");
     }
 }

@@ -3,52 +3,49 @@
 //! Reads are one `MGET` for a whole batch, then one `IN (…)` query for the
 //! misses. A score post writes the player's new row through after commit
 //! and before answering, so the player reads their own write from any
-//! instance. Entries carry `play_count` as a version: a slow refill from the
-//! database can never replace a newer row. Keys include the data
-//! generation, so an initialize makes every old entry unreachable.
+//! instance. Entries are versioned by the data generation of the database
+//! snapshot they were read in (bumped by every initialize, in the same
+//! transaction as the new data) and then `play_count`: a slow refill from
+//! the database can never replace a newer row, nor a row of replaced data a
+//! row of the new data. Readers fetch the current generation (the copy in
+//! Redis, raised before an initialize wipes anything) in the same `MGET`
+//! and ignore entries of any other: a row of replaced data is a miss, never
+//! an answer.
 //!
 //! There is deliberately no in-process layer for user rows: another
 //! instance's post could not invalidate it in time for read-your-writes.
 
-use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::domain::Timestamp;
-use crate::rank::RedisBoard;
+use crate::redis::RedisClient;
 use crate::store::UserRow;
 
 /// How long an untouched row stays cached.
 const TTL: Duration = Duration::from_secs(300);
 
 pub struct UserCache {
-    redis: Arc<RedisBoard>,
-    /// The data generation the keys belong to (see the module docs).
-    generation: AtomicI64,
+    redis: Arc<RedisClient>,
 }
 
 impl UserCache {
-    pub fn new(redis: Arc<RedisBoard>) -> Self {
-        Self { redis, generation: AtomicI64::new(0) }
-    }
-
-    pub fn set_generation(&self, generation: i64) {
-        self.generation.store(generation, Ordering::Release);
-    }
-
-    fn name(&self, id: i64) -> String {
-        format!("user:{}:{id}", self.generation.load(Ordering::Acquire))
+    pub fn new(redis: Arc<RedisClient>) -> Self {
+        Self { redis }
     }
 
     /// Cached rows of `ids` and the ids that were not cached. Redis trouble
     /// means everything is a miss.
     pub async fn get_many(&self, ids: &[i64]) -> (Vec<UserRow>, Vec<i64>) {
-        let names: Vec<String> = ids.iter().map(|id| self.name(*id)).collect();
-        let Ok(values) = self.redis.cache_get_many(&names).await else { return (Vec::new(), ids.to_vec()) };
+        let keys = self.redis.keys();
+        let names: Vec<String> =
+            std::iter::once(keys.data_generation()).chain(ids.iter().map(|id| keys.user_row(*id))).collect();
+        let Ok(mut values) = self.redis.get_many(&names).await else { return (Vec::new(), ids.to_vec()) };
+        let generation = values.first().cloned().flatten().and_then(|g| g.parse::<i64>().ok()).unwrap_or(0);
         let mut found = Vec::with_capacity(ids.len());
         let mut missing = Vec::new();
-        for (id, value) in ids.iter().zip(values) {
-            match value.as_deref().and_then(|v| decode(*id, v)) {
+        for (id, value) in ids.iter().zip(values.drain(1..)) {
+            match value.as_deref().and_then(|v| decode(*id, generation, v)) {
                 Some(row) => found.push(row),
                 None => missing.push(*id),
             }
@@ -58,12 +55,20 @@ impl UserCache {
 
     /// Stores rows (versioned by play count); failures are only logged.
     pub async fn put_many(&self, rows: &[UserRow]) {
-        let entries: Vec<(String, i64, String)> =
-            rows.iter().map(|row| (self.name(row.id), row.play_count, encode(row))).collect();
-        if let Err(error) = self.redis.cache_set_versioned(&entries, TTL).await {
-            tracing::debug!(%error, "user rows not cached");
+        let entries: Vec<(String, String, String)> = rows
+            .iter()
+            .map(|row| (self.redis.keys().user_row(row.id), version(row.generation, row.play_count), encode(row)))
+            .collect();
+        if let Err(error) = self.redis.set_versioned(&entries, TTL).await {
+            tracing::debug!(%error, "user rows not cached in Redis");
         }
     }
+}
+
+/// An entry's version: generation, then play count, as fixed-width hex
+/// (compared as text by the set script).
+fn version(generation: i64, plays: i64) -> String {
+    format!("{:012x}{:016x}", generation.max(0), plays.max(0))
 }
 
 /// Fields joined by tabs: display names cannot hold control characters and
@@ -82,9 +87,13 @@ fn encode(row: &UserRow) -> String {
     )
 }
 
-/// Reads `version|fields`; `None` for anything malformed (then it is a miss).
-fn decode(id: i64, value: &str) -> Option<UserRow> {
-    let (_, fields) = value.split_once('|')?;
+/// Reads `version|fields` of `generation`; `None` for another generation
+/// or anything malformed (then it is a miss).
+fn decode(id: i64, generation: i64, value: &str) -> Option<UserRow> {
+    let (version, fields) = value.split_once('|')?;
+    if !version.starts_with(&format!("{:012x}", generation.max(0))) {
+        return None;
+    }
     let parts: Vec<&str> = fields.split('\t').collect();
     let [login_name, display_name, best, best_at, best_score_id, total, plays, created_at] = parts[..] else {
         return None;
@@ -100,6 +109,7 @@ fn decode(id: i64, value: &str) -> Option<UserRow> {
         total_score: number(total)?,
         play_count: number(plays)?,
         created_at: Timestamp::from_millis(number(created_at)?),
+        generation,
     })
 }
 
@@ -116,14 +126,25 @@ mod tests {
             best_score: 120,
             best_at: Some(Timestamp::from_millis(1_790_000_000_123)),
             best_score_id: Some(99),
+            generation: 2,
             total_score: 400,
             play_count: 3,
             created_at: Timestamp::from_millis(1_780_000_000_000),
         };
-        assert_eq!(decode(7, &format!("3|{}", encode(&row))), Some(row.clone()));
-        let fresh = UserRow { best_at: None, best_score_id: None, play_count: 0, best_score: 0, total_score: 0, ..row };
-        assert_eq!(decode(7, &format!("0|{}", encode(&fresh))), Some(fresh));
-        assert_eq!(decode(7, "garbage"), None);
-        assert_eq!(decode(7, "1|too\tfew"), None);
+        assert_eq!(decode(7, 2, &format!("{}|{}", version(2, 3), encode(&row))), Some(row.clone()));
+        let fresh = UserRow {
+            best_at: None,
+            best_score_id: None,
+            play_count: 0,
+            best_score: 0,
+            total_score: 0,
+            generation: 0,
+            ..row.clone()
+        };
+        assert_eq!(decode(7, 0, &format!("{}|{}", version(0, 0), encode(&fresh))), Some(fresh));
+        assert_eq!(decode(7, 1, &format!("{}|{}", version(2, 3), encode(&row))), None, "another generation");
+        assert_eq!(decode(7, 0, "garbage"), None);
+        assert_eq!(decode(7, 0, &format!("{}|too\tfew", version(0, 1))), None);
+        assert!(version(1, 0) > version(0, 99) && version(1, 10) > version(1, 9));
     }
 }

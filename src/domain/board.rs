@@ -1,6 +1,17 @@
+//! Which board a request is about, and which way its scores run.
+
 use std::fmt;
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorCode};
+
+/// Which way a board's scores run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Order {
+    /// Higher is better.
+    Desc,
+    /// Lower is better (e.g. a time).
+    Asc,
+}
 
 /// One of the two leaderboards.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -18,8 +29,13 @@ impl Board {
         match raw {
             "best" => Ok(Self::Best),
             "total" => Ok(Self::Total),
-            _ => Err(ApiError::not_found("board_not_found", "board must be 'best' or 'total'")),
+            _ => Err(ApiError::new(ErrorCode::BoardNotFound)),
         }
+    }
+
+    /// Both built-in boards rank higher scores first.
+    pub fn order(self) -> Order {
+        Order::Desc
     }
 
     pub fn as_str(self) -> &'static str {
@@ -45,7 +61,7 @@ mod tests {
         assert_eq!(Board::parse("best").unwrap(), Board::Best);
         assert_eq!(Board::parse("total").unwrap(), Board::Total);
         for bad in ["", "Best", "worst", "best "] {
-            assert_eq!(Board::parse(bad).unwrap_err().code(), "board_not_found");
+            assert_eq!(Board::parse(bad).unwrap_err().code(), ErrorCode::BoardNotFound);
         }
     }
 }

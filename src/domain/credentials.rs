@@ -1,6 +1,8 @@
+//! Login names and passwords as registration and login accept them.
+
 use serde_json::Value;
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorCode};
 
 /// A login name: 3..=32 characters of `[A-Za-z0-9_.-]`.
 ///
@@ -12,8 +14,8 @@ pub struct LoginName(String);
 impl LoginName {
     pub fn parse(raw: Option<&Value>) -> Result<Self, ApiError> {
         let invalid = || {
-            ApiError::validation(
-                "invalid_login_name",
+            ApiError::with_message(
+                ErrorCode::InvalidLoginName,
                 "login_name must be 3 to 32 characters of A-Z, a-z, 0-9, '_', '.', '-'",
             )
         };
@@ -43,7 +45,7 @@ pub struct Password(String);
 
 impl Password {
     pub fn parse(raw: Option<&Value>) -> Result<Self, ApiError> {
-        let invalid = || ApiError::validation("invalid_password", "password must be 8 to 72 bytes");
+        let invalid = || ApiError::with_message(ErrorCode::InvalidPassword, "password must be 8 to 72 bytes");
         let password = raw.and_then(Value::as_str).ok_or_else(invalid)?;
         if (8..=72).contains(&password.len()) {
             Ok(Self(password.to_owned()))
@@ -75,7 +77,7 @@ mod tests {
         }
         for bad in ["ab", "", "has space", "émile", "a/b", &"x".repeat(33)] {
             let err = LoginName::parse(Some(&json!(bad))).unwrap_err();
-            assert_eq!(err.code(), "invalid_login_name", "{bad}");
+            assert_eq!(err.code(), ErrorCode::InvalidLoginName, "{bad}");
         }
         assert!(LoginName::parse(Some(&json!(123))).is_err());
         assert!(LoginName::parse(None).is_err());

@@ -1,15 +1,17 @@
+//! The keyset cursor of ranking pages and the board key it carries.
+
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 use sha2::{Digest, Sha256};
 
 use super::Board;
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorCode};
 
 /// A player's position in a board's order: the sort key of the board.
 ///
 /// On the best board `at` is `best_at` (ms); on the total board it is unused
 /// and always 0, so that one key type serves both boards.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct BoardKey {
     pub score: i64,
     pub at: i64,
@@ -51,7 +53,7 @@ impl Cursor {
     /// Decodes a cursor for `board`; a cursor minted for the other board is
     /// invalid too.
     pub fn parse(raw: &str, board: Board) -> Result<Self, ApiError> {
-        let invalid = || ApiError::bad_request("invalid_cursor", "cursor is not one this board returned");
+        let invalid = || ApiError::with_message(ErrorCode::InvalidCursor, "cursor is not one this board returned");
         let bytes = URL_SAFE_NO_PAD.decode(raw).map_err(|_| invalid())?;
         if bytes.len() != PAYLOAD_LEN + CHECKSUM_LEN {
             return Err(invalid());
@@ -106,7 +108,7 @@ mod tests {
         let encoded = sample().encode();
         assert!(Cursor::parse(&encoded, Board::Total).is_err());
         for bad in ["", "abc", "!!!!", &encoded[1..], &format!("{encoded}A")] {
-            assert_eq!(Cursor::parse(bad, Board::Best).unwrap_err().code(), "invalid_cursor", "{bad}");
+            assert_eq!(Cursor::parse(bad, Board::Best).unwrap_err().code(), ErrorCode::InvalidCursor, "{bad}");
         }
         // Flip one character in the middle: the checksum catches it.
         let mut tampered: Vec<char> = encoded.chars().collect();

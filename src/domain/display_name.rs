@@ -1,6 +1,8 @@
+//! The name other players see.
+
 use serde_json::Value;
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorCode};
 
 /// A display name: 1..=32 Unicode scalar values, no control characters.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -9,8 +11,8 @@ pub struct DisplayName(String);
 impl DisplayName {
     pub fn parse(raw: &Value) -> Result<Self, ApiError> {
         let invalid = || {
-            ApiError::validation(
-                "invalid_display_name",
+            ApiError::with_message(
+                ErrorCode::InvalidDisplayName,
                 "display_name must be 1 to 32 characters without control characters",
             )
         };
@@ -51,7 +53,7 @@ mod tests {
             [json!(""), json!("x".repeat(33)), json!("a\nb"), json!("a\u{0}"), json!("\u{7f}"), json!(5), json!(null)]
         {
             let err = DisplayName::parse(&bad).unwrap_err();
-            assert_eq!(err.code(), "invalid_display_name", "{bad}");
+            assert_eq!(err.code(), ErrorCode::InvalidDisplayName, "{bad}");
         }
     }
 }

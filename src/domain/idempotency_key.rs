@@ -1,6 +1,6 @@
-use actix_web::http::header::HeaderMap;
+//! The `Idempotency-Key` header of a score post.
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorCode};
 
 /// The `Idempotency-Key` header: 1..=64 visible ASCII characters.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -9,22 +9,18 @@ pub struct IdempotencyKey(String);
 impl IdempotencyKey {
     pub const HEADER: &'static str = "idempotency-key";
 
-    /// `None` when the header is absent; an error when it is present but bad.
-    pub fn from_headers(headers: &HeaderMap) -> Result<Option<Self>, ApiError> {
-        let mut values = headers.get_all(Self::HEADER);
+    /// From the values of every `Idempotency-Key` header of a request:
+    /// `None` when there is none; an error when there are several or the
+    /// one is malformed.
+    pub fn from_header_values<'a>(values: impl IntoIterator<Item = &'a [u8]>) -> Result<Option<Self>, ApiError> {
+        let mut values = values.into_iter();
         let Some(value) = values.next() else {
             return Ok(None);
         };
-        let invalid = || {
-            ApiError::bad_request(
-                "invalid_idempotency_key",
-                "Idempotency-Key must be one header of 1 to 64 visible ASCII characters",
-            )
-        };
         if values.next().is_some() {
-            return Err(invalid());
+            return Err(ErrorCode::InvalidIdempotencyKey.into());
         }
-        Self::parse(value.as_bytes()).map(Some).ok_or_else(invalid)
+        Self::parse(value).map(Some).ok_or_else(|| ErrorCode::InvalidIdempotencyKey.into())
     }
 
     fn parse(raw: &[u8]) -> Option<Self> {

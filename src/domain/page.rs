@@ -1,4 +1,6 @@
-use crate::error::ApiError;
+//! Paging parameters: page sizes, offsets, radii, id lists, history anchors.
+
+use crate::error::{ApiError, ErrorCode};
 
 /// How many items a page may hold: `1..=max`, with a per-endpoint default.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -13,9 +15,10 @@ impl PageLimit {
         };
         match raw.parse::<i64>() {
             Ok(limit) if (1..=Self::MAX).contains(&limit) => Ok(Self(limit)),
-            _ => {
-                Err(ApiError::bad_request("invalid_limit", format!("limit must be an integer from 1 to {}", Self::MAX)))
-            }
+            _ => Err(ApiError::with_message(
+                ErrorCode::InvalidLimit,
+                format!("limit must be an integer from 1 to {}", Self::MAX),
+            )),
         }
     }
 
@@ -38,8 +41,8 @@ impl Radius {
         };
         match raw.parse::<i64>() {
             Ok(radius) if (0..=Self::MAX).contains(&radius) => Ok(Self(radius)),
-            _ => Err(ApiError::bad_request(
-                "invalid_radius",
+            _ => Err(ApiError::with_message(
+                ErrorCode::InvalidRadius,
                 format!("radius must be an integer from 0 to {}", Self::MAX),
             )),
         }
@@ -59,8 +62,12 @@ impl UserIds {
     pub const MAX: usize = 100;
 
     pub fn parse(raw: Option<&str>) -> Result<Self, ApiError> {
-        let invalid =
-            || ApiError::bad_request("invalid_ids", format!("ids must be 1 to {} comma-separated user ids", Self::MAX));
+        let invalid = || {
+            ApiError::with_message(
+                ErrorCode::InvalidIds,
+                format!("ids must be 1 to {} comma-separated user ids", Self::MAX),
+            )
+        };
         let raw = raw.ok_or_else(invalid)?;
         let mut ids: Vec<i64> = Vec::new();
         for part in raw.split(',') {
@@ -90,7 +97,7 @@ pub fn parse_offset(raw: Option<&str>) -> Result<i64, ApiError> {
     let Some(raw) = raw else { return Ok(0) };
     match raw.parse::<i64>() {
         Ok(offset) if offset >= 0 => Ok(offset),
-        _ => Err(ApiError::bad_request("invalid_offset", "offset must be a non-negative integer")),
+        _ => Err(ApiError::with_message(ErrorCode::InvalidOffset, "offset must be a non-negative integer")),
     }
 }
 
@@ -99,7 +106,7 @@ pub fn parse_before(raw: Option<&str>) -> Result<Option<i64>, ApiError> {
     let Some(raw) = raw else { return Ok(None) };
     match raw.parse::<i64>() {
         Ok(before) if before >= 1 => Ok(Some(before)),
-        _ => Err(ApiError::bad_request("invalid_before", "before must be a score id (a positive integer)")),
+        _ => Err(ApiError::with_message(ErrorCode::InvalidBefore, "before must be a score id (a positive integer)")),
     }
 }
 
@@ -113,7 +120,7 @@ mod tests {
         assert_eq!(PageLimit::parse(Some("1"), 10).unwrap().value(), 1);
         assert_eq!(PageLimit::parse(Some("100"), 10).unwrap().value(), 100);
         for bad in ["0", "101", "-1", "abc", "", "1.5", "99999999999999999999"] {
-            assert_eq!(PageLimit::parse(Some(bad), 10).unwrap_err().code(), "invalid_limit", "{bad}");
+            assert_eq!(PageLimit::parse(Some(bad), 10).unwrap_err().code(), ErrorCode::InvalidLimit, "{bad}");
         }
     }
 
@@ -134,7 +141,7 @@ mod tests {
         let too_many: Vec<String> = (1..=101).map(|i| i.to_string()).collect();
         assert!(UserIds::parse(Some(&too_many.join(","))).is_err());
         for bad in ["", ",", "1,,2", "a", "0", "-3", "1.0"] {
-            assert_eq!(UserIds::parse(Some(bad)).unwrap_err().code(), "invalid_ids", "{bad}");
+            assert_eq!(UserIds::parse(Some(bad)).unwrap_err().code(), ErrorCode::InvalidIds, "{bad}");
         }
         assert!(UserIds::parse(None).is_err());
     }

@@ -1,6 +1,8 @@
+//! A posted score.
+
 use serde_json::Value;
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorCode};
 
 /// A posted score: an integer in `0..=MAX`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,7 +17,8 @@ impl Score {
     /// bound (never above [`Score::MAX`]).
     pub fn parse(raw: Option<&Value>, max: i64) -> Result<Self, ApiError> {
         let max = max.min(Self::MAX);
-        let invalid = || ApiError::validation("invalid_score", format!("score must be an integer from 0 to {max}"));
+        let invalid =
+            || ApiError::with_message(ErrorCode::InvalidScore, format!("score must be an integer from 0 to {max}"));
         let value = raw.and_then(Value::as_i64).ok_or_else(invalid)?;
         // `as_i64` accepts only integers (not 5.0), so the range is all that is left.
         if (0..=max).contains(&value) {
@@ -59,15 +62,15 @@ mod tests {
         ];
         for value in bad {
             let err = Score::parse(Some(&value), Score::MAX).unwrap_err();
-            assert_eq!(err.code(), "invalid_score", "{value}");
+            assert_eq!(err.code(), ErrorCode::InvalidScore, "{value}");
         }
-        assert_eq!(Score::parse(None, Score::MAX).unwrap_err().code(), "invalid_score");
+        assert_eq!(Score::parse(None, Score::MAX).unwrap_err().code(), ErrorCode::InvalidScore);
     }
 
     #[test]
     fn a_lower_configured_maximum_is_a_plausibility_bound() {
         assert!(Score::parse(Some(&json!(1000)), 1000).is_ok());
-        assert_eq!(Score::parse(Some(&json!(1001)), 1000).unwrap_err().code(), "invalid_score");
+        assert_eq!(Score::parse(Some(&json!(1001)), 1000).unwrap_err().code(), ErrorCode::InvalidScore);
         // Never above the contract's maximum.
         assert!(Score::parse(Some(&json!(Score::MAX + 1)), i64::MAX).is_err());
     }

@@ -1,3 +1,5 @@
+//! Points in time as the contract writes them (RFC 3339, milliseconds, UTC).
+
 use serde::{Serialize, Serializer};
 use time::macros::format_description;
 use time::OffsetDateTime;

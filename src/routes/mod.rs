@@ -1,6 +1,6 @@
-//! HTTP routes, one file per resource. Handlers parse input into domain
-//! types, call the store / rank engine, and shape the contract's JSON;
-//! they hold no SQL and no ranking logic.
+//! HTTP routes, one file per resource. A handler parses its input into
+//! domain types, calls one use case (`crate::usecases`), and shapes the
+//! contract's JSON; it holds no SQL, no ranking logic and no Redis.
 
 mod admin;
 mod health;
@@ -14,18 +14,24 @@ mod users;
 use actix_web::error::{JsonPayloadError, PathError, QueryPayloadError};
 use actix_web::{web, HttpRequest};
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorCode};
 
 /// Request bodies larger than this get 413.
 pub const BODY_LIMIT_BYTES: usize = 16 * 1024;
 
-/// The route table: each path once, with its methods and handlers. It
-/// generates both the registration and [`ROUTES`], the list the OpenAPI
-/// document is checked against, so the two cannot drift apart.
+/// The route table: each path once, with its methods, handlers and the
+/// error codes each can answer. It generates the registration, [`ROUTES`]
+/// (the list the OpenAPI document is checked against) and
+/// [`ROUTE_ERRORS`] (the error responses the document lists), so the
+/// three cannot drift apart.
 macro_rules! routes {
-    ($( $path:literal => { $( $method:ident : $handler:path ),+ $(,)? } ),+ $(,)?) => {
+    ($( $path:literal => { $( $method:ident : $handler:path => [$($code:ident),* $(,)?] ),+ $(,)? } ),+ $(,)?) => {
         /// Every (method, path) the service answers, in OpenAPI's spelling.
         pub const ROUTES: &[(&str, &str)] = &[ $( $( (stringify!($method), $path) ),+ ),+ ];
+
+        /// The error codes each route can answer with (besides `internal_error`).
+        pub const ROUTE_ERRORS: &[(&str, &str, &[ErrorCode])] =
+            &[ $( $( (stringify!($method), $path, &[$(ErrorCode::$code),*]) ),+ ),+ ];
 
         fn register(cfg: &mut web::ServiceConfig) {
             $( cfg.service(resource($path, &[$(stringify!($method)),+]) $( .route(web::$method().to($handler)) )+ ); )+
@@ -34,18 +40,41 @@ macro_rules! routes {
 }
 
 routes! {
-    "/healthz" => { get: health::healthz },
-    "/metrics" => { get: health::metrics },
-    "/api/openapi.json" => { get: openapi::document },
-    "/api/users" => { post: users::register, get: users::batch },
-    "/api/users/{id}" => { get: users::profile },
-    "/api/users/{id}/scores" => { get: users::history },
-    "/api/sessions" => { post: sessions::login, delete: sessions::logout },
-    "/api/me" => { get: me::me },
-    "/api/scores" => { post: scores::post_score },
-    "/api/rankings/{board}" => { get: rankings::page },
-    "/api/rankings/{board}/around/{user_id}" => { get: rankings::around },
-    "/api/admin/initialize" => { post: admin::initialize },
+    "/healthz" => { get: health::healthz => [DatabaseUnavailable] },
+    "/metrics" => { get: health::metrics => [] },
+    "/api/openapi.json" => { get: openapi::document => [] },
+    "/api/users" => {
+        post: users::register => [InvalidJson, InvalidBody, PayloadTooLarge, UnsupportedMediaType, LoginNameTaken,
+            InvalidLoginName, InvalidPassword, InvalidDisplayName, TooManyRequests, HashingBusy, DatabaseUnavailable],
+        get: users::batch => [InvalidIds, InvalidQuery, DatabaseUnavailable],
+    },
+    "/api/users/{id}" => { get: users::profile => [UserNotFound, DatabaseUnavailable] },
+    "/api/users/{id}/scores" => {
+        get: users::history => [InvalidLimit, InvalidBefore, InvalidQuery, UserNotFound, DatabaseUnavailable],
+    },
+    "/api/sessions" => {
+        post: sessions::login => [InvalidJson, InvalidBody, PayloadTooLarge, UnsupportedMediaType, InvalidCredentials,
+            InvalidLoginName, InvalidPassword, TooManyRequests, HashingBusy, DatabaseUnavailable],
+        delete: sessions::logout => [SessionRequired, InvalidSession, DatabaseUnavailable],
+    },
+    "/api/me" => { get: me::me => [SessionRequired, InvalidSession, DatabaseUnavailable] },
+    "/api/scores" => {
+        post: scores::post_score => [InvalidJson, InvalidBody, InvalidIdempotencyKey, SessionRequired, InvalidSession,
+            PayloadTooLarge, UnsupportedMediaType, InvalidScore, IdempotencyKeyReused, TooManyRequests,
+            DatabaseUnavailable, WriteQueueFull, WriteFailed, ShuttingDown],
+    },
+    "/api/rankings/{board}" => {
+        get: rankings::page => [InvalidLimit, InvalidOffset, InvalidCursor, InvalidQuery, BoardNotFound,
+            DatabaseUnavailable],
+    },
+    "/api/rankings/{board}/around/{user_id}" => {
+        get: rankings::around => [InvalidRadius, InvalidQuery, BoardNotFound, UserNotFound, UserNotOnBoard,
+            DatabaseUnavailable],
+    },
+    "/api/admin/initialize" => {
+        post: admin::initialize => [InvalidJson, InvalidBody, PayloadTooLarge, AdminTokenRequired, InvalidAdminToken,
+            NotFound, InvalidUsers, InvalidScores, InvalidSeed, DatabaseUnavailable],
+    },
 }
 
 /// Registers every route and the extractor error handlers that keep even
@@ -64,17 +93,13 @@ fn resource(path: &str, methods: &[&str]) -> actix_web::Resource {
     let allow = methods.iter().map(|m| m.to_uppercase()).collect::<Vec<_>>().join(", ");
     web::resource(path).default_service(web::to(move || {
         let allow = allow.clone();
-        async move { Err::<actix_web::HttpResponse, _>(ApiError::MethodNotAllowed { allow }) }
+        async move { Err::<actix_web::HttpResponse, _>(ApiError::method_not_allowed(allow)) }
     }))
-}
-
-fn route_not_found() -> ApiError {
-    ApiError::not_found("not_found", "no such route")
 }
 
 /// The handler for every path that names nothing.
 pub async fn not_found() -> Result<actix_web::HttpResponse, ApiError> {
-    Err(route_not_found())
+    Err(ErrorCode::NotFound.into())
 }
 
 fn json_config() -> web::JsonConfig {
@@ -85,25 +110,33 @@ fn json_config() -> web::JsonConfig {
         .error_handler(json_error)
 }
 
-fn json_error(error: JsonPayloadError, _: &HttpRequest) -> actix_web::Error {
-    let api_error = match &error {
-        JsonPayloadError::OverflowKnownLength { .. } | JsonPayloadError::Overflow { .. } => ApiError::PayloadTooLarge,
-        JsonPayloadError::ContentType => ApiError::UnsupportedMediaType,
-        JsonPayloadError::Deserialize(e) if e.is_data() => {
-            ApiError::bad_request("invalid_body", format!("the body must be a JSON object: {e}"))
+/// A body error in the contract's shape.
+fn body_error(error: &JsonPayloadError) -> ApiError {
+    match error {
+        JsonPayloadError::OverflowKnownLength { .. } | JsonPayloadError::Overflow { .. } => {
+            ErrorCode::PayloadTooLarge.into()
         }
-        JsonPayloadError::Deserialize(e) => ApiError::bad_request("invalid_json", format!("malformed JSON: {e}")),
-        _ => ApiError::bad_request("invalid_body", "the request body could not be read"),
-    };
-    api_error.into()
+        JsonPayloadError::ContentType => ErrorCode::UnsupportedMediaType.into(),
+        JsonPayloadError::Deserialize(e) if e.is_data() => {
+            ApiError::with_message(ErrorCode::InvalidBody, format!("the body must be a JSON object: {e}"))
+        }
+        JsonPayloadError::Deserialize(e) => {
+            ApiError::with_message(ErrorCode::InvalidJson, format!("malformed JSON: {e}"))
+        }
+        _ => ApiError::with_message(ErrorCode::InvalidBody, "the request body could not be read"),
+    }
+}
+
+fn json_error(error: JsonPayloadError, _: &HttpRequest) -> actix_web::Error {
+    body_error(&error).into()
 }
 
 fn query_error(error: QueryPayloadError, _: &HttpRequest) -> actix_web::Error {
-    ApiError::bad_request("invalid_query", format!("malformed query string: {error}")).into()
+    ApiError::with_message(ErrorCode::InvalidQuery, format!("malformed query string: {error}")).into()
 }
 
 fn path_error(_: PathError, _: &HttpRequest) -> actix_web::Error {
-    ApiError::not_found("not_found", "no such resource").into()
+    ApiError::with_message(ErrorCode::NotFound, "no such resource").into()
 }
 
 /// A request body: any JSON object. Fields are read as raw values and
@@ -126,6 +159,15 @@ fn client_address(request: &HttpRequest, trust_forwarded_for: bool) -> String {
 }
 
 /// Parses a numeric id from a path segment; anything else names no resource.
-fn parse_id(raw: &str, not_found: impl FnOnce() -> ApiError) -> Result<i64, ApiError> {
-    raw.parse::<i64>().ok().filter(|id| *id > 0).ok_or_else(not_found)
+fn parse_id(raw: &str, not_found: ErrorCode) -> Result<i64, ApiError> {
+    raw.parse::<i64>().ok().filter(|id| *id > 0).ok_or_else(|| not_found.into())
+}
+
+/// The bearer token of an `Authorization` header, if any.
+fn bearer_token(request: &HttpRequest) -> Option<&str> {
+    request
+        .headers()
+        .get(actix_web::http::header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.strip_prefix("Bearer "))
 }

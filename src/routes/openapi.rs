@@ -1,12 +1,20 @@
 //! The OpenAPI 3 document, generated from the handlers' `#[utoipa::path]`
-//! annotations and the response types, served at `/api/openapi.json`.
-//! A test checks it lists exactly [`super::ROUTES`].
+//! annotations (success responses) and the route table (error responses,
+//! from [`super::ROUTE_ERRORS`] and [`ErrorCode`]), served at
+//! `/api/openapi.json`. A test checks it lists exactly [`super::ROUTES`].
+
+use std::collections::BTreeMap;
 
 use actix_web::HttpResponse;
 use serde::Serialize;
+use utoipa::openapi::header::Header;
+use utoipa::openapi::path::Operation;
+use utoipa::openapi::schema::{ObjectBuilder, Type};
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::openapi::{ContentBuilder, Ref, RefOr, ResponseBuilder, Schema};
 use utoipa::{Modify, OpenApi, ToSchema};
 
+use crate::error::ErrorCode;
 use crate::views;
 
 /// Every error: `{"error": {"code", "message"}}`.
@@ -17,7 +25,8 @@ pub struct ErrorBody {
 
 #[derive(Serialize, ToSchema)]
 pub struct ErrorDetail {
-    /// snake_case, e.g. `invalid_score`, `login_name_taken`, `invalid_cursor`.
+    /// snake_case, e.g. `invalid_score`, `login_name_taken`, `invalid_cursor`
+    /// (the document lists every code; each response lists its own).
     pub code: String,
     /// Human text, never internals.
     pub message: String,
@@ -113,9 +122,69 @@ impl Modify for SessionAuth {
         views::PublicUser, views::Me, views::SessionCreated, views::ScoreView, views::ScoreResult,
         views::ScoreHistory, views::UserRef, views::RankingEntry, views::RankingPage, views::UserList,
     )),
-    modifiers(&SessionAuth),
+    modifiers(&SessionAuth, &ErrorResponses),
 )]
 pub struct ApiDoc;
+
+/// Adds each route's error responses from the route table, grouped by
+/// status, and makes `ErrorDetail.code` the enum of every code.
+struct ErrorResponses;
+
+impl Modify for ErrorResponses {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        for (method, path, codes) in super::ROUTE_ERRORS {
+            let Some(item) = openapi.paths.paths.get_mut(*path) else { continue };
+            let operation = match *method {
+                "get" => item.get.as_mut(),
+                "post" => item.post.as_mut(),
+                "put" => item.put.as_mut(),
+                "patch" => item.patch.as_mut(),
+                "delete" => item.delete.as_mut(),
+                _ => None,
+            };
+            if let Some(operation) = operation {
+                add_error_responses(operation, codes);
+            }
+        }
+        if let Some(components) = openapi.components.as_mut() {
+            let codes: Vec<&str> = ErrorCode::ALL.iter().map(|code| code.as_str()).collect();
+            let code = ObjectBuilder::new()
+                .schema_type(Type::String)
+                .description(Some("snake_case; each response lists the codes it can carry"))
+                .enum_values(Some(codes));
+            let detail = ObjectBuilder::new()
+                .property("code", code)
+                .property(
+                    "message",
+                    ObjectBuilder::new().schema_type(Type::String).description(Some("Human text, never internals")),
+                )
+                .required("code")
+                .required("message");
+            components.schemas.insert("ErrorDetail".to_owned(), RefOr::T(Schema::Object(detail.build())));
+        }
+    }
+}
+
+fn add_error_responses(operation: &mut Operation, codes: &[ErrorCode]) {
+    let mut by_status: BTreeMap<u16, Vec<ErrorCode>> = BTreeMap::new();
+    for code in codes.iter().chain([&ErrorCode::InternalError]) {
+        by_status.entry(code.status()).or_default().push(*code);
+    }
+    for (status, codes) in by_status {
+        let names: Vec<String> = codes.iter().map(|code| format!("`{}`", code.as_str())).collect();
+        let mut response = ResponseBuilder::new().description(names.join(", ")).content(
+            "application/json",
+            ContentBuilder::new().schema(Some(Ref::from_schema_name("ErrorBody"))).build(),
+        );
+        if status == 429 || status == 503 {
+            let seconds = ObjectBuilder::new().schema_type(Type::Integer).minimum(Some(1));
+            let mut header = Header::new(seconds);
+            header.description = Some("Seconds to wait before retrying".to_owned());
+            response = response.header("Retry-After", header);
+        }
+        operation.responses.responses.insert(status.to_string(), RefOr::T(response.build()));
+    }
+}
 
 #[utoipa::path(get, path = "/api/openapi.json", tag = "operations",
     responses((status = 200, description = "This document", content_type = "application/json")))]

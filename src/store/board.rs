@@ -6,11 +6,10 @@
 use std::collections::HashMap;
 
 use futures_util::{stream, StreamExt as _, TryStreamExt as _};
-use sqlx::{AnyConnection, Row};
+use sqlx::AnyConnection;
 
-use super::{is_unique_violation, placeholders, Store};
+use super::{placeholders, Standing, Store, StoreError, StoreResult};
 use crate::domain::{Board, BoardKey};
-use crate::rank::Standing;
 
 /// One board's statements. Board order is score descending, then (best
 /// board) `best_at` ascending, then id ascending; players are the users
@@ -48,14 +47,14 @@ const BEST_SQL: BoardSql = BoardSql {
 };
 
 const TOTAL_SQL: BoardSql = BoardSql {
-    keys_at: "SELECT id, total_score AS score FROM users WHERE best_at IS NOT NULL \
+    keys_at: "SELECT id, total_score AS score, NULL AS at FROM users WHERE best_at IS NOT NULL \
               ORDER BY total_score DESC, id LIMIT ? OFFSET ?",
-    keys_after: "SELECT id, total_score AS score FROM users WHERE best_at IS NOT NULL \
+    keys_after: "SELECT id, total_score AS score, NULL AS at FROM users WHERE best_at IS NOT NULL \
                  AND (total_score < ? OR (total_score = ? AND id > ?)) ORDER BY total_score DESC, id LIMIT ?",
     position_of: "SELECT COUNT(*) AS n FROM users WHERE best_at IS NOT NULL \
                   AND (total_score > ? OR (total_score = ? AND id < ?))",
     score_column: "total_score",
-    key_of: "SELECT id, total_score AS score FROM users WHERE id = ? AND best_at IS NOT NULL",
+    key_of: "SELECT id, total_score AS score, NULL AS at FROM users WHERE id = ? AND best_at IS NOT NULL",
 };
 
 fn board_sql(board: Board) -> &'static BoardSql {
@@ -65,36 +64,45 @@ fn board_sql(board: Board) -> &'static BoardSql {
     }
 }
 
-/// Binds a key for a "before / after this key" condition.
-fn bind_key<'q>(
-    query: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>>,
-    board: Board,
-    key: BoardKey,
-) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments<'q>> {
+/// The values a "before / after this key" condition binds, in order.
+fn key_binds(board: Board, key: BoardKey) -> Vec<i64> {
     match board {
-        Board::Best => query.bind(key.score).bind(key.score).bind(key.at).bind(key.at).bind(key.id),
-        Board::Total => query.bind(key.score).bind(key.score).bind(key.id),
+        Board::Best => vec![key.score, key.score, key.at, key.at, key.id],
+        Board::Total => vec![key.score, key.score, key.id],
     }
 }
 
-fn board_key(board: Board, row: &sqlx::any::AnyRow) -> Result<BoardKey, sqlx::Error> {
-    let at = match board {
-        Board::Best => row.try_get::<Option<i64>, _>("at")?.unwrap_or(0),
-        Board::Total => 0,
-    };
-    Ok(BoardKey { score: row.try_get("score")?, at, id: row.try_get("id")? })
+/// A board entry as the board statements select it (`at` is NULL on the
+/// total board, which does not order by time).
+#[derive(sqlx::FromRow)]
+struct KeyRow {
+    id: i64,
+    score: i64,
+    at: Option<i64>,
+}
+
+impl From<KeyRow> for BoardKey {
+    fn from(row: KeyRow) -> Self {
+        BoardKey { score: row.score, at: row.at.unwrap_or(0), id: row.id }
+    }
+}
+
+/// A display name of a page's player.
+#[derive(sqlx::FromRow)]
+struct NameRow {
+    id: i64,
+    display_name: String,
 }
 
 impl Store {
     /// Every player on the boards (at least one score), read in id ranges
     /// as packed text (see `Dialect::standings_chunk`), two ranges at a
     /// time on two connections (the database's scan is the slow part).
-    pub async fn board_standings(&self) -> Result<Vec<Standing>, sqlx::Error> {
+    pub async fn board_standings(&self) -> StoreResult<Vec<Standing>> {
         const IDS_PER_CHUNK: i64 = 50_000;
         const PARALLEL_READS: usize = 2;
         let mut conn = self.conn().await?;
-        let max_id: Option<i64> =
-            self.sql("SELECT MAX(id) AS max_id FROM users").fetch_one(&mut *conn).await?.try_get("max_id")?;
+        let max_id: Option<i64> = self.sql_scalar("SELECT MAX(id) FROM users").fetch_one(&mut *conn).await?;
         drop(conn);
         let starts: Vec<i64> = (0..=max_id.unwrap_or(-1)).step_by(IDS_PER_CHUNK as usize).collect();
         let chunks: Vec<Vec<Standing>> = stream::iter(starts)
@@ -105,7 +113,8 @@ impl Store {
         Ok(chunks.concat())
     }
 
-    async fn standings_chunk(&self, from: i64, to: i64) -> Result<Vec<Standing>, sqlx::Error> {
+    async fn standings_chunk(&self, from: i64, to: i64) -> StoreResult<Vec<Standing>> {
+        use sqlx::Row as _;
         let mut conn = self.conn().await?;
         let row = self.sql(self.dialect.standings_chunk()).bind(from).bind(to).fetch_one(&mut *conn).await?;
         // SQLite hands back text, MySQL a blob (GROUP_CONCAT beyond 512 bytes).
@@ -117,62 +126,43 @@ impl Store {
         };
         let mut standings = Vec::new();
         if let Some(chunk) = chunk {
-            parse_standings(&chunk, &mut standings).map_err(sqlx::Error::Protocol)?;
+            parse_standings(&chunk, &mut standings).map_err(StoreError::Corrupt)?;
         }
         Ok(standings)
     }
 
     /// Display names of a page's players, in one query.
-    pub async fn display_names(
-        &self,
-        conn: &mut AnyConnection,
-        ids: &[i64],
-    ) -> Result<HashMap<i64, String>, sqlx::Error> {
+    pub async fn display_names(&self, ids: &[i64]) -> StoreResult<HashMap<i64, String>> {
         if ids.is_empty() {
             return Ok(HashMap::new());
         }
-        let placeholders = placeholders(ids.len());
-        let sql = format!("SELECT id, display_name FROM users WHERE id IN ({placeholders})");
-        let mut query = self.sql_once(&sql);
+        let sql = format!("SELECT id, display_name FROM users WHERE id IN ({})", placeholders(ids.len()));
+        let mut query = self.sql_as::<NameRow>(&sql).persistent(false);
         for id in ids {
             query = query.bind(*id);
         }
+        let mut conn = self.conn().await?;
         let rows = query.fetch_all(&mut *conn).await?;
-        rows.iter().map(|row| Ok((row.try_get("id")?, row.try_get("display_name")?))).collect()
+        Ok(rows.into_iter().map(|row| (row.id, row.display_name)).collect())
     }
 }
 
-/// The boards straight from the database (see the module comment).
+/// The boards straight from the database's indexes: what the rank engine
+/// reads while the shared board in Redis is unusable. Each takes the
+/// connection of the caller's read snapshot.
 impl Store {
     /// Players on the boards (the same on both), from `board_stats`.
-    pub async fn board_players(&self, conn: &mut AnyConnection) -> Result<i64, sqlx::Error> {
-        let row = self.sql("SELECT players FROM board_stats WHERE id = 1").fetch_optional(&mut *conn).await?;
-        row.map_or(Ok(0), |row| row.try_get("players"))
+    pub async fn board_players(&self, conn: &mut AnyConnection) -> StoreResult<i64> {
+        let players: Option<i64> =
+            self.sql_scalar("SELECT players FROM board_stats WHERE id = 1").fetch_optional(&mut *conn).await?;
+        Ok(players.unwrap_or(0))
     }
 
     /// Adds players who got their first score, inside the transaction that
     /// gave it to them.
-    pub async fn add_board_players(&self, conn: &mut AnyConnection, added: i64) -> Result<(), sqlx::Error> {
+    pub async fn add_board_players(&self, conn: &mut AnyConnection, added: i64) -> StoreResult<()> {
         self.sql("UPDATE board_stats SET players = players + ? WHERE id = 1").bind(added).execute(&mut *conn).await?;
         Ok(())
-    }
-
-    /// Counts the players into `board_stats` when its row is missing (a
-    /// database from before the table). Another instance doing the same at
-    /// once is no error.
-    pub(super) async fn count_board_players_if_missing(&self) -> Result<(), sqlx::Error> {
-        let mut conn = self.conn().await?;
-        if self.sql("SELECT players FROM board_stats WHERE id = 1").fetch_optional(&mut *conn).await?.is_some() {
-            return Ok(());
-        }
-        let counted = self
-            .sql("INSERT INTO board_stats (id, players) SELECT 1, COUNT(*) FROM users WHERE best_at IS NOT NULL")
-            .execute(&mut *conn)
-            .await;
-        match counted {
-            Err(error) if !is_unique_violation(&error) => Err(error),
-            _ => Ok(()),
-        }
     }
 
     /// For each (board, score): how many players have a strictly greater
@@ -181,7 +171,8 @@ impl Store {
         &self,
         conn: &mut AnyConnection,
         scores: &[(Board, i64)],
-    ) -> Result<Vec<i64>, sqlx::Error> {
+    ) -> StoreResult<Vec<i64>> {
+        use sqlx::Row as _;
         if scores.is_empty() {
             return Ok(Vec::new());
         }
@@ -198,17 +189,14 @@ impl Store {
             query = query.bind(*score);
         }
         let row = query.fetch_one(&mut *conn).await?;
-        (0..scores.len()).map(|i| row.try_get(i)).collect()
+        Ok((0..scores.len()).map(|i| row.try_get(i)).collect::<Result<_, _>>()?)
     }
 
     /// Players before `key` in the board's order.
-    pub async fn board_position_of(
-        &self,
-        conn: &mut AnyConnection,
-        board: Board,
-        key: BoardKey,
-    ) -> Result<i64, sqlx::Error> {
-        bind_key(self.sql(board_sql(board).position_of), board, key).fetch_one(&mut *conn).await?.try_get("n")
+    pub async fn board_position_of(&self, conn: &mut AnyConnection, board: Board, key: BoardKey) -> StoreResult<i64> {
+        let query = self.sql_scalar(board_sql(board).position_of);
+        let query = key_binds(board, key).into_iter().fold(query, |query, value| query.bind(value));
+        Ok(query.fetch_one(&mut *conn).await?)
     }
 
     /// Up to `count` keys from 0-based `position`.
@@ -218,9 +206,10 @@ impl Store {
         board: Board,
         position: i64,
         count: i64,
-    ) -> Result<Vec<BoardKey>, sqlx::Error> {
-        let rows = self.sql(board_sql(board).keys_at).bind(count).bind(position).fetch_all(&mut *conn).await?;
-        rows.iter().map(|row| board_key(board, row)).collect()
+    ) -> StoreResult<Vec<BoardKey>> {
+        let rows: Vec<KeyRow> =
+            self.sql_as(board_sql(board).keys_at).bind(count).bind(position).fetch_all(&mut *conn).await?;
+        Ok(rows.into_iter().map(BoardKey::from).collect())
     }
 
     /// Up to `count` keys after `key` (which need not exist any more).
@@ -230,21 +219,17 @@ impl Store {
         board: Board,
         key: BoardKey,
         count: i64,
-    ) -> Result<Vec<BoardKey>, sqlx::Error> {
-        let rows =
-            bind_key(self.sql(board_sql(board).keys_after), board, key).bind(count).fetch_all(&mut *conn).await?;
-        rows.iter().map(|row| board_key(board, row)).collect()
+    ) -> StoreResult<Vec<BoardKey>> {
+        let query = self.sql_as::<KeyRow>(board_sql(board).keys_after);
+        let query = key_binds(board, key).into_iter().fold(query, |query, value| query.bind(value));
+        let rows = query.bind(count).fetch_all(&mut *conn).await?;
+        Ok(rows.into_iter().map(BoardKey::from).collect())
     }
 
     /// A player's key, if they are on the board.
-    pub async fn board_key_of(
-        &self,
-        conn: &mut AnyConnection,
-        board: Board,
-        id: i64,
-    ) -> Result<Option<BoardKey>, sqlx::Error> {
-        let row = self.sql(board_sql(board).key_of).bind(id).fetch_optional(&mut *conn).await?;
-        row.map(|row| board_key(board, &row)).transpose()
+    pub async fn board_key_of(&self, conn: &mut AnyConnection, board: Board, id: i64) -> StoreResult<Option<BoardKey>> {
+        let row: Option<KeyRow> = self.sql_as(board_sql(board).key_of).bind(id).fetch_optional(&mut *conn).await?;
+        Ok(row.map(BoardKey::from))
     }
 }
 

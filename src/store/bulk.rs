@@ -2,7 +2,7 @@
 
 use sqlx::{AnyConnection, Executor, QueryBuilder};
 
-use super::Store;
+use super::{Store, StoreResult};
 use crate::dataset::Dataset;
 
 /// Rows per multi-row INSERT: about 20k bound parameters, under SQLite's
@@ -14,7 +14,7 @@ const TABLES: [&str; 5] = ["users", "scores", "sessions", "idempotency_keys", "b
 
 impl Store {
     /// Deletes every row of every table.
-    pub async fn wipe(&self, conn: &mut AnyConnection) -> Result<(), sqlx::Error> {
+    async fn wipe(&self, conn: &mut AnyConnection) -> StoreResult<()> {
         for table in TABLES {
             self.statements.inc();
             conn.execute(self.dialect.wipe(table).as_str()).await?;
@@ -24,12 +24,7 @@ impl Store {
 
     /// Inserts a generated dataset with multi-row INSERTs. Every generated
     /// player gets the same `password_hash`.
-    pub async fn load_dataset(
-        &self,
-        conn: &mut AnyConnection,
-        data: &Dataset,
-        password_hash: &str,
-    ) -> Result<(), sqlx::Error> {
+    async fn load_dataset(&self, conn: &mut AnyConnection, data: &Dataset, password_hash: &str) -> StoreResult<()> {
         for chunk in data.users.chunks(USER_ROWS_PER_INSERT) {
             let mut insert = QueryBuilder::new(
                 "INSERT INTO users (id, login_name, login_key, display_name, password_hash, best_score, best_at, \
@@ -42,11 +37,11 @@ impl Store {
                     .push_bind(user.display_name.clone())
                     .push_bind(password_hash.to_owned())
                     .push_bind(user.best_score)
-                    .push_bind(user.best_at.map(|t| t.millis()))
+                    .push_bind(user.best_at)
                     .push_bind(user.best_score_id)
                     .push_bind(user.total_score)
                     .push_bind(user.play_count)
-                    .push_bind(user.created_at.millis());
+                    .push_bind(user.created_at);
             });
             self.statements.inc();
             insert.build().persistent(false).execute(&mut *conn).await?;
@@ -54,10 +49,7 @@ impl Store {
         for chunk in data.scores.chunks(SCORE_ROWS_PER_INSERT) {
             let mut insert = QueryBuilder::new("INSERT INTO scores (id, user_id, score, created_at) ");
             insert.push_values(chunk, |mut row, score| {
-                row.push_bind(score.id)
-                    .push_bind(score.user_id)
-                    .push_bind(score.score)
-                    .push_bind(score.created_at.millis());
+                row.push_bind(score.id).push_bind(score.user_id).push_bind(score.score).push_bind(score.created_at);
             });
             self.statements.inc();
             insert.build().persistent(false).execute(&mut *conn).await?;
@@ -69,14 +61,17 @@ impl Store {
 }
 
 impl Store {
-    /// Wipes every table, then loads `data` in one transaction.
-    pub async fn replace_all(&self, data: &Dataset, password_hash: &str) -> Result<(), sqlx::Error> {
+    /// Wipes every table, then loads `data` in one transaction that also
+    /// sets the data generation to `generation`.
+    pub async fn replace_all(&self, data: &Dataset, password_hash: &str, generation: i64) -> StoreResult<()> {
         use sqlx::Connection as _;
         let mut conn = self.conn().await?;
         // Wiped outside the load transaction: TRUNCATE commits implicitly on MySQL.
         self.wipe(&mut conn).await?;
         let mut tx = conn.begin().await?;
         self.load_dataset(&mut tx, data, password_hash).await?;
-        tx.commit().await
+        self.sql("UPDATE data_generation SET generation = ? WHERE id = 1").bind(generation).execute(&mut *tx).await?;
+        tx.commit().await?;
+        Ok(())
     }
 }

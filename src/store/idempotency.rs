@@ -1,8 +1,8 @@
 //! The `idempotency_keys` table: the first response to each (user, key).
 
-use sqlx::{AnyConnection, Row};
+use sqlx::AnyConnection;
 
-use super::{is_unique_violation, Store};
+use super::{is_unique_violation, Store, StoreResult};
 use crate::domain::{IdempotencyKey, Timestamp};
 
 impl Store {
@@ -16,18 +16,18 @@ impl Store {
         user_id: i64,
         key: &IdempotencyKey,
         now: Timestamp,
-    ) -> Result<bool, sqlx::Error> {
+    ) -> StoreResult<bool> {
         let result = self
             .sql("INSERT INTO idempotency_keys (user_id, idem_key, created_at, status, body) VALUES (?, ?, ?, 0, '')")
             .bind(user_id)
             .bind(key.as_str())
-            .bind(now.millis())
+            .bind(now)
             .execute(&mut *conn)
             .await;
         match result {
             Ok(_) => Ok(true),
             Err(error) if is_unique_violation(&error) => Ok(false),
-            Err(error) => Err(error),
+            Err(error) => Err(error.into()),
         }
     }
 
@@ -39,7 +39,7 @@ impl Store {
         key: &IdempotencyKey,
         status: u16,
         body: &str,
-    ) -> Result<(), sqlx::Error> {
+    ) -> StoreResult<()> {
         self.sql("UPDATE idempotency_keys SET status = ?, body = ? WHERE user_id = ? AND idem_key = ?")
             .bind(i64::from(status))
             .bind(body)
@@ -50,23 +50,14 @@ impl Store {
         Ok(())
     }
 
-    /// The stored (status, body) of a used key.
-    pub async fn idempotent_response(
-        &self,
-        conn: &mut AnyConnection,
-        user_id: i64,
-        key: &IdempotencyKey,
-    ) -> Result<Option<(u16, String)>, sqlx::Error> {
-        let row = self
-            .sql("SELECT status, body FROM idempotency_keys WHERE user_id = ? AND idem_key = ?")
+    /// The stored body of a used key.
+    pub async fn idempotent_response(&self, user_id: i64, key: &IdempotencyKey) -> StoreResult<Option<String>> {
+        let mut conn = self.conn().await?;
+        Ok(self
+            .sql_scalar("SELECT body FROM idempotency_keys WHERE user_id = ? AND idem_key = ?")
             .bind(user_id)
             .bind(key.as_str())
             .fetch_optional(&mut *conn)
-            .await?;
-        row.map(|row| {
-            let status: i64 = row.try_get("status")?;
-            Ok((u16::try_from(status).unwrap_or(200), row.try_get("body")?))
-        })
-        .transpose()
+            .await?)
     }
 }

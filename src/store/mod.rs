@@ -1,14 +1,19 @@
 //! All SQL lives here, and only here. Queries are written once where MySQL
 //! and SQLite agree (both take `?` placeholders through sqlx's `Any` driver);
-//! the few dialect differences sit side by side in [`Dialect`].
+//! the few dialect differences sit side by side in [`Dialect`]. The schema
+//! is versioned migrations (`migrations/<dialect>/`), applied at start or by
+//! `hiscore migrate`.
 //!
-//! Every statement is built through [`Store::sql`], which counts it: the
-//! count is exported in `/metrics` and lets tests prove that a page costs a
-//! constant number of queries. Never run a query inside a loop over rows.
+//! Every statement is built through [`Store::sql`] and friends, which count
+//! it: the count is exported in `/metrics` and lets tests prove that a page
+//! costs a constant number of queries. Never run a query inside a loop over
+//! rows. Errors leave as [`StoreError`], which says what went wrong without
+//! exposing the driver to callers.
 
 mod board;
 mod bulk;
 mod idempotency;
+mod rows;
 mod scores;
 mod sessions;
 mod users;
@@ -18,15 +23,76 @@ use std::time::Duration;
 
 use prometheus::IntCounter;
 use sqlx::any::{AnyArguments, AnyConnectOptions, AnyPoolOptions};
+use sqlx::migrate::Migrator;
 use sqlx::pool::PoolConnection;
-use sqlx::query::Query;
-use sqlx::{Any, AnyConnection, AnyPool, ConnectOptions, Executor, Row, Transaction};
+use sqlx::query::{Query, QueryAs, QueryScalar};
+use sqlx::{Any, AnyConnection, AnyPool, ConnectOptions, Executor, Transaction};
 
-pub use scores::ScoreRow;
-pub use users::{NewUser, UserRow};
+pub use self::rows::{ScoreRow, Standing, UserRow};
+pub use self::users::NewUser;
 
 /// How long a request waits for a pooled connection before it gets a 503.
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
+
+static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("migrations/sqlite");
+static MYSQL_MIGRATIONS: Migrator = sqlx::migrate!("migrations/mysql");
+
+/// What went wrong in the database, in the terms callers act on.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The database does not answer, or every connection is busy: retry later.
+    #[error("database unavailable: {0}")]
+    Unavailable(sqlx::Error),
+    /// A unique key already holds this value.
+    #[error("{0:?} is taken")]
+    Taken(UniqueKey),
+    /// The schema is not what this version needs (migrations).
+    #[error("schema: {0}")]
+    Schema(String),
+    /// The database answered something this code cannot read.
+    #[error("unexpected data: {0}")]
+    Corrupt(String),
+    /// Anything else the driver reported.
+    #[error(transparent)]
+    Database(sqlx::Error),
+}
+
+/// The unique keys whose violation is a domain outcome rather than a bug.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UniqueKey {
+    LoginName,
+}
+
+impl From<sqlx::Error> for StoreError {
+    fn from(error: sqlx::Error) -> Self {
+        match error {
+            sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) => Self::Unavailable(error),
+            sqlx::Error::Decode(_) | sqlx::Error::ColumnDecode { .. } | sqlx::Error::ColumnNotFound(_) => {
+                Self::Corrupt(error.to_string())
+            }
+            other => Self::Database(other),
+        }
+    }
+}
+
+impl From<sqlx::migrate::MigrateError> for StoreError {
+    fn from(error: sqlx::migrate::MigrateError) -> Self {
+        match error {
+            sqlx::migrate::MigrateError::Execute(inner) => inner.into(),
+            other => Self::Schema(other.to_string()),
+        }
+    }
+}
+
+impl StoreError {
+    /// Turns a unique violation of a statement into `Taken(key)`: the one
+    /// place constraint errors become domain outcomes.
+    fn taken_as(key: UniqueKey) -> impl FnOnce(sqlx::Error) -> Self {
+        move |error| if is_unique_violation(&error) { Self::Taken(key) } else { error.into() }
+    }
+}
+
+pub type StoreResult<T> = Result<T, StoreError>;
 
 /// The backends hiscore runs on, and everything that differs between them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,10 +110,10 @@ impl Dialect {
         }
     }
 
-    fn schema(self) -> &'static str {
+    fn migrations(self) -> &'static Migrator {
         match self {
-            Self::Sqlite => include_str!("schema_sqlite.sql"),
-            Self::MySql => include_str!("../../schema.sql"),
+            Self::Sqlite => &SQLITE_MIGRATIONS,
+            Self::MySql => &MYSQL_MIGRATIONS,
         }
     }
 
@@ -81,6 +147,15 @@ impl Dialect {
             // The write transaction (BEGIN IMMEDIATE) already excludes other writers.
             Self::Sqlite => "",
             Self::MySql => " FOR UPDATE",
+        }
+    }
+
+    /// Appended to a SELECT that must keep the rows it reads from changing
+    /// until the transaction ends, while letting others read them too.
+    fn share_lock(self) -> &'static str {
+        match self {
+            Self::Sqlite => "",
+            Self::MySql => " LOCK IN SHARE MODE",
         }
     }
 
@@ -120,6 +195,16 @@ impl Dialect {
     }
 }
 
+/// Whether `Store::connect` brings the schema up to date itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Migrations {
+    /// Apply what is missing (the default for `hiscore serve`).
+    Apply,
+    /// Refuse to start unless every migration is applied (operators who run
+    /// `hiscore migrate` by hand).
+    Require,
+}
+
 /// The database: a connection pool and the dialect it speaks.
 #[derive(Clone)]
 pub struct Store {
@@ -132,7 +217,30 @@ pub struct Store {
 }
 
 impl Store {
-    pub async fn connect(url: &str, max_connections: u32, statements: IntCounter) -> anyhow::Result<Self> {
+    /// Connects and brings the schema up to date (or checks it is).
+    pub async fn connect(
+        url: &str,
+        max_connections: u32,
+        statements: IntCounter,
+        migrations: Migrations,
+    ) -> StoreResult<Self> {
+        let mut store = Self::open(url, max_connections, statements).await?;
+        match migrations {
+            Migrations::Apply => {
+                store.migrate().await?;
+            }
+            Migrations::Require => store.require_migrated().await?,
+        }
+        if store.dialect == Dialect::MySql {
+            let mut conn = store.conn().await?;
+            let mode: i64 = store.sql_scalar("SELECT @@innodb_autoinc_lock_mode").fetch_one(&mut *conn).await?;
+            store.consecutive_ids = mode <= 1;
+        }
+        Ok(store)
+    }
+
+    /// Connects without touching the schema (`hiscore migrate`).
+    pub async fn open(url: &str, max_connections: u32, statements: IntCounter) -> StoreResult<Self> {
         sqlx::any::install_default_drivers();
         let dialect = Dialect::of(url);
         let url = match dialect {
@@ -157,27 +265,48 @@ impl Store {
             })
             .connect_with(options)
             .await?;
-        let mut store = Self { pool, dialect, statements, consecutive_ids: true };
-        store.create_schema().await?;
-        store.count_board_players_if_missing().await?;
-        if dialect == Dialect::MySql {
-            let mut conn = store.pool.acquire().await?;
-            let mode: i64 = sqlx::query("SELECT @@innodb_autoinc_lock_mode AS mode")
-                .fetch_one(&mut *conn)
-                .await?
-                .try_get("mode")?;
-            store.consecutive_ids = mode <= 1;
-        }
-        Ok(store)
+        Ok(Self { pool, dialect, statements, consecutive_ids: true })
     }
 
-    /// Creates whatever tables and indexes are missing.
-    async fn create_schema(&self) -> anyhow::Result<()> {
-        let mut conn = self.pool.acquire().await?;
-        for statement in split_statements(self.dialect.schema()) {
-            conn.execute(statement.as_str()).await?;
+    /// Applies the migrations this database lacks; returns their versions.
+    /// Several instances starting at once take turns (sqlx locks MySQL).
+    pub async fn migrate(&self) -> StoreResult<Vec<i64>> {
+        let before = self.applied_migrations().await?;
+        self.dialect.migrations().run(&self.pool).await?;
+        let after = self.applied_migrations().await?;
+        Ok(after.into_iter().filter(|version| !before.contains(version)).collect())
+    }
+
+    /// Fails unless every migration of this version is applied.
+    async fn require_migrated(&self) -> StoreResult<()> {
+        let applied = self.applied_migrations().await?;
+        let missing: Vec<i64> = self
+            .dialect
+            .migrations()
+            .iter()
+            .map(|migration| migration.version)
+            .filter(|version| !applied.contains(version))
+            .collect();
+        if missing.is_empty() {
+            Ok(())
+        } else {
+            Err(StoreError::Schema(format!("migrations {missing:?} are not applied: run `hiscore migrate`")))
         }
-        Ok(())
+    }
+
+    /// Versions recorded as applied (none on a database no migration has touched).
+    async fn applied_migrations(&self) -> StoreResult<Vec<i64>> {
+        let mut conn = self.conn().await?;
+        let recorded = self
+            .sql_scalar::<i64>("SELECT version FROM _sqlx_migrations WHERE success = TRUE ORDER BY version")
+            .fetch_all(&mut *conn)
+            .await;
+        match recorded {
+            Ok(versions) => Ok(versions),
+            // No bookkeeping table yet: nothing applied.
+            Err(sqlx::Error::Database(_)) => Ok(Vec::new()),
+            Err(error) => Err(error.into()),
+        }
     }
 
     pub fn dialect(&self) -> Dialect {
@@ -188,27 +317,29 @@ impl Store {
         &self.pool
     }
 
-    pub async fn conn(&self) -> Result<PoolConnection<Any>, sqlx::Error> {
-        self.pool.acquire().await
+    /// A pooled connection, for the statements of one use case.
+    pub async fn conn(&self) -> StoreResult<PoolConnection<Any>> {
+        Ok(self.pool.acquire().await?)
     }
 
-    pub async fn begin_write(&self) -> Result<Transaction<'static, Any>, sqlx::Error> {
-        match self.dialect.begin_write() {
-            Some(statement) => self.pool.begin_with(statement).await,
-            None => self.pool.begin().await,
-        }
+    pub async fn begin_write(&self) -> StoreResult<Transaction<'static, Any>> {
+        Ok(match self.dialect.begin_write() {
+            Some(statement) => self.pool.begin_with(statement).await?,
+            None => self.pool.begin().await?,
+        })
     }
 
     /// A read snapshot: every statement in it sees the same data (SQLite's
     /// deferred transaction, InnoDB's REPEATABLE READ).
-    pub async fn begin_read(&self) -> Result<Transaction<'static, Any>, sqlx::Error> {
-        self.pool.begin().await
+    pub async fn begin_read(&self) -> StoreResult<Transaction<'static, Any>> {
+        Ok(self.pool.begin().await?)
     }
 
     /// Answers whether the database is reachable.
-    pub async fn ping(&self) -> Result<(), sqlx::Error> {
+    pub async fn ping(&self) -> StoreResult<()> {
         let mut conn = self.conn().await?;
-        self.sql("SELECT 1").execute(&mut *conn).await.map(|_| ())
+        self.sql("SELECT 1").execute(&mut *conn).await?;
+        Ok(())
     }
 
     /// An INSERT statement that reports the new row's id (see [`Store::insert_returning_id`]).
@@ -222,6 +353,7 @@ impl Store {
         conn: &mut AnyConnection,
         query: Query<'q, Any, AnyArguments<'q>>,
     ) -> Result<i64, sqlx::Error> {
+        use sqlx::Row as _;
         match self.dialect {
             Dialect::Sqlite => query.fetch_one(&mut *conn).await?.try_get("id"),
             Dialect::MySql => {
@@ -237,6 +369,24 @@ impl Store {
         sqlx::query(text)
     }
 
+    /// A counted statement whose rows come out as `T` (a `FromRow` struct).
+    fn sql_as<'q, T>(&self, text: &'q str) -> QueryAs<'q, Any, T, AnyArguments<'q>>
+    where
+        T: for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow>,
+    {
+        self.statements.inc();
+        sqlx::query_as(text)
+    }
+
+    /// A counted statement whose first column comes out as `T`.
+    fn sql_scalar<'q, T>(&self, text: &'q str) -> QueryScalar<'q, Any, T, AnyArguments<'q>>
+    where
+        (T,): for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow>,
+    {
+        self.statements.inc();
+        sqlx::query_scalar(text)
+    }
+
     /// A statement whose text changes with its input (an `IN (…)` list, a
     /// multi-row INSERT): not kept in the per-connection prepared-statement
     /// cache, which every list length would otherwise fill up.
@@ -245,14 +395,14 @@ impl Store {
     }
 }
 
-fn create_sqlite_parent_dir(url: &str) -> anyhow::Result<()> {
+fn create_sqlite_parent_dir(url: &str) -> StoreResult<()> {
     let path = url.trim_start_matches("sqlite:").trim_start_matches("//");
     let path = path.split('?').next().unwrap_or_default();
     if path.is_empty() || path == ":memory:" {
         return Ok(());
     }
     if let Some(parent) = std::path::Path::new(path).parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)?;
+        std::fs::create_dir_all(parent).map_err(|error| StoreError::Unavailable(error.into()))?;
     }
     Ok(())
 }
@@ -268,20 +418,12 @@ fn with_create_mode(url: &str) -> String {
     }
 }
 
-/// Splits a schema file into statements, dropping `--` comment lines.
-fn split_statements(schema: &str) -> Vec<String> {
-    let without_comments: String =
-        schema.lines().filter(|line| !line.trim_start().starts_with("--")).map(|line| format!("{line}\n")).collect();
-    without_comments.split(';').map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned).collect()
-}
-
 /// `?, ?, …` for an `IN (…)` list of `count` values.
 fn placeholders(count: usize) -> String {
     vec!["?"; count].join(", ")
 }
 
-/// A unique-index violation: the one constraint error callers turn into a
-/// domain outcome (a taken login name, a repeated idempotency key).
+/// A unique-index violation (see [`StoreError::taken_as`]).
 fn is_unique_violation(error: &sqlx::Error) -> bool {
     matches!(error, sqlx::Error::Database(db) if db.is_unique_violation())
 }
@@ -291,16 +433,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn both_schemas_create_the_same_tables() {
-        let tables = |dialect: Dialect| -> Vec<String> {
-            split_statements(dialect.schema())
-                .iter()
-                .filter_map(|s| s.strip_prefix("CREATE TABLE IF NOT EXISTS "))
-                .map(|rest| rest.split_whitespace().next().unwrap_or_default().to_owned())
-                .collect()
+    fn both_dialects_have_the_same_migrations() {
+        let versions = |dialect: Dialect| -> Vec<(i64, String)> {
+            dialect.migrations().iter().map(|m| (m.version, m.description.to_string())).collect()
         };
-        assert_eq!(tables(Dialect::Sqlite), ["users", "scores", "sessions", "board_stats", "idempotency_keys"]);
-        assert_eq!(tables(Dialect::Sqlite), tables(Dialect::MySql));
+        assert_eq!(versions(Dialect::Sqlite), versions(Dialect::MySql));
+        assert!(!versions(Dialect::Sqlite).is_empty());
     }
 
     #[test]

@@ -1,30 +1,11 @@
 //! The `scores` table: the append-only log of every accepted post.
 
-use sqlx::{AnyConnection, Row};
+use sqlx::AnyConnection;
 
-use super::{Dialect, Store};
+use super::{Dialect, ScoreRow, Store, StoreError, StoreResult};
 use crate::domain::{Score, Timestamp};
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ScoreRow {
-    pub id: i64,
-    pub score: i64,
-    pub created_at: Timestamp,
-}
-
 impl Store {
-    pub async fn insert_score(
-        &self,
-        conn: &mut AnyConnection,
-        user_id: i64,
-        score: Score,
-        at: Timestamp,
-    ) -> Result<i64, sqlx::Error> {
-        let sql = self.insert_sql("INSERT INTO scores (user_id, score, created_at) VALUES (?, ?, ?)");
-        let query = self.sql(&sql).bind(user_id).bind(score.value()).bind(at.millis());
-        self.insert_returning_id(conn, query).await
-    }
-
     /// Appends many posts in one statement; returns their ids in order.
     /// SQLite assigns `max(id) + 1, + 2, …` under its single write lock, so
     /// the returned ids sorted are the rows in order. MySQL reports the first
@@ -36,14 +17,16 @@ impl Store {
         conn: &mut AnyConnection,
         posts: &[(i64, Score)],
         at: Timestamp,
-    ) -> Result<Vec<i64>, sqlx::Error> {
+    ) -> StoreResult<Vec<i64>> {
         if posts.is_empty() {
             return Ok(Vec::new());
         }
         if self.dialect == Dialect::MySql && !self.consecutive_ids {
+            let sql = "INSERT INTO scores (user_id, score, created_at) VALUES (?, ?, ?)";
             let mut ids = Vec::with_capacity(posts.len());
             for (user_id, score) in posts {
-                ids.push(self.insert_score(conn, *user_id, *score, at).await?);
+                let query = self.sql(sql).bind(*user_id).bind(score.value()).bind(at);
+                ids.push(self.insert_returning_id(conn, query).await?);
             }
             return Ok(ids);
         }
@@ -51,10 +34,11 @@ impl Store {
         let sql = self.insert_sql(&format!("INSERT INTO scores (user_id, score, created_at) VALUES {values}"));
         let mut query = self.sql_once(&sql);
         for (user_id, score) in posts {
-            query = query.bind(*user_id).bind(score.value()).bind(at.millis());
+            query = query.bind(*user_id).bind(score.value()).bind(at);
         }
         match self.dialect {
             Dialect::Sqlite => {
+                use sqlx::Row as _;
                 let rows = query.fetch_all(&mut *conn).await?;
                 let mut ids = rows.iter().map(|row| row.try_get("id")).collect::<Result<Vec<i64>, _>>()?;
                 ids.sort_unstable();
@@ -62,8 +46,7 @@ impl Store {
             }
             Dialect::MySql => {
                 let done = query.execute(&mut *conn).await?;
-                let first =
-                    done.last_insert_id().ok_or_else(|| sqlx::Error::Protocol("INSERT reported no id".into()))?;
+                let first = done.last_insert_id().ok_or_else(|| StoreError::Corrupt("INSERT reported no id".into()))?;
                 Ok((0..posts.len() as i64).map(|i| first + i).collect())
             }
         }
@@ -76,22 +59,13 @@ impl Store {
         user_id: i64,
         before: Option<i64>,
         limit: i64,
-    ) -> Result<Vec<ScoreRow>, sqlx::Error> {
-        let rows = self
-            .sql("SELECT id, score, created_at FROM scores WHERE user_id = ? AND id < ? ORDER BY id DESC LIMIT ?")
+    ) -> StoreResult<Vec<ScoreRow>> {
+        Ok(self
+            .sql_as("SELECT id, score, created_at FROM scores WHERE user_id = ? AND id < ? ORDER BY id DESC LIMIT ?")
             .bind(user_id)
             .bind(before.unwrap_or(i64::MAX))
             .bind(limit)
             .fetch_all(&mut *conn)
-            .await?;
-        rows.iter()
-            .map(|row| {
-                Ok(ScoreRow {
-                    id: row.try_get("id")?,
-                    score: row.try_get("score")?,
-                    created_at: Timestamp::from_millis(row.try_get("created_at")?),
-                })
-            })
-            .collect()
+            .await?)
     }
 }

@@ -1,9 +1,16 @@
 //! The `sessions` table, keyed by the SHA-256 of the token.
 
-use sqlx::{AnyConnection, Row};
+use sqlx::AnyConnection;
 
-use super::Store;
+use super::{Store, StoreResult};
 use crate::domain::Timestamp;
+
+/// Whose a live session is, and until when.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, sqlx::FromRow)]
+pub struct SessionRow {
+    pub user_id: i64,
+    pub expires_at: Timestamp,
+}
 
 impl Store {
     pub async fn insert_session(
@@ -13,52 +20,43 @@ impl Store {
         user_id: i64,
         now: Timestamp,
         expires_at: Timestamp,
-    ) -> Result<(), sqlx::Error> {
+    ) -> StoreResult<()> {
         self.sql("INSERT INTO sessions (token_hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)")
             .bind(token_hash)
             .bind(user_id)
-            .bind(now.millis())
-            .bind(expires_at.millis())
+            .bind(now)
+            .bind(expires_at)
             .execute(&mut *conn)
             .await?;
         Ok(())
     }
 
-    /// The user a live (unexpired) session belongs to, and its expiry.
-    pub async fn session_user(
+    /// The live (unexpired) session with this token hash.
+    pub async fn session(
         &self,
         conn: &mut AnyConnection,
         token_hash: &str,
         now: Timestamp,
-    ) -> Result<Option<(i64, Timestamp)>, sqlx::Error> {
-        let row = self
-            .sql("SELECT user_id, expires_at FROM sessions WHERE token_hash = ? AND expires_at > ?")
+    ) -> StoreResult<Option<SessionRow>> {
+        Ok(self
+            .sql_as("SELECT user_id, expires_at FROM sessions WHERE token_hash = ? AND expires_at > ?")
             .bind(token_hash)
-            .bind(now.millis())
+            .bind(now)
             .fetch_optional(&mut *conn)
-            .await?;
-        row.map(|row| Ok((row.try_get("user_id")?, Timestamp::from_millis(row.try_get("expires_at")?)))).transpose()
+            .await?)
     }
 
-    pub async fn delete_session(&self, conn: &mut AnyConnection, token_hash: &str) -> Result<(), sqlx::Error> {
+    pub async fn delete_session(&self, conn: &mut AnyConnection, token_hash: &str) -> StoreResult<()> {
         self.sql("DELETE FROM sessions WHERE token_hash = ?").bind(token_hash).execute(&mut *conn).await?;
         Ok(())
     }
 
     /// Deletes expired sessions and idempotency keys older than `keys_before`.
-    pub async fn purge_expired(
-        &self,
-        conn: &mut AnyConnection,
-        now: Timestamp,
-        keys_before: Timestamp,
-    ) -> Result<u64, sqlx::Error> {
-        let sessions =
-            self.sql("DELETE FROM sessions WHERE expires_at <= ?").bind(now.millis()).execute(&mut *conn).await?;
-        let keys = self
-            .sql("DELETE FROM idempotency_keys WHERE created_at < ?")
-            .bind(keys_before.millis())
-            .execute(&mut *conn)
-            .await?;
+    pub async fn purge_expired(&self, now: Timestamp, keys_before: Timestamp) -> StoreResult<u64> {
+        let mut conn = self.conn().await?;
+        let sessions = self.sql("DELETE FROM sessions WHERE expires_at <= ?").bind(now).execute(&mut *conn).await?;
+        let keys =
+            self.sql("DELETE FROM idempotency_keys WHERE created_at < ?").bind(keys_before).execute(&mut *conn).await?;
         Ok(sessions.rows_affected() + keys.rows_affected())
     }
 }

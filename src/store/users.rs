@@ -1,43 +1,10 @@
 //! The `users` table: accounts and their denormalised aggregates.
 
-use sqlx::any::AnyRow;
-use sqlx::{AnyConnection, Row};
+use sqlx::AnyConnection;
 
-use super::{is_unique_violation, placeholders, Store};
+use super::rows::USER_COLUMNS;
+use super::{placeholders, Store, StoreError, StoreResult, UniqueKey, UserRow};
 use crate::domain::Timestamp;
-
-/// A user row as every profile view needs it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UserRow {
-    pub id: i64,
-    pub login_name: String,
-    pub display_name: String,
-    pub best_score: i64,
-    pub best_at: Option<Timestamp>,
-    pub best_score_id: Option<i64>,
-    pub total_score: i64,
-    pub play_count: i64,
-    pub created_at: Timestamp,
-}
-
-const USER_COLUMNS: &str =
-    "id, login_name, display_name, best_score, best_at, best_score_id, total_score, play_count, created_at";
-
-impl UserRow {
-    fn from_row(row: &AnyRow) -> Result<Self, sqlx::Error> {
-        Ok(Self {
-            id: row.try_get("id")?,
-            login_name: row.try_get("login_name")?,
-            display_name: row.try_get("display_name")?,
-            best_score: row.try_get("best_score")?,
-            best_at: row.try_get::<Option<i64>, _>("best_at")?.map(Timestamp::from_millis),
-            best_score_id: row.try_get("best_score_id")?,
-            total_score: row.try_get("total_score")?,
-            play_count: row.try_get("play_count")?,
-            created_at: Timestamp::from_millis(row.try_get("created_at")?),
-        })
-    }
-}
 
 /// What registration stores.
 pub struct NewUser<'a> {
@@ -48,9 +15,17 @@ pub struct NewUser<'a> {
     pub created_at: Timestamp,
 }
 
+/// A login's stored credentials.
+#[derive(sqlx::FromRow)]
+pub struct Credentials {
+    pub id: i64,
+    pub password_hash: String,
+}
+
 impl Store {
-    /// Inserts a user; `None` when the login name is taken (case-insensitively).
-    pub async fn insert_user(&self, conn: &mut AnyConnection, user: &NewUser<'_>) -> Result<Option<i64>, sqlx::Error> {
+    /// Inserts a user; `Taken(LoginName)` when the login name is taken
+    /// (case-insensitively).
+    pub async fn insert_user(&self, conn: &mut AnyConnection, user: &NewUser<'_>) -> StoreResult<i64> {
         let sql = self.insert_sql(
             "INSERT INTO users (login_name, login_key, display_name, password_hash, created_at) VALUES (?, ?, ?, ?, ?)",
         );
@@ -60,34 +35,20 @@ impl Store {
             .bind(user.login_key)
             .bind(user.display_name)
             .bind(user.password_hash)
-            .bind(user.created_at.millis());
-        match self.insert_returning_id(conn, query).await {
-            Ok(id) => Ok(Some(id)),
-            Err(error) if is_unique_violation(&error) => Ok(None),
-            Err(error) => Err(error),
-        }
+            .bind(user.created_at);
+        self.insert_returning_id(conn, query).await.map_err(StoreError::taken_as(UniqueKey::LoginName))
     }
 
     /// The id and stored password hash for a login key.
-    pub async fn credentials(
-        &self,
-        conn: &mut AnyConnection,
-        login_key: &str,
-    ) -> Result<Option<(i64, String)>, sqlx::Error> {
-        let row = self
-            .sql("SELECT id, password_hash FROM users WHERE login_key = ?")
+    pub async fn credentials(&self, conn: &mut AnyConnection, login_key: &str) -> StoreResult<Option<Credentials>> {
+        Ok(self
+            .sql_as("SELECT id, password_hash FROM users WHERE login_key = ?")
             .bind(login_key)
             .fetch_optional(&mut *conn)
-            .await?;
-        row.map(|row| Ok((row.try_get("id")?, row.try_get("password_hash")?))).transpose()
+            .await?)
     }
 
-    pub async fn set_password_hash(
-        &self,
-        conn: &mut AnyConnection,
-        user_id: i64,
-        hash: &str,
-    ) -> Result<(), sqlx::Error> {
+    pub async fn set_password_hash(&self, conn: &mut AnyConnection, user_id: i64, hash: &str) -> StoreResult<()> {
         self.sql("UPDATE users SET password_hash = ? WHERE id = ?")
             .bind(hash)
             .bind(user_id)
@@ -96,46 +57,50 @@ impl Store {
         Ok(())
     }
 
-    pub async fn user(&self, conn: &mut AnyConnection, id: i64) -> Result<Option<UserRow>, sqlx::Error> {
+    pub async fn user(&self, conn: &mut AnyConnection, id: i64) -> StoreResult<Option<UserRow>> {
         let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE id = ?");
-        let row = self.sql(&sql).bind(id).fetch_optional(&mut *conn).await?;
-        row.as_ref().map(UserRow::from_row).transpose()
+        Ok(self.sql_as(&sql).bind(id).fetch_optional(&mut *conn).await?)
     }
 
     /// Users with the given ids, in one query, in no particular order;
     /// unknown ids are simply absent.
-    pub async fn users(&self, conn: &mut AnyConnection, ids: &[i64]) -> Result<Vec<UserRow>, sqlx::Error> {
-        if ids.is_empty() {
-            return Ok(Vec::new());
-        }
-        let placeholders = placeholders(ids.len());
-        let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE id IN ({placeholders})");
-        let mut query = self.sql_once(&sql);
-        for id in ids {
-            query = query.bind(*id);
-        }
-        let rows = query.fetch_all(&mut *conn).await?;
-        rows.iter().map(UserRow::from_row).collect()
+    pub async fn users(&self, conn: &mut AnyConnection, ids: &[i64]) -> StoreResult<Vec<UserRow>> {
+        self.users_where(conn, ids, "").await
     }
 
     /// The rows of `ids`, locked until the transaction ends (MySQL: `FOR
     /// UPDATE`; SQLite's write transaction already holds the only write lock).
-    /// Locked in id order, so that concurrent batches cannot deadlock.
-    pub async fn users_for_update(&self, conn: &mut AnyConnection, ids: &[i64]) -> Result<Vec<UserRow>, sqlx::Error> {
+    /// Locked in id order, so that concurrent batches cannot deadlock. The
+    /// data generation is read first under a shared lock, so that no
+    /// initialize commits new data until this transaction ends: the rows'
+    /// `generation` is exactly the data they belong to.
+    pub async fn users_for_update(&self, conn: &mut AnyConnection, ids: &[i64]) -> StoreResult<Vec<UserRow>> {
+        let sql = format!("SELECT generation FROM data_generation WHERE id = 1{}", self.dialect.share_lock());
+        let generation: i64 = self.sql_scalar(&sql).fetch_one(&mut *conn).await?;
+        let mut rows = self.users_where(conn, ids, self.dialect.lock_rows()).await?;
+        for row in &mut rows {
+            row.generation = generation;
+        }
+        Ok(rows)
+    }
+
+    /// The current data generation.
+    pub async fn data_generation(&self) -> StoreResult<i64> {
+        let mut conn = self.conn().await?;
+        Ok(self.sql_scalar("SELECT generation FROM data_generation WHERE id = 1").fetch_one(&mut *conn).await?)
+    }
+
+    async fn users_where(&self, conn: &mut AnyConnection, ids: &[i64], lock: &str) -> StoreResult<Vec<UserRow>> {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        let placeholders = placeholders(ids.len());
-        let sql = format!(
-            "SELECT {USER_COLUMNS} FROM users WHERE id IN ({placeholders}) ORDER BY id{}",
-            self.dialect.lock_rows()
-        );
-        let mut query = self.sql_once(&sql);
+        let sql =
+            format!("SELECT {USER_COLUMNS} FROM users WHERE id IN ({}) ORDER BY id{lock}", placeholders(ids.len()));
+        let mut query = self.sql_as::<UserRow>(&sql).persistent(false);
         for id in ids {
             query = query.bind(*id);
         }
-        let rows = query.fetch_all(&mut *conn).await?;
-        rows.iter().map(UserRow::from_row).collect()
+        Ok(query.fetch_all(&mut *conn).await?)
     }
 
     /// Writes the aggregates of several players after a batch of posts, in
@@ -147,7 +112,7 @@ impl Store {
         &self,
         conn: &mut AnyConnection,
         changes: &[(&UserRow, i64, i64)],
-    ) -> Result<(), sqlx::Error> {
+    ) -> StoreResult<()> {
         if changes.is_empty() {
             return Ok(());
         }
@@ -163,7 +128,7 @@ impl Store {
             query = query.bind(row.id).bind(row.best_score);
         }
         for (row, _, _) in changes {
-            query = query.bind(row.id).bind(row.best_at.map(|t| t.millis()));
+            query = query.bind(row.id).bind(row.best_at);
         }
         for (row, _, _) in changes {
             query = query.bind(row.id).bind(row.best_score_id);

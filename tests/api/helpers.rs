@@ -113,9 +113,12 @@ impl TestRedis {
 
     /// Deletes every key of this prefix: what a FLUSHALL does to this test.
     pub async fn flush(&self) {
-        use hiscore::rank::RedisBoard;
-        let board = RedisBoard::new(&self.url, &self.prefix, 1).expect("redis pool");
-        board.clear().await.expect("TEST_REDIS_URL is set but Redis is not reachable");
+        use hiscore::redis::RedisClient;
+        let redis = RedisClient::new(&self.url, &self.prefix, 1).expect("redis pool");
+        redis
+            .delete_matching(&redis.keys().everything())
+            .await
+            .expect("TEST_REDIS_URL is set but Redis is not reachable");
     }
 }
 
@@ -148,10 +151,12 @@ impl TestDatabase {
         Self { url, redis, cleanup: Cleanup::MariaDb { server_url: server_url.to_owned(), name } }
     }
 
-    /// A direct connection, for asserting on what is stored.
+    /// A direct connection, for asserting on what is stored (an SQLite
+    /// file is created if no server made it yet).
     pub async fn connect(&self) -> sqlx::AnyPool {
         sqlx::any::install_default_drivers();
-        sqlx::AnyPool::connect(&self.url).await.expect("connect to the test database")
+        let url = if self.url.starts_with("sqlite:") { format!("{}?mode=rwc", self.url) } else { self.url.clone() };
+        sqlx::AnyPool::connect(&url).await.expect("connect to the test database")
     }
 }
 

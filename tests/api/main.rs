@@ -18,6 +18,7 @@ mod errors;
 mod fuzz;
 mod instances;
 mod limits;
+mod migrations;
 mod operations;
 mod rankings;
 mod restarts;

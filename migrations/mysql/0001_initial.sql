@@ -1,0 +1,71 @@
+-- Migration 1: the schema of the first release. Every statement is
+-- IF NOT EXISTS, so a database that release created (or one loaded from
+-- schema.sql) is adopted as it is. Times are milliseconds since the Unix
+-- epoch (BIGINT), so they sort and compare identically on both backends.
+-- MySQL migrations stay idempotent (MariaDB's IF NOT EXISTS forms), because
+-- docker-compose loads schema.sql first and the service migrates afterwards.
+
+-- Players, with their aggregates denormalised onto the row so that ranking
+-- never aggregates over the score log.
+CREATE TABLE IF NOT EXISTS users (
+  id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
+  login_name VARCHAR(32) NOT NULL,
+  -- lower-cased login_name: case-insensitive uniqueness on every backend
+  login_key VARCHAR(32) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  display_name VARCHAR(32) NOT NULL,
+  password_hash VARCHAR(255) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  best_score BIGINT NOT NULL DEFAULT 0,
+  best_at BIGINT NULL,
+  -- the score (log id) that set best_score: tells a post whether it was a new best
+  best_score_id BIGINT NULL,
+  total_score BIGINT NOT NULL DEFAULT 0,
+  play_count BIGINT NOT NULL DEFAULT 0,
+  created_at BIGINT NOT NULL,
+  UNIQUE KEY users_login_key (login_key),
+  KEY users_best_board (best_score DESC, best_at, id),
+  -- best_at only marks players (NULL until the first score): it keeps
+  -- board reads that skip non-players inside the index
+  KEY users_total_board (total_score DESC, id, best_at)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+-- The append-only score log. No foreign key: users are never deleted, and
+-- bulk loads and wipes stay simple and fast.
+CREATE TABLE IF NOT EXISTS scores (
+  id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
+  user_id BIGINT NOT NULL,
+  score BIGINT NOT NULL,
+  created_at BIGINT NOT NULL,
+  KEY scores_by_user (user_id, id)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+-- Sessions by SHA-256 of the token; the token itself is never stored.
+CREATE TABLE IF NOT EXISTS sessions (
+  token_hash CHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL PRIMARY KEY,
+  user_id BIGINT NOT NULL,
+  created_at BIGINT NOT NULL,
+  expires_at BIGINT NOT NULL,
+  KEY sessions_expiry (expires_at)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+-- How many users are on the boards (have at least one score), in one row
+-- (id 1): kept by the score writer and initialize in the transactions that
+-- change it, so the player count is one row read even when the boards are
+-- read from the database (Redis down) instead of a count over every user.
+CREATE TABLE IF NOT EXISTS board_stats (
+  id INT NOT NULL PRIMARY KEY,
+  players BIGINT NOT NULL
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+-- The first response to each (user, Idempotency-Key), replayed on repeats.
+CREATE TABLE IF NOT EXISTS idempotency_keys (
+  user_id BIGINT NOT NULL,
+  idem_key VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  created_at BIGINT NOT NULL,
+  status INT NOT NULL,
+  body VARCHAR(8000) NOT NULL,
+  PRIMARY KEY (user_id, idem_key),
+  KEY idempotency_age (created_at)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+-- A database from before board_stats counts its players once.
+INSERT IGNORE INTO board_stats (id, players) SELECT 1, COUNT(*) FROM users WHERE best_at IS NOT NULL;

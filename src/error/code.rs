@@ -1,0 +1,109 @@
+//! Every error code the API answers with, in one place: its HTTP status and
+//! its default message. Handlers name a code; the envelope, the status and
+//! the OpenAPI document all read them from here, so a code is spelled once.
+//!
+//! Nothing here knows about HTTP frameworks: statuses are plain numbers.
+
+/// Declares the codes: `Variant = (status, "code", "default message")`.
+macro_rules! error_codes {
+    ($( $(#[$doc:meta])* $variant:ident = ($status:literal, $code:literal, $message:literal) ),+ $(,)?) => {
+        /// A code of the contract's error envelope `{"error": {"code", "message"}}`.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum ErrorCode {
+            $( $(#[$doc])* $variant ),+
+        }
+
+        impl ErrorCode {
+            /// Every code, in declaration order (the OpenAPI document lists them).
+            pub const ALL: &'static [ErrorCode] = &[$(ErrorCode::$variant),+];
+
+            /// The snake_case code clients match on.
+            pub fn as_str(self) -> &'static str {
+                match self { $(Self::$variant => $code),+ }
+            }
+
+            /// The HTTP status this code is always sent with.
+            pub fn status(self) -> u16 {
+                match self { $(Self::$variant => $status),+ }
+            }
+
+            /// The message sent when the caller has nothing more specific to say.
+            pub fn default_message(self) -> &'static str {
+                match self { $(Self::$variant => $message),+ }
+            }
+        }
+    };
+}
+
+error_codes! {
+    // 400: the request itself is malformed.
+    InvalidJson = (400, "invalid_json", "the body is not well-formed JSON"),
+    InvalidBody = (400, "invalid_body", "the body must be a JSON object"),
+    InvalidQuery = (400, "invalid_query", "malformed query string"),
+    InvalidLimit = (400, "invalid_limit", "limit must be an integer from 1 to 100"),
+    InvalidOffset = (400, "invalid_offset", "offset must be a non-negative integer"),
+    InvalidCursor = (400, "invalid_cursor", "cursor is not one this board returned"),
+    InvalidRadius = (400, "invalid_radius", "radius must be an integer from 0 to 50"),
+    InvalidBefore = (400, "invalid_before", "before must be a positive integer"),
+    InvalidIds = (400, "invalid_ids", "ids must be 1 to 100 comma-separated positive integers"),
+    InvalidIdempotencyKey = (400, "invalid_idempotency_key",
+        "Idempotency-Key must be one header of 1 to 64 visible ASCII characters"),
+    // 401: who is calling is unknown.
+    SessionRequired = (401, "session_required",
+        "log in first: send Authorization: Bearer <token> or the session cookie"),
+    InvalidSession = (401, "invalid_session", "the session token is unknown, expired or logged out"),
+    InvalidCredentials = (401, "invalid_credentials", "wrong login name or password"),
+    AdminTokenRequired = (401, "admin_token_required", "send Authorization: Bearer $ADMIN_TOKEN"),
+    // 403: known, but not allowed.
+    InvalidAdminToken = (403, "invalid_admin_token", "wrong admin token"),
+    // 404: nothing there.
+    NotFound = (404, "not_found", "no such route"),
+    UserNotFound = (404, "user_not_found", "no user with that id"),
+    BoardNotFound = (404, "board_not_found", "no board with that id"),
+    UserNotOnBoard = (404, "user_not_on_board", "the player has not posted a score yet"),
+    // 405, 409, 413, 415.
+    MethodNotAllowed = (405, "method_not_allowed", "method not allowed"),
+    LoginNameTaken = (409, "login_name_taken", "that login name is taken"),
+    PayloadTooLarge = (413, "payload_too_large", "request body is too large"),
+    UnsupportedMediaType = (415, "unsupported_media_type",
+        "request body must be JSON (Content-Type: application/json)"),
+    // 422: a field fails validation; the code names the field.
+    InvalidLoginName = (422, "invalid_login_name",
+        "login_name must be 3 to 32 characters of A-Z, a-z, 0-9, '_', '.', '-'"),
+    InvalidPassword = (422, "invalid_password", "password must be 8 to 72 bytes"),
+    InvalidDisplayName = (422, "invalid_display_name",
+        "display_name must be 1 to 32 characters without control characters"),
+    InvalidScore = (422, "invalid_score", "score must be an integer from 0 to 1000000000"),
+    InvalidUsers = (422, "invalid_users", "users must be an integer from 0 to 2000000"),
+    InvalidScores = (422, "invalid_scores", "scores must be an integer from 0 to 20000000"),
+    InvalidSeed = (422, "invalid_seed", "seed must be a non-negative integer"),
+    IdempotencyKeyReused = (422, "idempotency_key_reused", "retry with a new Idempotency-Key"),
+    // 429: slow down.
+    TooManyRequests = (429, "too_many_requests", "too many requests; wait a little"),
+    // 500: a bug; details only in the log.
+    InternalError = (500, "internal_error", "internal error"),
+    // 503: a dependency is down or saturated; always with Retry-After.
+    DatabaseUnavailable = (503, "database_unavailable", "the database is not answering; retry shortly"),
+    HashingBusy = (503, "hashing_busy", "too many logins at once; retry shortly"),
+    WriteQueueFull = (503, "write_queue_full", "too many score posts at once; retry shortly"),
+    WriteFailed = (503, "write_failed",
+        "the score could not be recorded; retry (with the same Idempotency-Key)"),
+    ShuttingDown = (503, "shutting_down", "the service is stopping"),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn codes_are_unique_snake_case_with_a_message_and_an_error_status() {
+        let mut seen = HashSet::new();
+        for code in ErrorCode::ALL {
+            assert!(seen.insert(code.as_str()), "{} twice", code.as_str());
+            assert!(code.as_str().chars().all(|c| c.is_ascii_lowercase() || c == '_'), "{code:?}");
+            assert!((400..600).contains(&code.status()), "{code:?}");
+            assert!(!code.default_message().is_empty(), "{code:?}");
+        }
+    }
+}

@@ -1,0 +1,145 @@
+//! The one error type every handler returns, rendered as the contract's
+//! `{"error": {"code", "message"}}` envelope. Codes, statuses and default
+//! messages live in [`ErrorCode`]; the store's errors become API errors in
+//! exactly one place (`From<StoreError>`).
+//!
+//! Never put internals (SQL, driver messages, paths) into a response body:
+//! 5xx causes are logged here and the client gets a generic message.
+
+mod code;
+
+use std::borrow::Cow;
+use std::time::Duration;
+
+use actix_web::http::{header, StatusCode};
+use actix_web::{HttpResponse, ResponseError};
+use serde_json::json;
+
+pub use self::code::ErrorCode;
+use crate::store::{StoreError, UniqueKey};
+
+/// Seconds a client should wait before retrying after a 503.
+const RETRY_AFTER_UNAVAILABLE_SECS: u32 = 1;
+
+/// An error answer: a code, a message for humans, and what some codes carry.
+#[derive(Debug)]
+pub struct ApiError {
+    code: ErrorCode,
+    message: Cow<'static, str>,
+    detail: Detail,
+}
+
+#[derive(Debug)]
+enum Detail {
+    None,
+    /// 429: when to come back.
+    RetryAfter(Duration),
+    /// 405: the methods the path does answer, for the `Allow` header.
+    Allow(String),
+    /// 500: the cause, for the log only.
+    Internal(anyhow::Error),
+}
+
+impl ApiError {
+    /// The code with its default message.
+    pub fn new(code: ErrorCode) -> Self {
+        Self { code, message: Cow::Borrowed(code.default_message()), detail: Detail::None }
+    }
+
+    /// The code with a message more specific than its default.
+    pub fn with_message(code: ErrorCode, message: impl Into<Cow<'static, str>>) -> Self {
+        Self { code, message: message.into(), detail: Detail::None }
+    }
+
+    pub fn too_many_requests(message: impl Into<Cow<'static, str>>, retry_after: Duration) -> Self {
+        Self { detail: Detail::RetryAfter(retry_after), ..Self::with_message(ErrorCode::TooManyRequests, message) }
+    }
+
+    pub fn method_not_allowed(allow: String) -> Self {
+        Self { detail: Detail::Allow(allow), ..Self::new(ErrorCode::MethodNotAllowed) }
+    }
+
+    /// A bug or an unexpected failure: logged with its cause, shown as
+    /// `internal_error`. A saturated hashing pool is a 503 instead.
+    pub fn internal(error: impl Into<anyhow::Error>) -> Self {
+        let error = error.into();
+        if error.is::<crate::auth::HashingBusy>() {
+            return Self::new(ErrorCode::HashingBusy);
+        }
+        Self { detail: Detail::Internal(error), ..Self::new(ErrorCode::InternalError) }
+    }
+
+    pub fn code(&self) -> ErrorCode {
+        self.code
+    }
+
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl From<ErrorCode> for ApiError {
+    fn from(code: ErrorCode) -> Self {
+        Self::new(code)
+    }
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.detail {
+            Detail::Internal(cause) => write!(f, "{}: {cause:#}", self.code.as_str()),
+            _ => write!(f, "{}: {}", self.code.as_str(), self.message),
+        }
+    }
+}
+
+impl std::error::Error for ApiError {}
+
+impl From<anyhow::Error> for ApiError {
+    fn from(error: anyhow::Error) -> Self {
+        Self::internal(error)
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(error: StoreError) -> Self {
+        match error {
+            // Saturated pool or a database that does not answer: the client
+            // may retry, nothing about it is a bug in the request.
+            StoreError::Unavailable(cause) => {
+                tracing::warn!(error = %cause, "database unavailable");
+                Self::new(ErrorCode::DatabaseUnavailable)
+            }
+            StoreError::Taken(UniqueKey::LoginName) => Self::new(ErrorCode::LoginNameTaken),
+            other => Self::internal(other),
+        }
+    }
+}
+
+impl ResponseError for ApiError {
+    fn status_code(&self) -> StatusCode {
+        StatusCode::from_u16(self.code.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        if let Detail::Internal(cause) = &self.detail {
+            tracing::error!(error = format!("{cause:#}"), "internal error");
+        }
+        let mut response = HttpResponse::build(self.status_code());
+        match &self.detail {
+            Detail::RetryAfter(wait) => {
+                // Whole seconds, rounded up, at least 1.
+                let seconds = wait.as_millis().div_ceil(1000).max(1);
+                response.insert_header((header::RETRY_AFTER, seconds.to_string()));
+            }
+            Detail::Allow(allow) => {
+                response.insert_header((header::ALLOW, allow.clone()));
+            }
+            Detail::None | Detail::Internal(_) => {}
+        }
+        if self.code.status() == 503 {
+            response.insert_header((header::RETRY_AFTER, RETRY_AFTER_UNAVAILABLE_SECS.to_string()));
+        }
+        response.json(json!({"error": {"code": self.code.as_str(), "message": self.message}}))
+    }
+}

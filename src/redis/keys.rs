@@ -1,0 +1,118 @@
+//! Every Redis key hiscore uses, spelled here and nowhere else. All keys
+//! start with the configured prefix, so several deployments (or tests) can
+//! share one Redis. Keys that Lua scripts touch together share a hash tag
+//! (`{…}`), so they stay in one slot on a Redis Cluster.
+
+/// The key builder of one deployment.
+#[derive(Debug, Clone)]
+pub struct Keys {
+    prefix: String,
+}
+
+impl Keys {
+    pub fn new(prefix: &str) -> Self {
+        Self { prefix: prefix.to_owned() }
+    }
+
+    /// A session, by the hash of its token (never the token): the user id.
+    pub fn session(&self, token_hash: &str) -> String {
+        format!("{}:session:{token_hash}", self.prefix)
+    }
+
+    /// Every cached session (initialize drops them all).
+    pub fn session_pattern(&self) -> String {
+        format!("{}:session:*", self.prefix)
+    }
+
+    /// A rate-limit window of one limit and one key (an address, an account).
+    pub fn rate_window(&self, limit: &str, key: &str) -> String {
+        format!("{}:rate:{limit}:{key}", self.prefix)
+    }
+
+    /// A cached user row (its value carries the data generation).
+    pub fn user_row(&self, id: i64) -> String {
+        format!("{}:user:{id}", self.prefix)
+    }
+
+    /// The counter every initialize bumps, which every instance watches.
+    pub fn data_generation(&self) -> String {
+        format!("{}:data-generation", self.prefix)
+    }
+
+    /// The keys of the built-in boards, which one script writes together.
+    pub fn builtin_boards(&self) -> BoardGroupKeys {
+        BoardGroupKeys { tag: format!("{}:{{builtin}}", self.prefix) }
+    }
+
+    /// Everything under this prefix (tests).
+    pub fn everything(&self) -> String {
+        format!("{}:*", self.prefix)
+    }
+}
+
+/// The keys of a group of boards written by one script: each board's sorted
+/// set and entry hash, the group's change log and the keys of its rebuild.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BoardGroupKeys {
+    /// `prefix:{tag}`: the hash tag that keeps the group on one slot.
+    tag: String,
+}
+
+impl BoardGroupKeys {
+    /// The sorted set of a board (members are packed entry keys).
+    pub fn set(&self, board: &str) -> String {
+        format!("{}:set:{board}", self.tag)
+    }
+
+    /// A board's entries: player id → current member and version.
+    pub fn entries(&self, board: &str) -> String {
+        format!("{}:entries:{board}", self.tag)
+    }
+
+    /// Present while the sets are complete (a flushed Redis lacks it).
+    pub fn ready(&self) -> String {
+        format!("{}:ready", self.tag)
+    }
+
+    /// The change log replayed after a rebuild, and its sequence counter.
+    pub fn changes(&self) -> String {
+        format!("{}:changes", self.tag)
+    }
+
+    pub fn sequence(&self) -> String {
+        format!("{}:seq", self.tag)
+    }
+
+    /// Held by the one instance that rebuilds.
+    pub fn rebuild_lock(&self) -> String {
+        format!("{}:rebuild-lock", self.tag)
+    }
+
+    /// A key being built by the rebuild holding `token`, swapped in at the end.
+    pub fn building(&self, token: &str, key: &str) -> String {
+        format!("{key}:build:{token}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_key_carries_the_prefix_and_a_group_shares_one_hash_tag() {
+        let keys = Keys::new("hs");
+        assert_eq!(keys.session("abc"), "hs:session:abc");
+        let group = keys.builtin_boards();
+        let tag = |key: &str| key[key.find('{').unwrap()..=key.find('}').unwrap()].to_owned();
+        let all = [
+            group.set("best"),
+            group.entries("total"),
+            group.ready(),
+            group.changes(),
+            group.sequence(),
+            group.rebuild_lock(),
+            group.building("t", &group.set("best")),
+        ];
+        assert!(all.iter().all(|key| key.starts_with("hs:") && tag(key) == "{builtin}"), "{all:?}");
+    }
+}

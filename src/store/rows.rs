@@ -1,0 +1,87 @@
+//! Rows as they come out of the database: `FromRow` structs, read by column
+//! name, and the mapping of [`Timestamp`] to its column type (milliseconds
+//! since the Unix epoch in a BIGINT on both backends).
+
+use sqlx::any::{Any, AnyTypeInfo, AnyValueRef};
+use sqlx::encode::IsNull;
+use sqlx::error::BoxDynError;
+use sqlx::{Decode, Encode, Type};
+
+use crate::domain::Timestamp;
+
+impl Type<Any> for Timestamp {
+    fn type_info() -> AnyTypeInfo {
+        <i64 as Type<Any>>::type_info()
+    }
+
+    fn compatible(ty: &AnyTypeInfo) -> bool {
+        <i64 as Type<Any>>::compatible(ty)
+    }
+}
+
+impl<'q> Encode<'q, Any> for Timestamp {
+    fn encode_by_ref(&self, buf: &mut <Any as sqlx::Database>::ArgumentBuffer<'q>) -> Result<IsNull, BoxDynError> {
+        <i64 as Encode<'q, Any>>::encode_by_ref(&self.millis(), buf)
+    }
+}
+
+impl<'r> Decode<'r, Any> for Timestamp {
+    fn decode(value: AnyValueRef<'r>) -> Result<Self, BoxDynError> {
+        <i64 as Decode<'r, Any>>::decode(value).map(Timestamp::from_millis)
+    }
+}
+
+/// A user row as every profile view needs it.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct UserRow {
+    pub id: i64,
+    pub login_name: String,
+    pub display_name: String,
+    pub best_score: i64,
+    /// When `best_score` was first reached; `None` before any play.
+    pub best_at: Option<Timestamp>,
+    /// The score (log id) that set `best_score`.
+    pub best_score_id: Option<i64>,
+    pub total_score: i64,
+    pub play_count: i64,
+    pub created_at: Timestamp,
+    /// The data generation of the snapshot this row was read in (see
+    /// `data_generation` in the schema): what a cached copy is labelled with.
+    pub generation: i64,
+}
+
+/// The columns [`UserRow`] reads, for the statements that select it.
+pub(super) const USER_COLUMNS: &str = "id, login_name, display_name, best_score, best_at, best_score_id, \
+     total_score, play_count, created_at, (SELECT generation FROM data_generation WHERE id = 1) AS generation";
+
+/// One post of the `/api/scores` log.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct ScoreRow {
+    pub id: i64,
+    pub score: i64,
+    pub created_at: Timestamp,
+}
+
+/// The aggregates that place a player on both built-in boards: what the
+/// rank engine is warmed from. `plays` orders updates of one player.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Standing {
+    pub id: i64,
+    pub best: i64,
+    pub best_at: i64,
+    pub total: i64,
+    pub plays: i64,
+}
+
+impl Standing {
+    /// The standing a user row shows.
+    pub fn of(user: &UserRow) -> Self {
+        Self {
+            id: user.id,
+            best: user.best_score,
+            best_at: user.best_at.map_or(0, Timestamp::millis),
+            total: user.total_score,
+            plays: user.play_count,
+        }
+    }
+}

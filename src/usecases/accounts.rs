@@ -1,0 +1,133 @@
+//! Accounts: registration, login, logout, and which player a session is.
+
+use std::time::Duration;
+
+use crate::auth::{SessionToken, Verification};
+use crate::domain::{DisplayName, LoginName, Password, Timestamp};
+use crate::error::{ApiError, ErrorCode};
+use crate::limits::Limit;
+use crate::rank::UserRanks;
+use crate::state::AppState;
+use crate::store::{NewUser, UserRow};
+use crate::usecases::players;
+
+/// How long Redis may answer for a session without asking the database.
+const SESSION_CACHE_TTL: Duration = Duration::from_secs(600);
+
+/// A new session: the player as they are now, and the token to send back.
+pub struct SessionStarted {
+    pub user: UserRow,
+    pub ranks: UserRanks,
+    pub token: SessionToken,
+}
+
+/// Registers a player and logs them in. `address` is the client's, for the
+/// per-address limit.
+pub async fn register(
+    state: &AppState,
+    address: &str,
+    login_name: LoginName,
+    password: Password,
+    display_name: Option<DisplayName>,
+) -> Result<SessionStarted, ApiError> {
+    state.limits.check(Limit::RegistrationPerAddress, address).await?;
+    let display_name = display_name.unwrap_or_else(|| DisplayName::from_login_name(&login_name));
+    let password_hash = state.passwords.hash(&password).await?;
+    let new_user = NewUser {
+        login_name: login_name.as_str(),
+        login_key: &login_name.key(),
+        display_name: display_name.as_str(),
+        password_hash: &password_hash,
+        created_at: Timestamp::now(),
+    };
+    let mut conn = state.store.conn().await?;
+    let user_id = state.store.insert_user(&mut conn, &new_user).await?;
+    drop(conn);
+    start_session(state, user_id).await
+}
+
+/// What a login presents: a name and password that follow the rules, or
+/// strings that do not (which simply name no account).
+pub enum LoginAttempt {
+    Credentials(LoginName, Password),
+    NoSuchAccount,
+}
+
+/// Checks a login and starts a session. Unknown names are verified against
+/// a dummy hash, so they take as long as a wrong password and fail alike.
+pub async fn login(state: &AppState, address: &str, attempt: LoginAttempt) -> Result<SessionStarted, ApiError> {
+    state.limits.check(Limit::LoginPerAddress, address).await?;
+    let LoginAttempt::Credentials(login_name, password) = attempt else {
+        return Err(ErrorCode::InvalidCredentials.into());
+    };
+    state.limits.check(Limit::LoginPerAccount, &login_name.key()).await?;
+    let mut conn = state.store.conn().await?;
+    let credentials = state.store.credentials(&mut conn, &login_name.key()).await?;
+    drop(conn); // not held across the (slow) hash
+    let (user_id, stored_hash) = match credentials {
+        Some(found) => (Some(found.id), Some(found.password_hash)),
+        None => (None, None),
+    };
+    let verification = state.passwords.verify(&password, stored_hash).await?;
+    let (Some(user_id), Verification::Valid { rehash }) = (user_id, verification) else {
+        return Err(ErrorCode::InvalidCredentials.into());
+    };
+    if let Some(new_hash) = rehash {
+        let mut conn = state.store.conn().await?;
+        state.store.set_password_hash(&mut conn, user_id, &new_hash).await?;
+    }
+    start_session(state, user_id).await
+}
+
+async fn start_session(state: &AppState, user_id: i64) -> Result<SessionStarted, ApiError> {
+    let token = SessionToken::generate();
+    let now = Timestamp::now();
+    let expires_at = now.plus_millis(state.settings.session_ttl_secs.saturating_mul(1_000));
+    let mut conn = state.store.conn().await?;
+    state.store.insert_session(&mut conn, &token.hash(), user_id, now, expires_at).await?;
+    drop(conn);
+    let (user, ranks) = players::profile(state, user_id)
+        .await?
+        .ok_or_else(|| ApiError::internal(anyhow::anyhow!("user {user_id} vanished while logging in")))?;
+    Ok(SessionStarted { user, ranks, token })
+}
+
+/// Ends a session at once on every instance: the database row and the
+/// cached copy in Redis go together.
+pub async fn logout(state: &AppState, token_hash: &str) -> Result<(), ApiError> {
+    let mut conn = state.store.conn().await?;
+    state.store.delete_session(&mut conn, token_hash).await?;
+    if let Some(redis) = &state.redis {
+        if let Err(error) = redis.delete(&redis.keys().session(token_hash)).await {
+            // The database row is gone; a cached entry would outlive it
+            // by at most SESSION_CACHE_TTL, so say so loudly.
+            tracing::error!(%error, "logout: could not delete the cached session in Redis");
+        }
+    }
+    Ok(())
+}
+
+/// The player of a live session: from Redis when it knows, else from the
+/// database (then remembered in Redis). Redis trouble only costs the
+/// database lookup.
+pub async fn session_user(state: &AppState, token_hash: &str) -> Result<Option<i64>, ApiError> {
+    if let Some(redis) = &state.redis {
+        if let Ok(Some(user_id)) = redis.get(&redis.keys().session(token_hash)).await {
+            if let Ok(user_id) = user_id.parse() {
+                return Ok(Some(user_id));
+            }
+        }
+    }
+    let mut conn = state.store.conn().await?;
+    let Some(session) = state.store.session(&mut conn, token_hash, Timestamp::now()).await? else {
+        return Ok(None);
+    };
+    if let Some(redis) = &state.redis {
+        let remaining = u64::try_from(session.expires_at.millis() - Timestamp::now().millis()).unwrap_or(0);
+        let ttl = Duration::from_millis(remaining).min(SESSION_CACHE_TTL);
+        if let Err(error) = redis.set(&redis.keys().session(token_hash), &session.user_id.to_string(), ttl).await {
+            tracing::debug!(%error, "session not cached in Redis");
+        }
+    }
+    Ok(Some(session.user_id))
+}

@@ -1,0 +1,121 @@
+//! Operator actions behind `ADMIN_TOKEN`: checking the token, and
+//! initialize (wipe everything, load a generated dataset, and make every
+//! instance forget what it cached about the old data).
+
+use std::time::{Duration, Instant};
+
+use sha2::{Digest, Sha256};
+
+use crate::dataset::{generate, DatasetSpec};
+use crate::domain::Password;
+use crate::error::{ApiError, ErrorCode};
+use crate::state::AppState;
+
+/// Checks a presented admin token against the configured one, comparing
+/// digests in constant time. 404 when no token is configured (the admin
+/// routes do not exist then).
+pub fn authorize(state: &AppState, presented: Option<&str>) -> Result<(), ApiError> {
+    let Some(expected) = state.settings.admin_token.as_deref() else {
+        return Err(ErrorCode::NotFound.into());
+    };
+    let presented = presented.ok_or(ErrorCode::AdminTokenRequired)?;
+    let (a, b) = (Sha256::digest(presented.as_bytes()), Sha256::digest(expected.as_bytes()));
+    let difference = a.iter().zip(b.iter()).fold(0u8, |acc, (x, y)| acc | (x ^ y));
+    if difference == 0 {
+        Ok(())
+    } else {
+        Err(ErrorCode::InvalidAdminToken.into())
+    }
+}
+
+/// How long an initialize took, and its warm-up.
+pub struct Initialized {
+    pub elapsed: Duration,
+    pub warm_up: Duration,
+}
+
+/// Wipes all data and loads the dataset `spec` describes, as the next data
+/// generation. The generation is raised in Redis before anything is wiped
+/// (cached copies of the old data stop counting at once) and set in the
+/// database in the same transaction as the new data.
+pub async fn initialize(state: &AppState, spec: DatasetSpec) -> Result<Initialized, ApiError> {
+    let started = Instant::now();
+    // Nobody knows this password: generated players cannot be logged into.
+    let password = Password::parse(Some(&serde_json::Value::String(format!("{:032x}", rand::random::<u128>()))))?;
+    let password_hash = state.passwords.hash(&password).await?;
+    let data = actix_web::web::block(move || generate(spec)).await.map_err(ApiError::internal)?;
+    let mut generation = state.store.data_generation().await? + 1;
+    if let Some(redis) = &state.redis {
+        match redis.raise(&redis.keys().data_generation(), generation).await {
+            // Another instance may have counted further (an initialize whose
+            // load failed): stay above every generation handed out.
+            Ok(raised) => generation = raised.max(generation),
+            Err(error) => tracing::warn!(%error, "initialize: the data generation could not be raised in Redis"),
+        }
+    }
+    state.store.replace_all(&data, &password_hash, generation).await?;
+    state.caches.reset();
+    let warm_up = state.ranks.warm_up(true).await?;
+    if let Some(redis) = &state.redis {
+        // Sessions are wiped with the data: their cached copies must go too.
+        if let Err(error) = redis.delete_matching(&redis.keys().session_pattern()).await {
+            tracing::error!(%error, "initialize: cached sessions could not be deleted from Redis");
+        }
+    }
+    tracing::info!(
+        users = spec.users,
+        scores = spec.scores,
+        seed = spec.seed,
+        generation,
+        elapsed_ms = started.elapsed().as_millis() as u64,
+        warm_up_ms = warm_up.elapsed.as_millis() as u64,
+        "initialized dataset"
+    );
+    Ok(Initialized { elapsed: started.elapsed(), warm_up: warm_up.elapsed })
+}
+
+/// Every second: are the boards in Redis still built, and did another
+/// instance replace the data (initialize)? Then this instance's caches and
+/// local index describe old data. The database's generation is the truth;
+/// the copy in Redis (which readers of cached user rows compare with) is
+/// raised to it, so a restarted or flushed Redis catches up.
+pub async fn watch_shared_state(state: actix_web::web::Data<AppState>) {
+    let Some(redis) = state.redis.clone() else { return };
+    let key = redis.keys().data_generation();
+    let mut generation = None;
+    let mut interval = actix_web::rt::time::interval(Duration::from_secs(1));
+    loop {
+        interval.tick().await;
+        state.ranks.check_shared().await;
+        let Ok(now) = state.store.data_generation().await else { continue };
+        if let Err(error) = redis.raise(&key, now).await {
+            tracing::debug!(%error, "the data generation could not be raised in Redis");
+        }
+        if generation.is_some_and(|seen| seen != now) {
+            state.caches.reset();
+            if let Err(error) = state.ranks.warm_up(false).await {
+                tracing::warn!(%error, "reloading after an initialize elsewhere");
+            }
+        }
+        generation = Some(now);
+    }
+}
+
+/// Idempotency keys are kept twice as long as the contract's 24 hours.
+const IDEMPOTENCY_KEY_RETENTION_MS: i64 = 48 * 3600 * 1000;
+const JANITOR_INTERVAL: Duration = Duration::from_secs(600);
+
+/// Now and then: deletes expired sessions and old idempotency keys, and
+/// lets the rate limiters forget keys back at a full allowance.
+pub async fn purge_expired_regularly(state: actix_web::web::Data<AppState>) {
+    let mut interval = actix_web::rt::time::interval(JANITOR_INTERVAL);
+    loop {
+        interval.tick().await;
+        state.limits.shrink();
+        let now = crate::domain::Timestamp::now();
+        match state.store.purge_expired(now, now.plus_millis(-IDEMPOTENCY_KEY_RETENTION_MS)).await {
+            Ok(purged) => tracing::debug!(purged, "janitor"),
+            Err(error) => tracing::warn!(%error, "janitor failed"),
+        }
+    }
+}

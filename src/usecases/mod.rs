@@ -1,0 +1,12 @@
+//! What the service does, one function per use case, between the HTTP
+//! handlers (which parse input and shape responses) and the infrastructure
+//! (store, rank engine, caches, Redis). A use case owns its transactions,
+//! its rate limits and the cache invalidation it causes; handlers never
+//! touch the store or Redis themselves.
+
+pub mod accounts;
+pub mod admin;
+pub mod operations;
+pub mod players;
+pub mod rankings;
+pub mod scores;

@@ -1,0 +1,32 @@
+//! What operators and load balancers ask: is the service healthy, and its
+//! metrics.
+
+use serde::Serialize;
+
+use crate::error::{ApiError, ErrorCode};
+use crate::state::AppState;
+use crate::telemetry::Metrics;
+
+/// `/healthz`: the database answers; Redis is reported, never fatal
+/// (without it the service degrades to the database).
+#[derive(Debug, Serialize)]
+pub struct Health {
+    pub status: &'static str,
+    pub redis: &'static str,
+}
+
+pub async fn health(state: &AppState) -> Result<Health, ApiError> {
+    match state.store.ping().await {
+        Ok(()) => Ok(Health { status: "ok", redis: state.ranks.shared_state().as_str() }),
+        Err(error) => {
+            tracing::warn!(%error, "health check: database not answering");
+            Err(ErrorCode::DatabaseUnavailable.into())
+        }
+    }
+}
+
+/// The Prometheus text exposition, with the pool's gauges read now.
+pub fn metrics_text(state: &AppState, metrics: &Metrics) -> String {
+    let pool = state.store.pool();
+    metrics.render(pool.size(), pool.num_idle())
+}

@@ -1,0 +1,64 @@
+//! Players as others see them: profiles with ranks, batched lookups, and
+//! the history of their posts.
+
+use std::collections::HashMap;
+
+use crate::error::{ApiError, ErrorCode};
+use crate::rank::UserRanks;
+use crate::state::AppState;
+use crate::store::{ScoreRow, UserRow};
+
+/// Users with their ranks, whatever their number in one query to the
+/// database (and one to Redis); unknown ids are left out, order is the
+/// order asked.
+pub async fn profiles(state: &AppState, ids: &[i64]) -> Result<Vec<(UserRow, UserRanks)>, ApiError> {
+    let rows = rows(state, ids).await?;
+    let refs: Vec<&UserRow> = rows.iter().collect();
+    let ranks = state.ranks.ranks_of(&refs).await?;
+    let mut by_id: HashMap<i64, (UserRow, UserRanks)> =
+        rows.into_iter().zip(ranks).map(|(row, ranks)| (row.id, (row, ranks))).collect();
+    Ok(ids.iter().filter_map(|id| by_id.remove(id)).collect())
+}
+
+/// One user with ranks, or `None`.
+pub async fn profile(state: &AppState, id: i64) -> Result<Option<(UserRow, UserRanks)>, ApiError> {
+    Ok(profiles(state, &[id]).await?.pop())
+}
+
+/// Rows from Redis where cached (one `MGET`), the rest from the database
+/// (one `IN (…)` query), which then refill Redis.
+async fn rows(state: &AppState, ids: &[i64]) -> Result<Vec<UserRow>, ApiError> {
+    let (mut rows, missing) = match &state.caches.users {
+        Some(users) => users.get_many(ids).await,
+        None => (Vec::new(), ids.to_vec()),
+    };
+    if !missing.is_empty() {
+        let mut conn = state.store.conn().await?;
+        let loaded = state.store.users(&mut conn, &missing).await?;
+        drop(conn);
+        if let Some(users) = &state.caches.users {
+            users.put_many(&loaded).await;
+        }
+        rows.extend(loaded);
+    }
+    Ok(rows)
+}
+
+/// A page of a player's posts, newest first, and where the next one starts.
+pub struct History {
+    pub scores: Vec<ScoreRow>,
+    pub next_before: Option<i64>,
+}
+
+/// Up to `limit` posts older than `before`; 404 for an unknown player.
+pub async fn history(state: &AppState, id: i64, before: Option<i64>, limit: i64) -> Result<History, ApiError> {
+    let mut conn = state.store.conn().await?;
+    if state.store.user(&mut conn, id).await?.is_none() {
+        return Err(ErrorCode::UserNotFound.into());
+    }
+    let mut scores = state.store.score_history(&mut conn, id, before, limit + 1).await?;
+    let has_more = scores.len() as i64 > limit;
+    scores.truncate(usize::try_from(limit).unwrap_or(0));
+    let next_before = if has_more { scores.last().map(|row| row.id) } else { None };
+    Ok(History { scores, next_before })
+}
