@@ -1,8 +1,9 @@
-//! Entry keys packed so that byte order *is* board order, for every board:
-//! 20 big-endian bytes of (score in the board's direction, time, id). The
-//! in-process index compares them as byte arrays, Redis as its sorted sets'
-//! lexicographic members (hex of the same bytes), so both engines order
-//! entries exactly as the contract does without running a comparator.
+//! Entry keys packed so that their order *is* board order, for every board:
+//! 160 bits of (score in the board's direction: 64, time: 48, id: 48),
+//! held as five u32 words compared in turn (integer compares, 20 bytes).
+//! Redis holds the same bits as 40 hex digits, whose lexicographic order is
+//! the same, so both engines order entries exactly as the contract does
+//! without running a comparator.
 
 use crate::domain::{BoardKey, Order};
 
@@ -15,7 +16,7 @@ const SCORE_BYTES: usize = 8;
 
 /// A packed entry key (see the module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Packed([u8; 20]);
+pub struct Packed([u32; 5]);
 
 /// The score as a number that grows towards the bottom of the board.
 fn rank_score(order: Order, score: i64) -> u64 {
@@ -34,11 +35,11 @@ fn score_of(order: Order, rank_score: u64) -> i64 {
 }
 
 fn packed(rank_score: u64, at: i64, id: i64) -> Packed {
-    let mut bytes = [0u8; 20];
-    bytes[..8].copy_from_slice(&rank_score.to_be_bytes());
-    bytes[8..14].copy_from_slice(&(at.max(0) as u64 & FIELD_48).to_be_bytes()[2..]);
-    bytes[14..].copy_from_slice(&(id.max(0) as u64 & FIELD_48).to_be_bytes()[2..]);
-    Packed(bytes)
+    let at = at.max(0) as u64 & FIELD_48;
+    let id = id.max(0) as u64 & FIELD_48;
+    // The 96 bits of time and id, as three words.
+    let tail = (u128::from(at) << 48) | u128::from(id);
+    Packed([(rank_score >> 32) as u32, rank_score as u32, (tail >> 64) as u32, (tail >> 32) as u32, tail as u32])
 }
 
 impl Packed {
@@ -55,45 +56,43 @@ impl Packed {
 
     /// The smallest key after `self` (for "strictly after this key").
     pub fn successor(self) -> Self {
-        let mut bytes = self.0;
-        for byte in bytes.iter_mut().rev() {
-            let (next, overflow) = byte.overflowing_add(1);
-            *byte = next;
+        let mut words = self.0;
+        for word in words.iter_mut().rev() {
+            let (next, overflow) = word.overflowing_add(1);
+            *word = next;
             if !overflow {
                 break;
             }
         }
-        Self(bytes)
+        Self(words)
     }
 
     pub fn unpack(self, order: Order) -> BoardKey {
-        let field = |range: std::ops::Range<usize>| {
-            let mut buf = [0u8; 8];
-            buf[8 - range.len()..].copy_from_slice(&self.0[range]);
-            u64::from_be_bytes(buf)
-        };
-        BoardKey { score: score_of(order, field(0..8)), at: field(8..14) as i64, id: field(14..20) as i64 }
+        let [s1, s2, t1, t2, t3] = self.0.map(u64::from);
+        let tail = (u128::from(t1) << 64) | (u128::from(t2) << 32) | u128::from(t3);
+        BoardKey {
+            score: score_of(order, (s1 << 32) | s2),
+            at: (tail >> 48) as i64 & FIELD_48 as i64,
+            id: tail as i64 & FIELD_48 as i64,
+        }
     }
 
     /// The Redis member: 40 hex digits, whose lexicographic order is the
-    /// byte order.
+    /// key order.
     pub fn member(self) -> String {
-        use std::fmt::Write as _;
-        self.0.iter().fold(String::with_capacity(40), |mut hex, byte| {
-            let _ = write!(hex, "{byte:02x}");
-            hex
-        })
+        let [a, b, c, d, e] = self.0;
+        format!("{a:08x}{b:08x}{c:08x}{d:08x}{e:08x}")
     }
 
     pub fn from_member(member: &str) -> Option<Self> {
         if member.len() != 40 || !member.is_ascii() {
             return None;
         }
-        let mut bytes = [0u8; 20];
-        for (i, byte) in bytes.iter_mut().enumerate() {
-            *byte = u8::from_str_radix(&member[2 * i..2 * i + 2], 16).ok()?;
+        let mut words = [0u32; 5];
+        for (i, word) in words.iter_mut().enumerate() {
+            *word = u32::from_str_radix(&member[8 * i..8 * i + 8], 16).ok()?;
         }
-        Some(Self(bytes))
+        Some(Self(words))
     }
 }
 
