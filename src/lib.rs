@@ -6,6 +6,7 @@
 pub mod auth;
 pub mod background;
 pub mod bench;
+pub mod boards;
 pub mod cache;
 pub mod config;
 pub mod dataset;

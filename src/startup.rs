@@ -13,6 +13,7 @@ use actix_web::{web, App, HttpServer};
 
 use crate::auth::{HashPolicy, PasswordHasher};
 use crate::background::Background;
+use crate::boards::Registry;
 use crate::cache::Caches;
 use crate::config::Settings;
 use crate::limits::RateLimits;
@@ -23,7 +24,7 @@ use crate::scoring::{BatchPolicy, ScoreWriter};
 use crate::state::AppState;
 use crate::store::{Migrations, Store};
 use crate::telemetry::{observe, Metrics};
-use crate::usecases::admin;
+use crate::usecases::{admin, boards};
 
 /// Redis connections per instance.
 const REDIS_POOL_SIZE: usize = 16;
@@ -59,9 +60,8 @@ impl Application {
             None => None,
         };
         let background = Background::default();
-        let ranks = RankEngine::new(store.clone(), redis.clone(), background.clone());
-        let warm_up = ranks.warm_up(false).await?;
-        tracing::info!(players = warm_up.players, millis = warm_up.elapsed.as_millis() as u64, "rank engine warmed up");
+        let boards = Arc::new(Registry::default());
+        let ranks = RankEngine::new(store.clone(), redis.clone(), Arc::clone(&boards), background.clone());
         let caches = Arc::new(Caches::new(redis.clone()));
         let policy = BatchPolicy {
             max_posts: settings.write_batch_max as usize,
@@ -72,6 +72,7 @@ impl Application {
         let limits = RateLimits::new(&settings.rates(), redis.clone());
         let state = web::Data::new(AppState {
             settings,
+            boards,
             ranks,
             store,
             caches,
@@ -81,8 +82,12 @@ impl Application {
             redis,
             background: background.clone(),
         });
+        boards::reload_catalog(&state).await.map_err(|error| anyhow::anyhow!("loading the board catalog: {error}"))?;
+        let warm_up = state.ranks.warm_up(false).await?;
+        tracing::info!(entries = warm_up.entries, millis = warm_up.elapsed.as_millis() as u64, "rank engine warmed up");
         background.spawn(admin::purge_expired_regularly(state.clone()));
         background.spawn(admin::watch_shared_state(state.clone()));
+        background.spawn(boards::keep_periods(state.clone()));
 
         let cors_origins: Vec<String> = state
             .settings

@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use crate::auth::PasswordHasher;
 use crate::background::Background;
+use crate::boards::Registry;
 use crate::cache::Caches;
 use crate::config::Settings;
 use crate::limits::RateLimits;
@@ -17,6 +18,8 @@ pub struct AppState {
     pub settings: Settings,
     /// The database: the source of truth for everything.
     pub store: Store,
+    /// The custom boards and their clocks (a cache of the catalog).
+    pub boards: Arc<Registry>,
     /// Ranks and pages for every board; the only way anything gets a rank.
     pub ranks: RankEngine,
     /// Rendered pages, display names, user rows: never the truth.

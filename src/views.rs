@@ -7,7 +7,8 @@ use std::sync::Arc;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::domain::{Board, Timestamp};
+use crate::boards::{BoardSpec, Period};
+use crate::domain::{Board, BoardKey, Timestamp};
 use crate::rank::{Page, UserRanks};
 use crate::store::{ScoreRow, UserRow};
 
@@ -100,26 +101,95 @@ pub struct ScoreHistory {
     pub next_before: Option<i64>,
 }
 
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct UserRef {
     pub id: i64,
     pub display_name: String,
     pub image: i64,
 }
 
-#[derive(Debug, Serialize, ToSchema)]
+impl UserRef {
+    pub fn new(id: i64, display_name: &str) -> Self {
+        Self { id, display_name: display_name.to_owned(), image: image(id) }
+    }
+}
+
+/// A post's metadata: the JSON object as stored, sent as it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Metadata(pub Arc<str>);
+
+impl Serialize for Metadata {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let raw = serde_json::value::RawValue::from_string(self.0.to_string()).map_err(serde::ser::Error::custom)?;
+        raw.serialize(serializer)
+    }
+}
+
+/// In the OpenAPI document: any JSON object.
+impl utoipa::PartialSchema for Metadata {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{ObjectBuilder, Type};
+        ObjectBuilder::new()
+            .schema_type(Type::Object)
+            .description(Some("The JSON object posted with the score (at most 1 KiB)"))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for Metadata {}
+
+/// A period of a board (built-ins: `{"index": 0, "start": null, "end": null}`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+pub struct PeriodView {
+    pub index: i64,
+    pub start: Option<Timestamp>,
+    /// Null while the board never resets.
+    pub end: Option<Timestamp>,
+}
+
+impl PeriodView {
+    pub const BUILTIN: Self = Self { index: 0, start: None, end: None };
+}
+
+impl From<Period> for PeriodView {
+    fn from(period: Period) -> Self {
+        Self { index: period.index, start: Some(period.start), end: period.end }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct RankingEntry {
     pub rank: i64,
     pub score: i64,
-    /// `best_at` on the best board, null on the total board.
+    /// When the entry's score was reached: `best_at` on the best board,
+    /// null on the total board; on custom boards the first post that
+    /// reached it (`best`) or the last post (`latest`, `total`).
     pub achieved_at: Option<Timestamp>,
     pub user: UserRef,
+    /// The metadata of the post that set the score (custom boards), or null.
+    pub metadata: Option<Metadata>,
+}
+
+impl RankingEntry {
+    pub fn new(board: Board, rank: i64, key: BoardKey, display_name: &str, metadata: Option<Arc<str>>) -> Self {
+        Self {
+            rank,
+            score: key.score,
+            achieved_at: match board {
+                Board::Total => None,
+                Board::Best | Board::Custom(_) => Some(Timestamp::from_millis(key.at)),
+            },
+            user: UserRef::new(key.id, display_name),
+            metadata: metadata.map(Metadata),
+        }
+    }
 }
 
 #[derive(Debug, Serialize, ToSchema)]
 pub struct RankingPage {
-    #[schema(value_type = String, example = "best")]
-    pub board: &'static str,
+    #[schema(example = "best")]
+    pub board: String,
+    pub period: PeriodView,
     pub entries: Vec<RankingEntry>,
     pub total_players: i64,
     pub next_offset: Option<i64>,
@@ -128,30 +198,160 @@ pub struct RankingPage {
 
 impl RankingPage {
     /// A page of the rank engine with the players' display names.
-    pub fn new(page: Page, names: &HashMap<i64, Arc<str>>) -> Self {
+    pub fn new(board_id: &str, period: PeriodView, page: Page, names: &HashMap<i64, Arc<str>>) -> Self {
+        let board = page.board.board;
         let entries = page
             .entries
             .into_iter()
-            .map(|entry| RankingEntry {
-                rank: entry.rank,
-                score: entry.key.score,
-                achieved_at: match page.board {
-                    Board::Best => Some(Timestamp::from_millis(entry.key.at)),
-                    Board::Total => None,
-                },
-                user: UserRef {
-                    id: entry.key.id,
-                    display_name: names.get(&entry.key.id).map(|name| name.to_string()).unwrap_or_default(),
-                    image: image(entry.key.id),
-                },
+            .map(|entry| {
+                let name = names.get(&entry.key.id).map_or("", |name| name);
+                RankingEntry::new(board, entry.rank, entry.key, name, entry.metadata)
             })
             .collect();
         Self {
-            board: page.board.as_str(),
+            board: board_id.to_owned(),
+            period,
             entries,
             total_players: page.total_players,
             next_offset: page.next_offset,
             next_cursor: page.next_cursor.map(|cursor| cursor.encode()),
         }
     }
+}
+
+/// A board as `GET /api/boards` lists it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct BoardView {
+    #[schema(example = "level-3")]
+    pub id: String,
+    pub name: String,
+    #[schema(example = "desc")]
+    pub order: &'static str,
+    #[schema(example = "best")]
+    pub operator: &'static str,
+    /// A cron pattern (5 fields, or 6 with seconds first), or null: never resets.
+    pub reset: Option<String>,
+    #[schema(example = "UTC")]
+    pub timezone: String,
+    pub archive_periods: i64,
+    pub min_score: i64,
+    pub max_score: i64,
+    /// Null for the built-in boards.
+    pub created_at: Option<Timestamp>,
+    /// The period in force.
+    pub period: PeriodView,
+}
+
+impl BoardView {
+    pub fn custom(spec: &BoardSpec, period: Period) -> Self {
+        Self {
+            id: spec.id.clone(),
+            name: spec.name.clone(),
+            order: spec.order.as_str(),
+            operator: spec.operator.as_str(),
+            reset: spec.reset.clone(),
+            timezone: spec.timezone.clone(),
+            archive_periods: spec.archive_periods,
+            min_score: spec.min_score,
+            max_score: spec.max_score,
+            created_at: Some(spec.created_at),
+            period: period.into(),
+        }
+    }
+
+    /// `best` or `total`; `max_score` is the configured plausibility bound.
+    pub fn builtin(board: Board, max_score: i64) -> Self {
+        let (id, name, operator) = match board {
+            Board::Total => ("total", "Total score", "total"),
+            Board::Best | Board::Custom(_) => ("best", "Best score", "best"),
+        };
+        Self {
+            id: id.to_owned(),
+            name: name.to_owned(),
+            order: "desc",
+            operator,
+            reset: None,
+            timezone: "UTC".to_owned(),
+            archive_periods: 0,
+            min_score: 0,
+            max_score,
+            created_at: None,
+            period: PeriodView::BUILTIN,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct BoardList {
+    pub boards: Vec<BoardView>,
+}
+
+/// A period in a board's list of periods.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PeriodEntry {
+    pub index: i64,
+    pub start: Option<Timestamp>,
+    pub end: Option<Timestamp>,
+    /// Players with an entry in the period.
+    pub players: i64,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PeriodList {
+    pub periods: Vec<PeriodEntry>,
+    pub next_before: Option<i64>,
+}
+
+/// A post to a custom board.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct BoardScoreView {
+    pub id: i64,
+    pub score: i64,
+    pub created_at: Timestamp,
+    pub metadata: Option<Metadata>,
+}
+
+/// The answer to a post on a custom board.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct BoardScoreResult {
+    pub score: BoardScoreView,
+    /// The player's entry after this post, with its rank.
+    pub entry: RankingEntry,
+    /// Whether the entry's score changed.
+    pub improved: bool,
+    /// The period the post counted in.
+    pub period: PeriodView,
+}
+
+/// A post in a player's history on a custom board.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct BoardHistoryItem {
+    pub id: i64,
+    pub score: i64,
+    pub created_at: Timestamp,
+    pub metadata: Option<Metadata>,
+    /// The period the post counted in.
+    pub period: PeriodView,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct BoardHistory {
+    pub scores: Vec<BoardHistoryItem>,
+    pub next_before: Option<i64>,
+}
+
+/// A player's current entry on one board.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct UserBoardEntry {
+    pub board: String,
+    pub period: PeriodView,
+    pub rank: i64,
+    pub score: i64,
+    pub achieved_at: Option<Timestamp>,
+    pub metadata: Option<Metadata>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct UserBoards {
+    pub entries: Vec<UserBoardEntry>,
 }

@@ -28,7 +28,7 @@ use self::model::{Movements, PlayerModel};
 use self::report::{ErrorCounts, Summary};
 use self::scenario::{full_walk, Context, FULL_WALK_LIMIT};
 use self::stats::{Recorder, Severity};
-use crate::domain::Board;
+use self::validate::Board;
 
 #[derive(Debug, Clone, Args)]
 pub struct BenchArgs {

@@ -16,8 +16,7 @@ use serde_json::{json, Value};
 use super::http::{shorten, Api, Reply};
 use super::model::{Movements, PlayerModel};
 use super::stats::{Recorder, Severity, Work};
-use super::validate::{check_page, PageView, Walk};
-use crate::domain::Board;
+use super::validate::{check_page, Board, PageView, Walk};
 
 /// Boards larger than this are not walked end to end during the run.
 pub const FULL_WALK_LIMIT: i64 = 20_000;

@@ -12,8 +12,6 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use crate::domain::Board;
-
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
     pub rank: i64,
@@ -22,6 +20,33 @@ pub struct Entry {
     /// UTC timestamps of fixed precision correctly.
     pub at: Option<String>,
     pub id: i64,
+}
+
+/// A board the bench reads, as the contract describes it (the bench
+/// relies on the HTTP contract only, never on hiscore's own types).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Board {
+    /// Best score desc, then `achieved_at`, then id.
+    Best,
+    /// Total desc, then id.
+    Total,
+}
+
+impl Board {
+    pub const ALL: [Board; 2] = [Board::Best, Board::Total];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Best => "best",
+            Self::Total => "total",
+        }
+    }
+}
+
+impl std::fmt::Display for Board {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -8,13 +8,13 @@ use std::sync::RwLock;
 
 use actix_web::web::Bytes;
 
-use crate::domain::{Board, BoardKey};
+use crate::domain::{BoardKey, BoardPeriod};
 
 /// What identifies a page request: parsed values, so that `0`, `00` and
 /// `+0` are one entry, not three.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct PageKey {
-    pub board: Board,
+    pub board: BoardPeriod,
     pub limit: i64,
     pub start: PageStart,
 }
@@ -91,7 +91,7 @@ mod tests {
     use super::*;
 
     fn key(offset: i64) -> PageKey {
-        PageKey { board: Board::Best, limit: 10, start: PageStart::Offset(offset) }
+        PageKey { board: BoardPeriod::builtin(crate::domain::Board::Best), limit: 10, start: PageStart::Offset(offset) }
     }
 
     #[test]

@@ -4,7 +4,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 use sha2::{Digest, Sha256};
 
-use super::Board;
+use super::{Board, BoardPeriod, Order};
 use crate::error::{ApiError, ErrorCode};
 
 /// A player's position in a board's order: the sort key of the board.
@@ -18,30 +18,39 @@ pub struct BoardKey {
     pub id: i64,
 }
 
-/// An opaque keyset cursor: "continue after this key on this board".
+/// An opaque keyset cursor: "continue after this key on this board, in
+/// this period" (a walk that began before a reset goes on in its period).
 ///
-/// Encoded as URL-safe base64 of a version byte, the board, the key and a
-/// 4-byte checksum. The checksum is not a secret (a cursor grants nothing);
-/// it only makes garbage and typos a clean 400 `invalid_cursor` instead of a
-/// silently wrong page.
+/// Encoded as URL-safe base64 of a version byte, the board (and on custom
+/// boards its number and the period), the key and a 4-byte checksum. The
+/// checksum is not a secret (a cursor grants nothing); it only makes
+/// garbage and typos a clean 400 `invalid_cursor` instead of a silently
+/// wrong page. Built-in boards keep the first version's format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Cursor {
-    pub board: Board,
+    pub board: BoardPeriod,
     pub after: BoardKey,
 }
 
-const VERSION: u8 = 1;
-const PAYLOAD_LEN: usize = 2 + 3 * 8;
+/// Built-in boards: version, board letter, key.
+const BUILTIN: u8 = 1;
+/// Custom boards: version, 'c', number, period, key.
+const CUSTOM: u8 = 2;
+const KEY_LEN: usize = 3 * 8;
 const CHECKSUM_LEN: usize = 4;
 
 impl Cursor {
     pub fn encode(&self) -> String {
-        let mut bytes = Vec::with_capacity(PAYLOAD_LEN + CHECKSUM_LEN);
-        bytes.push(VERSION);
-        bytes.push(match self.board {
-            Board::Best => b'b',
-            Board::Total => b't',
-        });
+        let mut bytes = Vec::with_capacity(2 + 16 + KEY_LEN + CHECKSUM_LEN);
+        match self.board.board {
+            Board::Best => bytes.extend_from_slice(&[BUILTIN, b'b']),
+            Board::Total => bytes.extend_from_slice(&[BUILTIN, b't']),
+            Board::Custom(number) => {
+                bytes.extend_from_slice(&[CUSTOM, b'c']);
+                bytes.extend_from_slice(&number.to_be_bytes());
+                bytes.extend_from_slice(&self.board.period.to_be_bytes());
+            }
+        }
         for field in [self.after.score, self.after.at, self.after.id] {
             bytes.extend_from_slice(&field.to_be_bytes());
         }
@@ -50,33 +59,34 @@ impl Cursor {
         URL_SAFE_NO_PAD.encode(bytes)
     }
 
-    /// Decodes a cursor for `board`; a cursor minted for the other board is
-    /// invalid too.
-    pub fn parse(raw: &str, board: Board) -> Result<Self, ApiError> {
-        let invalid = || ApiError::with_message(ErrorCode::InvalidCursor, "cursor is not one this board returned");
+    /// Decodes a cursor for `board` (whose scores run `order`); a cursor
+    /// minted for another board is invalid too.
+    pub fn parse(raw: &str, board: Board, order: Order) -> Result<Self, ApiError> {
+        let invalid = || ApiError::new(ErrorCode::InvalidCursor);
         let bytes = URL_SAFE_NO_PAD.decode(raw).map_err(|_| invalid())?;
-        if bytes.len() != PAYLOAD_LEN + CHECKSUM_LEN {
+        let payload_len = bytes.len().checked_sub(CHECKSUM_LEN).ok_or_else(invalid)?;
+        let (payload, sum) = bytes.split_at(payload_len);
+        if checksum(payload) != sum || payload.len() < 2 {
             return Err(invalid());
         }
-        let (payload, sum) = bytes.split_at(PAYLOAD_LEN);
-        if checksum(payload) != sum || payload[0] != VERSION {
-            return Err(invalid());
-        }
-        let cursor_board = match payload[1] {
-            b'b' => Board::Best,
-            b't' => Board::Total,
+        let field = |at: usize| -> Option<i64> {
+            let bytes: [u8; 8] = payload.get(at..at + 8)?.try_into().ok()?;
+            Some(i64::from_be_bytes(bytes))
+        };
+        let (cursor_board, period, key_at) = match (payload[0], payload[1], payload.len()) {
+            (BUILTIN, b'b', 26) => (Board::Best, 0, 2),
+            (BUILTIN, b't', 26) => (Board::Total, 0, 2),
+            (CUSTOM, b'c', 42) => (Board::Custom(field(2).ok_or_else(invalid)?), field(10).ok_or_else(invalid)?, 18),
             _ => return Err(invalid()),
         };
-        if cursor_board != board {
+        if cursor_board != board || period < 0 {
             return Err(invalid());
         }
-        let field = |i: usize| {
-            let start = 2 + i * 8;
-            let mut buf = [0u8; 8];
-            buf.copy_from_slice(&payload[start..start + 8]);
-            i64::from_be_bytes(buf)
-        };
-        Ok(Self { board, after: BoardKey { score: field(0), at: field(1), id: field(2) } })
+        let key = |i: usize| field(key_at + i * 8).ok_or_else(invalid);
+        Ok(Self {
+            board: BoardPeriod { board, order, period },
+            after: BoardKey { score: key(0)?, at: key(1)?, id: key(2)? },
+        })
     }
 }
 
@@ -92,7 +102,10 @@ mod tests {
     use super::*;
 
     fn sample() -> Cursor {
-        Cursor { board: Board::Best, after: BoardKey { score: 1200, at: 1_790_000_000_123, id: 42 } }
+        Cursor {
+            board: BoardPeriod::builtin(Board::Best),
+            after: BoardKey { score: 1200, at: 1_790_000_000_123, id: 42 },
+        }
     }
 
     #[test]
@@ -100,21 +113,29 @@ mod tests {
         let cursor = sample();
         let encoded = cursor.encode();
         assert!(encoded.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'));
-        assert_eq!(Cursor::parse(&encoded, Board::Best).unwrap(), cursor);
+        assert_eq!(encoded.len(), 40, "built-in cursors keep the first release's format");
+        assert_eq!(Cursor::parse(&encoded, Board::Best, Order::Desc).unwrap(), cursor);
+        let custom = Cursor {
+            board: BoardPeriod { board: Board::Custom(7), order: Order::Asc, period: 12 },
+            after: BoardKey { score: -5, at: 3, id: 9 },
+        };
+        assert_eq!(Cursor::parse(&custom.encode(), Board::Custom(7), Order::Asc).unwrap(), custom);
+        assert!(Cursor::parse(&custom.encode(), Board::Custom(8), Order::Asc).is_err());
     }
 
     #[test]
     fn rejects_garbage_tampering_and_the_other_board() {
         let encoded = sample().encode();
-        assert!(Cursor::parse(&encoded, Board::Total).is_err());
+        assert!(Cursor::parse(&encoded, Board::Total, Order::Desc).is_err());
         for bad in ["", "abc", "!!!!", &encoded[1..], &format!("{encoded}A")] {
-            assert_eq!(Cursor::parse(bad, Board::Best).unwrap_err().code(), ErrorCode::InvalidCursor, "{bad}");
+            let error = Cursor::parse(bad, Board::Best, Order::Desc).unwrap_err();
+            assert_eq!(error.code(), ErrorCode::InvalidCursor, "{bad}");
         }
         // Flip one character in the middle: the checksum catches it.
         let mut tampered: Vec<char> = encoded.chars().collect();
         let i = tampered.len() / 2;
         tampered[i] = if tampered[i] == 'A' { 'B' } else { 'A' };
         let tampered: String = tampered.into_iter().collect();
-        assert!(Cursor::parse(&tampered, Board::Best).is_err());
+        assert!(Cursor::parse(&tampered, Board::Best, Order::Desc).is_err());
     }
 }

@@ -13,7 +13,7 @@ mod page;
 mod score;
 mod timestamp;
 
-pub use board::{Board, Order};
+pub use board::{Board, BoardId, BoardName, BoardPeriod, Metadata, Operator, Order, PeriodSelector};
 pub use credentials::{LoginName, Password};
 pub use cursor::{BoardKey, Cursor};
 pub use display_name::DisplayName;

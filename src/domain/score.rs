@@ -28,6 +28,19 @@ impl Score {
         }
     }
 
+    /// A score for a custom board, whose range is `min..=max` (validated
+    /// when the board was created).
+    pub fn parse_in(raw: Option<&Value>, min: i64, max: i64) -> Result<Self, ApiError> {
+        let invalid =
+            || ApiError::with_message(ErrorCode::InvalidScore, format!("score must be an integer from {min} to {max}"));
+        let value = raw.and_then(Value::as_i64).ok_or_else(invalid)?;
+        if (min..=max).contains(&value) {
+            Ok(Self(value))
+        } else {
+            Err(invalid())
+        }
+    }
+
     pub fn value(self) -> i64 {
         self.0
     }

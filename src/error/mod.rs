@@ -111,6 +111,7 @@ impl From<StoreError> for ApiError {
                 Self::new(ErrorCode::DatabaseUnavailable)
             }
             StoreError::Taken(UniqueKey::LoginName) => Self::new(ErrorCode::LoginNameTaken),
+            StoreError::Taken(UniqueKey::BoardId) => Self::new(ErrorCode::BoardExists),
             other => Self::internal(other),
         }
     }

@@ -21,17 +21,22 @@ use indexset::BTreeSet;
 use tokio::sync::RwLock;
 
 use super::key::Packed;
-use super::source::{BoardSource, Slice, SliceStart};
-use crate::domain::{Board, BoardKey, Order};
+use super::source::{rank_entries, BoardSource, Entry, Ranked, Slice, SliceStart};
+use crate::domain::{Board, BoardKey, BoardPeriod, Order};
 use crate::store::Standing;
 
 /// What a group of boards (written together) keeps per player: enough to
 /// derive the player's key on each board, and a version.
-pub trait Row: Copy + Default {
+pub trait Row: Clone + Default {
     /// Orders updates of one player; 0 means "not on the boards".
     fn version(&self) -> u32;
     /// The player's key on the group's board number `board`.
     fn key(&self, board: usize, id: i64) -> BoardKey;
+    /// The metadata of the post that set the player's score, if the group
+    /// keeps any.
+    fn metadata(&self) -> Option<Arc<str>> {
+        None
+    }
 }
 
 /// Ids up to this are held in a flat vector; beyond, in a map.
@@ -46,10 +51,10 @@ struct Rows<R> {
 }
 
 impl<R: Row> Rows<R> {
-    fn get(&self, id: i64) -> Option<R> {
+    fn get(&self, id: i64) -> Option<&R> {
         let row = match usize::try_from(id) {
-            Ok(index) if index < DENSE_IDS => self.dense.get(index).copied(),
-            _ => self.sparse.get(&id).copied(),
+            Ok(index) if index < DENSE_IDS => self.dense.get(index),
+            _ => self.sparse.get(&id),
         };
         row.filter(|row| row.version() > 0)
     }
@@ -110,7 +115,7 @@ impl<R: Row> Group<R> {
         let mut players = Vec::with_capacity(rows.len());
         for (id, row) in rows {
             if group.rows.get(id).is_none() {
-                group.rows.set(id, row);
+                group.rows.set(id, row.clone());
                 players.push((id, row));
             }
         }
@@ -131,7 +136,7 @@ impl<R: Row> Group<R> {
         if row.version() == 0 {
             return false;
         }
-        if let Some(old) = self.rows.get(id) {
+        if let Some(old) = self.rows.get(id).cloned() {
             if old.version() >= row.version() {
                 return false;
             }
@@ -153,6 +158,11 @@ impl<R: Row> Group<R> {
         self.sets[board].rank(&Packed::floor(self.orders[board], score)) as i64 + 1
     }
 
+    fn entry(&self, key: BoardKey) -> Entry {
+        let metadata = self.rows.get(key.id).and_then(Row::metadata);
+        Entry { key, metadata }
+    }
+
     fn slice(&self, board: usize, start: SliceStart, count: usize) -> Option<Slice> {
         let (order, set) = (self.orders[board], &self.sets[board]);
         let position = match start {
@@ -160,18 +170,24 @@ impl<R: Row> Group<R> {
             SliceStart::After(key) => set.rank(&Packed::of(order, key).successor()),
             SliceStart::Around { id, radius } => {
                 let row = self.rows.get(id)?;
-                set.rank(&self.packed(board, &row, id)).saturating_sub(radius)
+                set.rank(&self.packed(board, row, id)).saturating_sub(radius)
             }
         };
         let total = set.len();
         let end = position.saturating_add(count).min(total);
-        let keys: Vec<BoardKey> = if position < end {
-            set.range_idx(position..end).map(|key| key.unpack(order)).collect()
+        let entries: Vec<Entry> = if position < end {
+            set.range_idx(position..end).map(|key| self.entry(key.unpack(order))).collect()
         } else {
             Vec::new()
         };
-        let first_rank = keys.first().map_or(0, |first| self.rank_of_score(board, first.score));
-        Some(Slice { keys, position, first_rank, total })
+        let first_rank = entries.first().map_or(0, |first| self.rank_of_score(board, first.key.score));
+        Some(Slice { entries, position, first_rank, total })
+    }
+
+    fn ranked(&self, board: usize, target: BoardPeriod, ids: &[i64]) -> Ranked {
+        let entries: Vec<Entry> =
+            ids.iter().filter_map(|id| self.rows.get(*id).map(|row| self.entry(row.key(board, *id)))).collect();
+        rank_entries(target, entries, |entry| self.rank_of_score(board, entry.key.score), self.sets[board].len())
     }
 
     /// Players on the group's boards.
@@ -219,29 +235,92 @@ impl Row for StandingRow {
     }
 }
 
-/// Every board of this instance: the two built-ins, kept together (one
-/// standing places a player on both).
+/// A player's entry on a custom board in one period.
+#[derive(Debug, Clone, Default)]
+pub struct EntryRow {
+    score: i64,
+    at: i64,
+    version: u32,
+    metadata: Option<Arc<str>>,
+}
+
+impl Row for EntryRow {
+    fn version(&self) -> u32 {
+        self.version
+    }
+
+    fn key(&self, _: usize, id: i64) -> BoardKey {
+        BoardKey { score: self.score, at: self.at, id }
+    }
+
+    fn metadata(&self) -> Option<Arc<str>> {
+        self.metadata.clone()
+    }
+}
+
+/// An entry of a custom board as a committed post (or a warm-up) left it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EntryChange {
+    pub board: BoardPeriod,
+    pub key: BoardKey,
+    pub version: i64,
+    pub metadata: Option<Arc<str>>,
+}
+
+impl EntryChange {
+    fn row(&self) -> EntryRow {
+        EntryRow {
+            score: self.key.score,
+            at: self.key.at,
+            version: u32::try_from(self.version.max(0)).unwrap_or(u32::MAX),
+            metadata: self.metadata.clone(),
+        }
+    }
+}
+
+/// One period of a custom board.
+struct PeriodGroup {
+    period: i64,
+    group: Group<EntryRow>,
+}
+
+/// Every board this instance holds: the two built-ins, kept together (one
+/// standing places a player on both), and the current period of each
+/// custom board (ended periods are read from the database).
 pub struct LocalBoards {
     builtin: Group<StandingRow>,
+    custom: HashMap<i64, PeriodGroup>,
 }
 
 impl Default for LocalBoards {
     fn default() -> Self {
-        Self { builtin: Group::new(vec![Board::Best.order(), Board::Total.order()]) }
+        Self { builtin: Group::new(vec![Order::Desc, Order::Desc]), custom: HashMap::new() }
     }
 }
 
 fn builtin_index(board: Board) -> usize {
     match board {
-        Board::Best => BEST,
         Board::Total => TOTAL,
+        Board::Best | Board::Custom(_) => BEST,
     }
+}
+
+/// What a read of this instance's boards finds for a board and period.
+enum Held<'a> {
+    Builtin(usize),
+    Custom(&'a Group<EntryRow>),
+    /// A custom board period this instance holds nothing of: no post
+    /// reached it yet (later periods than the one held), so it is empty.
+    Empty,
 }
 
 impl LocalBoards {
     pub fn from_standings(rows: &[Standing]) -> Self {
-        let orders = vec![Board::Best.order(), Board::Total.order()];
-        Self { builtin: Group::build(orders, rows.iter().map(|s| (s.id, StandingRow::from(s)))) }
+        let orders = vec![Order::Desc, Order::Desc];
+        Self {
+            builtin: Group::build(orders, rows.iter().map(|s| (s.id, StandingRow::from(s)))),
+            custom: HashMap::new(),
+        }
     }
 
     /// Places a player on both built-in boards unless a newer state is there.
@@ -249,15 +328,75 @@ impl LocalBoards {
         self.builtin.apply(s.id, StandingRow::from(s))
     }
 
-    fn slice(&self, board: Board, start: SliceStart, count: usize) -> Option<Slice> {
-        self.builtin.slice(builtin_index(board), start, count)
+    /// Loads one period of a custom board (a warm-up): it becomes the period
+    /// this instance holds of that board.
+    pub fn load_period(&mut self, board: BoardPeriod, entries: &[EntryChange]) {
+        let Board::Custom(number) = board.board else { return };
+        let rows = entries.iter().map(|entry| (entry.key.id, entry.row()));
+        self.custom.insert(number, PeriodGroup { period: board.period, group: Group::build(vec![board.order], rows) });
     }
 
-    fn rank_of_score(&self, board: Board, score: i64) -> i64 {
-        self.builtin.rank_of_score(builtin_index(board), score)
+    /// Places an entry of a custom board. An entry of a later period than
+    /// the one held starts that period; one of an earlier period is for
+    /// the database alone (ended periods are read from there).
+    pub fn apply_entry(&mut self, change: &EntryChange) -> bool {
+        let Board::Custom(number) = change.board.board else { return false };
+        let held = self.custom.entry(number).or_insert_with(|| PeriodGroup {
+            period: change.board.period,
+            group: Group::new(vec![change.board.order]),
+        });
+        if change.board.period < held.period {
+            return false;
+        }
+        if change.board.period > held.period {
+            *held = PeriodGroup { period: change.board.period, group: Group::new(vec![change.board.order]) };
+        }
+        held.group.apply(change.key.id, change.row())
     }
 
-    /// Players on the boards.
+    /// Forgets a custom board (deleted).
+    pub fn forget(&mut self, number: i64) {
+        self.custom.remove(&number);
+    }
+
+    fn held(&self, board: BoardPeriod) -> Held<'_> {
+        match board.board {
+            Board::Best | Board::Total => Held::Builtin(builtin_index(board.board)),
+            Board::Custom(number) => match self.custom.get(&number) {
+                Some(held) if held.period == board.period => Held::Custom(&held.group),
+                _ => Held::Empty,
+            },
+        }
+    }
+
+    fn slice(&self, board: BoardPeriod, start: SliceStart, count: usize) -> Option<Slice> {
+        match self.held(board) {
+            Held::Builtin(index) => self.builtin.slice(index, start, count),
+            Held::Custom(group) => group.slice(0, start, count),
+            Held::Empty => match start {
+                SliceStart::Around { .. } => None,
+                _ => Some(Slice { entries: Vec::new(), position: 0, first_rank: 0, total: 0 }),
+            },
+        }
+    }
+
+    fn rank_of_score(&self, board: BoardPeriod, score: i64) -> i64 {
+        match self.held(board) {
+            Held::Builtin(index) => self.builtin.rank_of_score(index, score),
+            Held::Custom(group) => group.rank_of_score(0, score),
+            Held::Empty => 1,
+        }
+    }
+
+    fn ranked(&self, board: BoardPeriod, ids: &[i64]) -> Ranked {
+        match self.held(board) {
+            Held::Builtin(index) => self.builtin.ranked(index, board, ids),
+            Held::Custom(group) => group.ranked(0, board, ids),
+            Held::Empty => Ranked { entries: Vec::new(), total: 0 },
+        }
+    }
+
+    /// Players on the built-in boards.
     #[cfg(test)]
     fn len(&self) -> usize {
         self.builtin.len()
@@ -274,13 +413,17 @@ pub struct LocalSource {
 impl BoardSource for LocalSource {
     type Error = Infallible;
 
-    async fn slice(&self, board: Board, start: SliceStart, count: usize) -> Result<Option<Slice>, Infallible> {
+    async fn slice(&self, board: BoardPeriod, start: SliceStart, count: usize) -> Result<Option<Slice>, Infallible> {
         Ok(self.boards.read().await.slice(board, start, count))
     }
 
-    async fn ranks_of_scores(&self, scores: &[(Board, i64)]) -> Result<Vec<i64>, Infallible> {
+    async fn ranks_of_scores(&self, scores: &[(BoardPeriod, i64)]) -> Result<Vec<i64>, Infallible> {
         let boards = self.boards.read().await;
         Ok(scores.iter().map(|(board, score)| boards.rank_of_score(*board, *score)).collect())
+    }
+
+    async fn ranked(&self, board: BoardPeriod, ids: &[i64]) -> Result<Ranked, Infallible> {
+        Ok(self.boards.read().await.ranked(board, ids))
     }
 }
 
@@ -295,7 +438,8 @@ mod tests {
     }
 
     fn all_keys(boards: &LocalBoards, board: Board) -> Vec<BoardKey> {
-        boards.slice(board, SliceStart::Offset(0), usize::MAX / 2).map(|s| s.keys).unwrap_or_default()
+        let slice = boards.slice(BoardPeriod::builtin(board), SliceStart::Offset(0), usize::MAX / 2);
+        slice.map(|s| s.entries.into_iter().map(|e| e.key).collect()).unwrap_or_default()
     }
 
     #[test]
@@ -309,7 +453,7 @@ mod tests {
         rows.iter().for_each(|s| {
             one_by_one.apply(s);
         });
-        for board in Board::ALL {
+        for board in Board::BUILTIN {
             assert_eq!(all_keys(&bulk, board), all_keys(&one_by_one, board));
         }
     }
@@ -330,7 +474,8 @@ mod tests {
         boards.apply(&standing(far, 5, 1, 5, 1));
         boards.apply(&standing(2, 9, 1, 9, 1));
         assert_eq!(all_keys(&boards, Board::Best).iter().map(|k| k.id).collect::<Vec<_>>(), [2, far]);
-        let around = boards.slice(Board::Best, SliceStart::Around { id: far, radius: 1 }, 3).unwrap();
+        let around =
+            boards.slice(BoardPeriod::builtin(Board::Best), SliceStart::Around { id: far, radius: 1 }, 3).unwrap();
         assert_eq!((around.position, around.first_rank), (0, 1));
     }
 

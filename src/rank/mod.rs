@@ -8,8 +8,10 @@
 //! exact, which an in-process fallback could not be as it would miss the
 //! other instances' posts). [`RankEngine::source`] picks one per read, in
 //! one place; a [`health::RedisHealth`] owns the recovery that brings Redis
-//! back. The engine never writes the database: it is a cache of it, warmed
-//! at start and updated after each committed post.
+//! back. Custom boards are held for their current period only; ended
+//! periods are always read from the database. The engine never writes the
+//! database: it is a cache of it, warmed at start and updated after each
+//! committed post.
 
 mod database;
 mod health;
@@ -27,32 +29,38 @@ use std::time::{Duration, Instant};
 use self::database::DatabaseSource;
 use self::health::RedisHealth;
 pub use self::health::SharedState;
+pub use self::local::EntryChange;
 use self::local::{LocalBoards, LocalSource};
-use self::redis::RedisSource;
+use self::redis::{builtin_members, RebuildEntry, Record, RedisSource};
 use self::source::{BoardSource, Slice, SliceStart};
+pub use self::source::{Entry, Ranked};
 use crate::background::Background;
-use crate::domain::{Board, BoardKey, Cursor};
+use crate::boards::{CustomBoard, Registry};
+use crate::domain::{Board, BoardKey, BoardPeriod, Cursor, Timestamp};
 use crate::redis::{RedisClient, RedisError};
 use crate::store::{Standing, Store, StoreResult, UserRow};
 
-/// A player's rank on each board; `None` while they have not played.
+/// A player's rank on each built-in board; `None` while they have not played.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct UserRanks {
     pub best: Option<i64>,
     pub total: Option<i64>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RankedKey {
+/// An entry of a page with its competition rank.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RankedEntry {
     pub rank: i64,
     pub key: BoardKey,
+    /// The metadata of the post that set the score (custom boards).
+    pub metadata: Option<Arc<str>>,
 }
 
 /// A slice of a board with its ranks and where to continue.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Page {
-    pub board: Board,
-    pub entries: Vec<RankedKey>,
+    pub board: BoardPeriod,
+    pub entries: Vec<RankedEntry>,
     pub total_players: i64,
     /// Position after the last entry, when there is more.
     pub next_offset: Option<i64>,
@@ -71,7 +79,9 @@ impl Page {
 /// What a warm-up did, for the log and the benchmarks.
 #[derive(Debug, Clone, Copy)]
 pub struct WarmUp {
-    pub players: usize,
+    /// Entries loaded: players on the built-in boards and entries of the
+    /// custom boards' current periods.
+    pub entries: usize,
     pub elapsed: Duration,
 }
 
@@ -84,10 +94,12 @@ pub struct RankEngine {
     version: Arc<AtomicU64>,
     /// The boards in Redis shared by all instances, when configured.
     shared: Option<Arc<Shared>>,
-    /// Reads while Redis is unusable.
+    /// Reads while Redis is unusable, and of ended periods.
     database: DatabaseSource,
     /// Where warm-ups and rebuilds read from.
     store: Store,
+    /// The custom boards, for their current periods.
+    boards: Arc<Registry>,
 }
 
 /// The boards in Redis and whether they can be trusted right now.
@@ -103,13 +115,13 @@ enum Source<'a> {
     Database,
 }
 
-/// Runs one read on the source the engine picks; a Redis failure degrades
-/// the engine and the read is answered by the database instead. The one
-/// place the engine chooses where an answer comes from.
+/// Runs one read on the source the engine picks for `$boards`; a Redis
+/// failure degrades the engine and the read is answered by the database
+/// instead. The one place the engine chooses where an answer comes from.
 macro_rules! dispatch {
-    ($engine:expr, |$source:ident| $read:expr) => {{
+    ($engine:expr, $boards:expr, |$source:ident| $read:expr) => {{
         let engine = $engine;
-        match engine.source() {
+        match engine.source($boards) {
             Source::Local($source) => match $read.await {
                 Ok(answer) => Ok(answer),
                 Err(never) => match never {},
@@ -136,7 +148,7 @@ macro_rules! dispatch {
 impl RankEngine {
     /// An engine over `store`, and over Redis when a client is given (its
     /// recovery task runs on `background`).
-    pub fn new(store: Store, redis: Option<Arc<RedisClient>>, background: Background) -> Self {
+    pub fn new(store: Store, redis: Option<Arc<RedisClient>>, boards: Arc<Registry>, background: Background) -> Self {
         Self {
             local: LocalSource::default(),
             version: Arc::default(),
@@ -145,11 +157,28 @@ impl RankEngine {
             }),
             database: DatabaseSource::new(store.clone()),
             store,
+            boards,
         }
     }
 
-    /// Where reads go right now.
-    fn source(&self) -> Source<'_> {
+    /// Whether `board` is a period the live sources hold: every built-in,
+    /// and the current period of a custom board. Ended periods are read
+    /// from the database.
+    fn is_live(&self, board: &BoardPeriod) -> bool {
+        match board.board {
+            Board::Best | Board::Total => true,
+            Board::Custom(number) => self
+                .boards
+                .by_number(number)
+                .is_some_and(|custom| custom.period_at(Timestamp::now()).index == board.period),
+        }
+    }
+
+    /// Where a read of these boards goes right now.
+    fn source<'a>(&'a self, boards: impl IntoIterator<Item = &'a BoardPeriod>) -> Source<'a> {
+        if !boards.into_iter().all(|board| self.is_live(board)) {
+            return Source::Database;
+        }
         match &self.shared {
             None => Source::Local(&self.local),
             Some(shared) if shared.health.is_healthy() => Source::Redis(shared),
@@ -157,12 +186,12 @@ impl RankEngine {
         }
     }
 
-    /// Without Redis, rebuilds the local index from the database. The write
-    /// lock is held across the read: a post that commits before the read is
-    /// in it, and one that commits after waits here and is recorded
-    /// afterwards. With Redis, rebuilds the shared boards when
+    /// Loads the boards from the database: without Redis into the local
+    /// index (the write lock is held across the read: a post that commits
+    /// before the read is in it, and one that commits after waits here and
+    /// is recorded afterwards); with Redis, rebuilds the boards there when
     /// `rebuild_shared` (after an initialize) or when they are not built
-    /// (posts meanwhile are replayed from their change log); Redis trouble
+    /// (posts meanwhile are replayed from their change logs). Redis trouble
     /// never fails this: reads go to the database and recovery runs in the
     /// background.
     pub async fn warm_up(&self, rebuild_shared: bool) -> StoreResult<WarmUp> {
@@ -171,7 +200,14 @@ impl RankEngine {
             let mut boards = self.local.boards.write().await;
             let rows = self.store.board_standings().await?;
             let read = started.elapsed();
-            *boards = LocalBoards::from_standings(&rows);
+            let mut local = LocalBoards::from_standings(&rows);
+            let mut entries = rows.len();
+            for custom in self.boards.all() {
+                let (board, changes) = self.current_entries(&custom).await?;
+                entries += changes.len();
+                local.load_period(board, &changes);
+            }
+            *boards = local;
             self.version.fetch_add(1, Ordering::Release);
             let elapsed = started.elapsed();
             tracing::debug!(
@@ -179,25 +215,115 @@ impl RankEngine {
                 build_ms = (elapsed - read).as_millis() as u64,
                 "warm-up"
             );
-            return Ok(WarmUp { players: rows.len(), elapsed });
+            return Ok(WarmUp { entries, elapsed });
         };
-        if !rebuild_shared && shared.redis.is_ready().await.unwrap_or(false) {
-            self.check_shared().await;
-            let mut conn = self.store.conn().await?;
-            let players = self.store.board_players(&mut conn).await?;
-            return Ok(WarmUp { players: usize::try_from(players).unwrap_or(0), elapsed: started.elapsed() });
+        let mut entries = 0;
+        for group in self.groups() {
+            let ready = shared.redis.ready(&[group]).await.ok().and_then(|r| r.first().copied()).unwrap_or(false);
+            if ready && !rebuild_shared {
+                continue;
+            }
+            match self.rebuild_group(shared, group).await {
+                Ok(rebuilt) => entries += rebuilt,
+                Err(error) => {
+                    tracing::warn!(%error, %group, "rebuilding a board in Redis failed");
+                    self.degrade(shared, &RedisError::NotReady);
+                }
+            }
         }
-        let since = shared.redis.change_seq().await;
-        let rows = self.store.board_standings().await?;
-        let outcome = match since {
-            Ok(since) => shared.redis.rebuild(&rows, since).await,
-            Err(error) => Err(error),
+        self.check_shared().await;
+        Ok(WarmUp { entries, elapsed: started.elapsed() })
+    }
+
+    /// The built-in group and every custom board.
+    fn groups(&self) -> Vec<Board> {
+        std::iter::once(Board::Best).chain(self.boards.all().iter().map(|custom| custom.spec.board())).collect()
+    }
+
+    /// The entries of a custom board's current period, from the database.
+    async fn current_entries(&self, custom: &CustomBoard) -> StoreResult<(BoardPeriod, Vec<EntryChange>)> {
+        let board = custom.spec.period(custom.period_at(Timestamp::now()).index);
+        let rows = self.store.period_entries(custom.spec.number, board.period).await?;
+        let changes = rows
+            .into_iter()
+            .map(|row| EntryChange {
+                board,
+                key: BoardKey { score: row.score, at: row.achieved_at.millis(), id: row.user_id },
+                version: row.version,
+                metadata: row.metadata.map(Arc::from),
+            })
+            .collect();
+        Ok((board, changes))
+    }
+
+    /// Rebuilds one group in Redis from the database; returns its entries.
+    async fn rebuild_group(&self, shared: &Shared, group: Board) -> anyhow::Result<usize> {
+        let since = shared.redis.change_seq(group).await?;
+        let (board, entries) = match group {
+            Board::Best | Board::Total => {
+                let rows = self.store.board_standings().await?;
+                let entries: Vec<RebuildEntry> = rows
+                    .iter()
+                    .filter(|s| s.plays > 0)
+                    .map(|s| RebuildEntry {
+                        id: s.id,
+                        version: s.plays,
+                        members: builtin_members(s).into_iter().map(|(member, _)| (member, None)).collect(),
+                    })
+                    .collect();
+                (BoardPeriod::builtin(Board::Best), entries)
+            }
+            Board::Custom(number) => {
+                let Some(custom) = self.boards.by_number(number) else { return Ok(0) };
+                let (board, changes) = self.current_entries(&custom).await?;
+                let entries = changes
+                    .iter()
+                    .map(|change| RebuildEntry {
+                        id: change.key.id,
+                        version: change.version,
+                        members: vec![(
+                            key::Packed::of(board.order, change.key).member(),
+                            change.metadata.as_deref().map(str::to_owned),
+                        )],
+                    })
+                    .collect();
+                (board, entries)
+            }
         };
-        match outcome {
-            Ok(()) => self.check_shared().await,
-            Err(error) => self.degrade(shared, &error),
+        shared.redis.rebuild(board, &entries, since).await?;
+        Ok(entries.len())
+    }
+
+    /// Gets a board created on this instance ready: an empty period 0 in
+    /// the local index, or built (empty) in Redis.
+    pub async fn add_board(&self, custom: &CustomBoard) {
+        let board = custom.spec.period(custom.period_at(Timestamp::now()).index);
+        match &self.shared {
+            None => {
+                self.local.boards.write().await.load_period(board, &[]);
+                self.version.fetch_add(1, Ordering::Release);
+            }
+            Some(shared) => {
+                if let Err(error) = shared.redis.rebuild(board, &[], 0).await {
+                    self.degrade(shared, &error);
+                }
+            }
         }
-        Ok(WarmUp { players: rows.len(), elapsed: started.elapsed() })
+    }
+
+    /// Forgets a deleted board.
+    pub async fn forget_board(&self, number: i64) {
+        match &self.shared {
+            None => {
+                self.local.boards.write().await.forget(number);
+                self.version.fetch_add(1, Ordering::Release);
+            }
+            Some(shared) => {
+                if let Err(error) = shared.redis.forget(number).await {
+                    tracing::warn!(%error, number, "a deleted board's keys could not be removed from Redis");
+                }
+            }
+        }
     }
 
     /// Whether reads go to Redis right now.
@@ -209,44 +335,40 @@ impl RankEngine {
         }
     }
 
-    /// Checks that the shared boards are still built (a flushed or restarted
-    /// Redis has lost them); called every second by a background task.
+    /// Checks that every board in Redis is still built (a flushed or
+    /// restarted Redis has lost them); called every second by a background
+    /// task. One round trip.
     pub async fn check_shared(&self) {
         let Some(shared) = &self.shared else { return };
-        match shared.redis.is_ready().await {
-            Ok(true) => shared.health.mark_healthy(),
-            Ok(false) => self.degrade(shared, &RedisError::NotReady),
+        match shared.redis.ready(&self.groups()).await {
+            Ok(ready) if ready.iter().all(|ready| *ready) => shared.health.mark_healthy(),
+            Ok(_) => self.degrade(shared, &RedisError::NotReady),
             Err(error) => self.degrade(shared, &error),
         }
     }
 
-    /// Sends reads to the database and starts the recovery: rebuild the
-    /// boards from the database whenever Redis answers without them.
+    /// Sends reads to the database and starts the recovery: rebuild every
+    /// board Redis lacks from the database until none is missing.
     fn degrade(&self, shared: &Arc<Shared>, error: &RedisError) {
         let engine = self.clone();
         let recovering = Arc::clone(shared);
         shared.health.degrade(error, async move {
             loop {
-                match recovering.redis.is_ready().await {
-                    Ok(true) => break,
-                    Ok(false) => {
-                        if let Err(error) = engine.rebuild_shared(&recovering).await {
-                            tracing::warn!(%error, "rebuilding the boards in Redis failed");
+                let groups = engine.groups();
+                if let Ok(ready) = recovering.redis.ready(&groups).await {
+                    if ready.iter().all(|ready| *ready) {
+                        break;
+                    }
+                    for (group, _) in groups.iter().zip(ready).filter(|(_, ready)| !ready) {
+                        if let Err(error) = engine.rebuild_group(&recovering, *group).await {
+                            tracing::warn!(%error, %group, "rebuilding a board in Redis failed");
                         }
                     }
-                    Err(_) => {}
                 }
                 tokio::time::sleep(Duration::from_secs(1)).await;
             }
             recovering.health.recovered();
         });
-    }
-
-    async fn rebuild_shared(&self, shared: &Shared) -> anyhow::Result<()> {
-        let since = shared.redis.change_seq().await?;
-        let rows = self.store.board_standings().await?;
-        shared.redis.rebuild(&rows, since).await?;
-        Ok(())
     }
 
     /// Records players' states after a committed score post.
@@ -265,7 +387,49 @@ impl RankEngine {
             // Recorded even while degraded: the change log feeds the rebuild.
             Some(shared) => {
                 for user in users {
-                    if let Err(error) = shared.redis.record(&Standing::of(user)).await {
+                    let standing = Standing::of(user);
+                    let members = builtin_members(&standing);
+                    let record = Record {
+                        id: standing.id,
+                        version: standing.plays,
+                        period: 0,
+                        expire_at: None,
+                        members: &members,
+                    };
+                    if let Err(error) = shared.redis.record(BoardPeriod::builtin(Board::Best), &record).await {
+                        self.degrade(shared, &error);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Records custom board entries after a committed post; `ends` gives
+    /// each change's period end (its sets in Redis expire after it).
+    pub async fn record_entries(&self, changes: &[(EntryChange, Option<Timestamp>)]) {
+        match &self.shared {
+            None => {
+                let mut boards = self.local.boards.write().await;
+                let mut changed = false;
+                for (change, _) in changes {
+                    changed |= boards.apply_entry(change);
+                }
+                if changed {
+                    self.version.fetch_add(1, Ordering::Release);
+                }
+            }
+            Some(shared) => {
+                for (change, end) in changes {
+                    let members =
+                        [(key::Packed::of(change.board.order, change.key).member(), change.metadata.as_deref())];
+                    let record = Record {
+                        id: change.key.id,
+                        version: change.version,
+                        period: change.board.period,
+                        expire_at: *end,
+                        members: &members,
+                    };
+                    if let Err(error) = shared.redis.record(change.board, &record).await {
                         self.degrade(shared, &error);
                     }
                 }
@@ -280,15 +444,17 @@ impl RankEngine {
         self.version.load(Ordering::Acquire)
     }
 
-    /// Ranks of the scores these rows show (so a profile's rank matches its
-    /// own numbers even if the player posted a moment later).
+    /// Ranks on the built-in boards of the scores these rows show (so a
+    /// profile's rank matches its own numbers even if the player posted a
+    /// moment later).
     pub async fn ranks_of(&self, users: &[&UserRow]) -> StoreResult<Vec<UserRanks>> {
-        let scores: Vec<(Board, i64)> = users
+        let (best, total) = (BoardPeriod::builtin(Board::Best), BoardPeriod::builtin(Board::Total));
+        let scores: Vec<(BoardPeriod, i64)> = users
             .iter()
             .filter(|u| u.play_count > 0)
-            .flat_map(|u| [(Board::Best, u.best_score), (Board::Total, u.total_score)])
+            .flat_map(|u| [(best, u.best_score), (total, u.total_score)])
             .collect();
-        let ranks = dispatch!(self, |source| source.ranks_of_scores(&scores))?;
+        let ranks = self.ranks_of_scores(&scores).await?;
         let mut pairs = ranks.chunks(2);
         Ok(users
             .iter()
@@ -303,13 +469,22 @@ impl RankEngine {
             .collect())
     }
 
+    /// For each (board, score): its competition rank (1 + entries with a
+    /// strictly better score).
+    pub async fn ranks_of_scores(&self, scores: &[(BoardPeriod, i64)]) -> StoreResult<Vec<i64>> {
+        if scores.is_empty() {
+            return Ok(Vec::new());
+        }
+        dispatch!(self, scores.iter().map(|(board, _)| board), |source| source.ranks_of_scores(scores))
+    }
+
     /// `count` entries from `start` plus one more, to tell whether there is
-    /// more; read at one version (the local one is read under the same lock
-    /// as the slice by taking it before and after: equal means unchanged).
-    async fn slice(&self, board: Board, start: SliceStart, count: usize) -> StoreResult<(Option<Slice>, u64)> {
+    /// more; read at one version (the local one is read before and after
+    /// the slice: equal means no change happened in between).
+    async fn slice(&self, board: BoardPeriod, start: SliceStart, count: usize) -> StoreResult<(Option<Slice>, u64)> {
         loop {
             let version = self.version();
-            let slice = dispatch!(self, |source| source.slice(board, start, count + 1))?;
+            let slice = dispatch!(self, [&board], |source| source.slice(board, start, count + 1))?;
             if self.version() == version {
                 return Ok((slice, version));
             }
@@ -317,14 +492,14 @@ impl RankEngine {
     }
 
     /// `limit` entries from position `offset`.
-    pub async fn page_at_offset(&self, board: Board, offset: i64, limit: i64) -> StoreResult<Page> {
+    pub async fn page_at_offset(&self, board: BoardPeriod, offset: i64, limit: i64) -> StoreResult<Page> {
         let count = to_count(limit);
         let start = SliceStart::Offset(usize::try_from(offset).unwrap_or(usize::MAX));
         let (slice, version) = self.slice(board, start, count).await?;
         Ok(page_of(board, slice, count, version))
     }
 
-    /// `limit` entries after the cursor's key.
+    /// `limit` entries after the cursor's key, on the cursor's board and period.
     pub async fn page_after(&self, cursor: Cursor, limit: i64) -> StoreResult<Page> {
         let count = to_count(limit);
         let (slice, version) = self.slice(cursor.board, SliceStart::After(cursor.after), count).await?;
@@ -333,20 +508,26 @@ impl RankEngine {
 
     /// Up to `radius` entries either side of a player; `None` when the
     /// player is not on the board.
-    pub async fn around(&self, board: Board, user_id: i64, radius: i64) -> StoreResult<Option<Page>> {
+    pub async fn around(&self, board: BoardPeriod, user_id: i64, radius: i64) -> StoreResult<Option<Page>> {
         let radius = to_count(radius);
         let start = SliceStart::Around { id: user_id, radius };
         let (slice, version) = self.slice(board, start, 2 * radius + 1).await?;
         let Some(slice) = slice else { return Ok(None) };
         // The window is `radius` either side of the player: "more" means
         // more after the window.
-        let Some(me) = slice.keys.iter().position(|key| key.id == user_id) else { return Ok(None) };
+        let Some(me) = slice.entries.iter().position(|entry| entry.key.id == user_id) else { return Ok(None) };
         Ok(Some(page_of(board, Some(slice), me + 1 + radius, version)))
+    }
+
+    /// Those of `ids` who are on the board, in board order, each with its
+    /// board-wide rank (a friends board).
+    pub async fn ranked(&self, board: BoardPeriod, ids: &[i64]) -> StoreResult<Ranked> {
+        dispatch!(self, [&board], |source| source.ranked(board, ids))
     }
 }
 
 /// A page of `count` entries from a slice that read one more.
-fn page_of(board: Board, slice: Option<Slice>, count: usize, version: u64) -> Page {
+fn page_of(board: BoardPeriod, slice: Option<Slice>, count: usize, version: u64) -> Page {
     let empty = |total: usize| Page {
         board,
         entries: Vec::new(),
@@ -356,15 +537,20 @@ fn page_of(board: Board, slice: Option<Slice>, count: usize, version: u64) -> Pa
         version,
     };
     let Some(mut slice) = slice else { return empty(0) };
-    let has_more = slice.keys.len() > count;
-    slice.keys.truncate(count);
-    let Some(last) = slice.keys.last().copied() else { return empty(slice.total) };
-    let scores: Vec<i64> = slice.keys.iter().map(|k| k.score).collect();
+    let has_more = slice.entries.len() > count;
+    slice.entries.truncate(count);
+    let Some(last) = slice.entries.last().map(|entry| entry.key) else { return empty(slice.total) };
+    let scores: Vec<i64> = slice.entries.iter().map(|entry| entry.key.score).collect();
     let ranks = assign_ranks(slice.first_rank, slice.position as i64, &scores);
-    let entries = slice.keys.len();
+    let entries = slice.entries.len();
     Page {
         board,
-        entries: slice.keys.into_iter().zip(ranks).map(|(key, rank)| RankedKey { rank, key }).collect(),
+        entries: slice
+            .entries
+            .into_iter()
+            .zip(ranks)
+            .map(|(entry, rank)| RankedEntry { rank, key: entry.key, metadata: entry.metadata })
+            .collect(),
         total_players: slice.total as i64,
         next_offset: has_more.then_some((slice.position + entries) as i64),
         next_cursor: has_more.then_some(Cursor { board, after: last }),

@@ -1,72 +1,97 @@
 //! The Redis board source: the boards as sorted sets, shared by every
 //! instance of the service.
 //!
-//! Each board is a sorted set whose members all have score 0 and are the
-//! packed entry keys in hex ([`Packed::member`]): their lexicographic order
-//! *is* the board order. That makes everything an O(log n) lex operation,
-//! including the keyset cursor, which needs the position of a key that may
-//! no longer exist (a player who moved on): competition rank = `ZLEXCOUNT`
-//! of the members before `floor` + 1, where `floor` is the smallest key with
-//! that score (what `ZCOUNT (score +inf` would give with real scores, which
-//! cannot hold the tie-break).
+//! Each board period is a sorted set whose members all have score 0 and
+//! are the packed entry keys in hex ([`Packed::member`]): their
+//! lexicographic order *is* the board order. That makes everything an
+//! O(log n) lex operation, including the keyset cursor, which needs the
+//! position of a key that may no longer exist (a player who moved on):
+//! competition rank = `ZLEXCOUNT` of the members before `floor` + 1, where
+//! `floor` is the smallest key with that score (what `ZCOUNT (score +inf`
+//! would give with real scores, which cannot hold the tie-break). Beside
+//! each set, a hash maps player ids to their member, version and (custom
+//! boards) metadata.
 //!
 //! Boards written together form a group (the two built-ins: one standing
-//! places a player on both) whose keys share a hash tag. Writes go through
-//! one Lua script per player (atomic across instances, versioned so that
-//! out-of-order updates keep the newest) and are appended to the group's
-//! change log, so a rebuild from the database can replay what was posted
-//! while it ran. A `ready` key says the sets are complete; a flushed or
-//! restarted Redis lacks it and gets rebuilt.
+//! places a player on both; each custom board with all its periods) whose
+//! keys share a hash tag. Writes go through one Lua script per entry
+//! (atomic across instances, versioned so that out-of-order updates keep
+//! the newest) and are appended to the group's change log, so a rebuild
+//! from the database can replay what was posted while it ran. The group's
+//! `ready` key holds the period it was rebuilt at: every later period is
+//! complete (all its entries were recorded while it was ready); a flushed
+//! or restarted Redis lacks it and gets rebuilt. Sets of a resetting board
+//! expire an hour after their period ends (ended periods are read from the
+//! database).
 
 use std::sync::Arc;
 
 use deadpool_redis::redis::{self, AsyncCommands as _, Script};
 
 use super::key::{Packed, MEMBER_SCORE_DIGITS};
-use super::source::{BoardSource, Slice, SliceStart};
-use crate::domain::{Board, BoardKey};
+use super::source::{rank_entries, BoardSource, Entry, Ranked, Slice, SliceStart};
+use crate::domain::{Board, BoardKey, BoardPeriod, Order, Timestamp};
 use crate::redis::{bounded, BoardGroupKeys, Connection, RedisClient, RedisError, RedisResult};
 use crate::store::Standing;
 
 /// Changes kept for replay after a rebuild.
 const CHANGE_LOG_LENGTH: i64 = 200_000;
-/// Players per pipelined batch during a rebuild.
+/// Entries per pipelined batch during a rebuild.
 const REBUILD_BATCH: usize = 2_000;
 /// How long a rebuild may hold the lock before another instance may take over.
 const REBUILD_LOCK_MS: u64 = 120_000;
+/// How long a resetting board's period stays in Redis after it ends.
+const ENDED_PERIOD_TTL_MS: i64 = 3_600_000;
 
 const RECORD: &str = r"
 -- KEYS: changes, seq, ready, then (set, entries) per board of the group
--- ARGV: id, version, log (1 = append to the change log), log length, then a member per board
-local id, version = ARGV[1], tonumber(ARGV[2])
+-- ARGV: id, version, log (1 = append to the change log), log length, period,
+--       expire at (ms, 0: never), then per board: member, metadata ('' for none)
+local id, version, period = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[5])
 local boards = (#KEYS - 3) / 2
 if ARGV[3] == '1' then
-  local entry = redis.call('INCR', KEYS[2]) .. ' ' .. id .. ' ' .. ARGV[2]
-  for i = 1, boards do entry = entry .. ' ' .. ARGV[4 + i] end
+  local entry = cjson.encode({redis.call('INCR', KEYS[2]), id, ARGV[2], ARGV[5], ARGV[6], {unpack(ARGV, 7)}})
   redis.call('RPUSH', KEYS[1], entry)
   redis.call('LTRIM', KEYS[1], -tonumber(ARGV[4]), -1)
 end
-if redis.call('EXISTS', KEYS[3]) == 0 then return -1 end
+local ready = redis.call('GET', KEYS[3])
+if not ready then return -1 end
+if period < tonumber(ready) then return 0 end
 for i = 1, boards do
-  local set, entries, member = KEYS[2 + 2 * i], KEYS[3 + 2 * i], ARGV[4 + i]
+  local set, entries = KEYS[2 + 2 * i], KEYS[3 + 2 * i]
+  local member, metadata = ARGV[5 + 2 * i], ARGV[6 + 2 * i]
   local old = redis.call('HGET', entries, id)
   local newer = true
   if old then
-    local old_member, old_version = string.match(old, '^(%x+) (%d+)$')
+    local old_member, old_version = string.match(old, '^(%x+) (%d+)')
     if tonumber(old_version) >= version then newer = false else redis.call('ZREM', set, old_member) end
   end
   if newer then
     redis.call('ZADD', set, 0, member)
-    redis.call('HSET', entries, id, member .. ' ' .. version)
+    redis.call('HSET', entries, id, member .. ' ' .. version .. ' ' .. metadata)
+    if ARGV[6] ~= '0' then
+      redis.call('PEXPIREAT', set, ARGV[6])
+      redis.call('PEXPIREAT', entries, ARGV[6])
+    end
   end
 end
 return 1
 ";
 
+/// The metadata of a member's entry (the id is the member's last 12 hex digits).
+const METADATA_OF: &str = r"
+local function metadata_of(entries, member)
+  local entry = redis.call('HGET', entries, tostring(tonumber(string.sub(member, 29, 40), 16)))
+  if not entry then return '' end
+  return string.match(entry, '^%x+ %d+ (.*)$') or ''
+end
+";
+
 const SLICE: &str = r"
 -- KEYS: set, entries, ready
--- ARGV: mode (offset | after | around), offset / member / id, count, score digits, radius
-if redis.call('EXISTS', KEYS[3]) == 0 then return {-1} end
+-- ARGV: mode (offset | after | around), offset / member / id, count, score digits, radius, period, with metadata (1/0)
+local ready = redis.call('GET', KEYS[3])
+if not ready or tonumber(ARGV[6]) < tonumber(ready) then return {-1} end
 local total = redis.call('ZCARD', KEYS[1])
 local position
 if ARGV[1] == 'offset' then
@@ -91,47 +116,115 @@ if #members > 0 then
   local floor = string.sub(members[1], 1, digits) .. string.rep('0', string.len(members[1]) - digits)
   first_rank = redis.call('ZLEXCOUNT', KEYS[1], '-', '(' .. floor) + 1
 end
-return {total, position, first_rank, members}
+local metadata = {}
+if ARGV[7] == '1' then
+  for i, member in ipairs(members) do metadata[i] = metadata_of(KEYS[2], member) end
+end
+return {total, position, first_rank, members, metadata}
+";
+
+const RANKED: &str = r"
+-- KEYS: set, entries, ready; ARGV: period, score digits, then player ids
+local ready = redis.call('GET', KEYS[3])
+if not ready or tonumber(ARGV[1]) < tonumber(ready) then return {-1} end
+local digits = tonumber(ARGV[2])
+local found = {}
+for i = 3, #ARGV do
+  local entry = redis.call('HGET', KEYS[2], ARGV[i])
+  if entry then
+    local member, metadata = string.match(entry, '^(%x+) %d+ ?(.*)$')
+    local floor = string.sub(member, 1, digits) .. string.rep('0', string.len(member) - digits)
+    local rank = redis.call('ZLEXCOUNT', KEYS[1], '-', '(' .. floor) + 1
+    table.insert(found, {member, metadata, rank})
+  end
+end
+return {redis.call('ZCARD', KEYS[1]), found}
 ";
 
 const UNLOCK: &str = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
 
-/// The built-in boards in Redis.
+/// An entry to record: its player, version, and per board of its group a
+/// packed key and metadata.
+pub struct Record<'a> {
+    pub id: i64,
+    pub version: i64,
+    pub period: i64,
+    /// When the period's sets may go (a resetting board), else `None`.
+    pub expire_at: Option<Timestamp>,
+    pub members: &'a [(String, Option<&'a str>)],
+}
+
+/// The boards in Redis.
 pub struct RedisSource {
     client: Arc<RedisClient>,
-    group: BoardGroupKeys,
     record: Script,
     slice: Script,
+    ranked: Script,
     unlock: Script,
 }
 
-/// The boards of the built-in group, in the order the record script takes them.
-const BUILTIN: [Board; 2] = [Board::Best, Board::Total];
-
-fn members_of(s: &Standing) -> [String; 2] {
+/// The members of a standing on the built-in boards (best, total).
+pub fn builtin_members(s: &Standing) -> [(String, Option<&'static str>); 2] {
     [
-        Packed::of(Board::Best.order(), BoardKey { score: s.best, at: s.best_at, id: s.id }).member(),
-        Packed::of(Board::Total.order(), BoardKey { score: s.total, at: 0, id: s.id }).member(),
+        (Packed::of(Order::Desc, BoardKey { score: s.best, at: s.best_at, id: s.id }).member(), None),
+        (Packed::of(Order::Desc, BoardKey { score: s.total, at: 0, id: s.id }).member(), None),
     ]
+}
+
+fn set_name(board: BoardPeriod) -> String {
+    match board.board {
+        Board::Best => "best".to_owned(),
+        Board::Total => "total".to_owned(),
+        Board::Custom(_) => board.period.to_string(),
+    }
 }
 
 impl RedisSource {
     pub fn new(client: Arc<RedisClient>) -> Self {
-        let group = client.keys().builtin_boards();
-        Self { client, group, record: Script::new(RECORD), slice: Script::new(SLICE), unlock: Script::new(UNLOCK) }
+        Self {
+            client,
+            record: Script::new(RECORD),
+            slice: Script::new(&format!("{METADATA_OF}{SLICE}")),
+            ranked: Script::new(RANKED),
+            unlock: Script::new(UNLOCK),
+        }
     }
 
-    /// Whether the sets are complete (`false` after a flush or restart).
-    pub async fn is_ready(&self) -> RedisResult<bool> {
-        bounded(async { Ok(self.client.conn().await?.exists(self.group.ready()).await?) }).await
+    /// The keys of the group a board belongs to.
+    fn group(&self, board: Board) -> BoardGroupKeys {
+        match board {
+            Board::Best | Board::Total => self.client.keys().builtin_boards(),
+            Board::Custom(number) => self.client.keys().custom_board(number),
+        }
     }
 
-    /// Records a player's standing; `NotReady` when the sets need a rebuild
-    /// (the change is in the log either way).
-    pub async fn record(&self, standing: &Standing) -> RedisResult<()> {
+    /// The boards of a group, in the order the record script takes them.
+    fn group_boards(board: BoardPeriod) -> Vec<BoardPeriod> {
+        match board.board {
+            Board::Best | Board::Total => vec![BoardPeriod::builtin(Board::Best), BoardPeriod::builtin(Board::Total)],
+            Board::Custom(_) => vec![board],
+        }
+    }
+
+    /// Whether each group's sets are complete (`false` after a flush or
+    /// restart), in one round trip.
+    pub async fn ready(&self, boards: &[Board]) -> RedisResult<Vec<bool>> {
+        if boards.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut pipe = redis::pipe();
+        for board in boards {
+            pipe.exists(self.group(*board).ready());
+        }
+        bounded(async { Ok(pipe.query_async(&mut self.client.conn().await?).await?) }).await
+    }
+
+    /// Records an entry (on every board of its group); `NotReady` when the
+    /// group needs a rebuild (the change is in the log either way).
+    pub async fn record(&self, board: BoardPeriod, record: &Record<'_>) -> RedisResult<()> {
         bounded(async {
             let mut conn = self.client.conn().await?;
-            self.apply(&mut conn, standing.id, standing.plays, &members_of(standing), true).await
+            self.apply(&mut conn, board, record, true).await
         })
         .await
     }
@@ -139,19 +232,26 @@ impl RedisSource {
     async fn apply(
         &self,
         conn: &mut Connection,
-        id: i64,
-        version: i64,
-        members: &[String],
+        board: BoardPeriod,
+        record: &Record<'_>,
         log: bool,
     ) -> RedisResult<()> {
+        let group = self.group(board.board);
         let mut invocation = self.record.prepare_invoke();
-        invocation.key(self.group.changes()).key(self.group.sequence()).key(self.group.ready());
-        for board in BUILTIN {
-            invocation.key(self.group.set(board.as_str())).key(self.group.entries(board.as_str()));
+        invocation.key(group.changes()).key(group.sequence()).key(group.ready());
+        for member_board in Self::group_boards(board) {
+            let name = set_name(member_board);
+            invocation.key(group.set(&name)).key(group.entries(&name));
         }
-        invocation.arg(id).arg(version).arg(if log { "1" } else { "0" }).arg(CHANGE_LOG_LENGTH);
-        for member in members {
-            invocation.arg(member);
+        invocation
+            .arg(record.id)
+            .arg(record.version)
+            .arg(if log { "1" } else { "0" })
+            .arg(CHANGE_LOG_LENGTH)
+            .arg(record.period)
+            .arg(record.expire_at.map_or(0, |t| t.millis() + ENDED_PERIOD_TTL_MS));
+        for (member, metadata) in record.members {
+            invocation.arg(member).arg(metadata.unwrap_or(""));
         }
         let outcome: i64 = invocation.invoke_async(conn).await?;
         if outcome < 0 {
@@ -161,19 +261,22 @@ impl RedisSource {
         }
     }
 
-    /// The current sequence number of the change log.
-    pub async fn change_seq(&self) -> RedisResult<i64> {
-        self.client.counter(&self.group.sequence()).await
+    /// The current sequence number of a group's change log.
+    pub async fn change_seq(&self, board: Board) -> RedisResult<i64> {
+        self.client.counter(&self.group(board).sequence()).await
     }
 
-    /// Rebuilds the sets from `standings` (read from the database after
-    /// the change log stood at `since`), swaps them in atomically, marks the
-    /// group ready, then replays the changes logged meanwhile. Only one
-    /// instance rebuilds at a time (a lock key); the others wait for `ready`.
-    pub async fn rebuild(&self, standings: &[Standing], since: i64) -> RedisResult<()> {
+    /// Rebuilds one period of a group from `entries` (read from the
+    /// database after the change log stood at `since`; each is an id, a
+    /// version and its members), swaps the sets in atomically, marks the
+    /// group ready from that period on, then replays the changes logged
+    /// meanwhile. Only one instance rebuilds a group at a time (a lock
+    /// key); the others wait for `ready`.
+    pub async fn rebuild(&self, board: BoardPeriod, entries: &[RebuildEntry], since: i64) -> RedisResult<()> {
+        let group = self.group(board.board);
         let token = format!("{:x}", rand::random::<u64>());
         let mut conn = self.client.conn().await?;
-        let lock = self.group.rebuild_lock();
+        let lock = group.rebuild_lock();
         let acquired: Option<String> = redis::cmd("SET")
             .arg(&lock)
             .arg(&token)
@@ -185,7 +288,7 @@ impl RedisSource {
         if acquired.is_none() {
             return Ok(()); // another instance is on it; `ready` will tell
         }
-        let result = self.rebuild_locked(&mut conn, standings, since, &token).await;
+        let result = self.rebuild_locked(&mut conn, &group, board, entries, since, &token).await;
         let _: RedisResult<i64> =
             self.unlock.key(&lock).arg(&token).invoke_async(&mut conn).await.map_err(RedisError::from);
         result
@@ -194,89 +297,132 @@ impl RedisSource {
     async fn rebuild_locked(
         &self,
         conn: &mut Connection,
-        standings: &[Standing],
+        group: &BoardGroupKeys,
+        board: BoardPeriod,
+        entries: &[RebuildEntry],
         since: i64,
         token: &str,
     ) -> RedisResult<()> {
-        let live: Vec<String> = BUILTIN
+        let boards = Self::group_boards(board);
+        let live: Vec<String> = boards
             .iter()
-            .flat_map(|board| [self.group.set(board.as_str()), self.group.entries(board.as_str())])
+            .flat_map(|board| {
+                let name = set_name(*board);
+                [group.set(&name), group.entries(&name)]
+            })
             .collect();
-        let building: Vec<String> = live.iter().map(|key| self.group.building(token, key)).collect();
-        // Only players are on the boards.
-        let players: Vec<&Standing> = standings.iter().filter(|s| s.plays > 0).collect();
-        for chunk in players.chunks(REBUILD_BATCH) {
+        let building: Vec<String> = live.iter().map(|key| group.building(token, key)).collect();
+        for chunk in entries.chunks(REBUILD_BATCH) {
             let mut pipe = redis::pipe();
-            // `building` holds (set, entries) per board, in BUILTIN order.
-            for (board, keys) in building.chunks(2).enumerate() {
+            // `building` holds (set, entries) per board of the group, in order.
+            for (index, keys) in building.chunks(2).enumerate() {
                 let mut set = redis::cmd("ZADD");
                 set.arg(&keys[0]);
-                let mut entries = redis::cmd("HSET");
-                entries.arg(&keys[1]);
-                for standing in chunk {
-                    let member = &members_of(standing)[board];
+                let mut hash = redis::cmd("HSET");
+                hash.arg(&keys[1]);
+                for entry in chunk {
+                    let (member, metadata) = &entry.members[index];
                     set.arg(0).arg(member);
-                    entries.arg(standing.id).arg(format!("{member} {}", standing.plays));
+                    hash.arg(entry.id).arg(format!("{member} {} {}", entry.version, metadata.as_deref().unwrap_or("")));
                 }
-                pipe.add_command(set).add_command(entries);
+                pipe.add_command(set).add_command(hash);
             }
             pipe.query_async::<()>(&mut *conn).await?;
         }
         let mut swap = redis::pipe();
         swap.atomic();
         for (live, building) in live.iter().zip(&building) {
-            if players.is_empty() {
+            if entries.is_empty() {
                 swap.del(live);
             } else {
                 swap.rename(building, live);
             }
         }
-        swap.set(self.group.ready(), 1);
+        swap.set(group.ready(), board.period);
         swap.query_async::<()>(&mut *conn).await?;
 
-        // Posts recorded while the database was being read.
-        let log: Vec<String> = conn.lrange(self.group.changes(), 0, -1).await?;
-        for entry in log {
-            let fields: Vec<&str> = entry.split(' ').collect();
-            let [seq, id, version, best, total] = fields[..] else { continue };
-            let (Ok(seq), Ok(id), Ok(version)) = (seq.parse::<i64>(), id.parse::<i64>(), version.parse::<i64>()) else {
+        // Entries recorded while the database was being read.
+        let log: Vec<String> = conn.lrange(group.changes(), 0, -1).await?;
+        for line in log {
+            let Ok(logged) = serde_json::from_str::<LoggedChange>(&line) else { continue };
+            if logged.0 <= since || logged.3.parse::<i64>().unwrap_or(-1) < board.period {
+                continue;
+            }
+            let (Ok(id), Ok(version), Ok(period), Ok(expire_at)) =
+                (logged.1.parse::<i64>(), logged.2.parse::<i64>(), logged.3.parse::<i64>(), logged.4.parse::<i64>())
+            else {
                 continue;
             };
-            if seq > since {
-                self.apply(conn, id, version, &[best.to_owned(), total.to_owned()], false).await?;
-            }
+            let members: Vec<(String, Option<&str>)> = logged
+                .5
+                .chunks(2)
+                .map(|pair| (pair[0].clone(), pair.get(1).map(String::as_str).filter(|m| !m.is_empty())))
+                .collect();
+            let record = Record {
+                id,
+                version,
+                period,
+                expire_at: (expire_at > 0).then(|| Timestamp::from_millis(expire_at - ENDED_PERIOD_TTL_MS)),
+                members: &members,
+            };
+            self.apply(conn, BoardPeriod { period, ..board }, &record, false).await?;
         }
         Ok(())
     }
+
+    /// Deletes every key of a custom board (deleted from the catalog).
+    pub async fn forget(&self, number: i64) -> RedisResult<u64> {
+        self.client.delete_matching(&self.client.keys().custom_board(number).pattern()).await
+    }
 }
 
-fn parse_member(board: Board, member: &str) -> RedisResult<BoardKey> {
+/// An entry for a rebuild: its player, version, and per board of its
+/// group a member and metadata.
+pub struct RebuildEntry {
+    pub id: i64,
+    pub version: i64,
+    pub members: Vec<(String, Option<String>)>,
+}
+
+/// A line of the change log: (seq, id, version, period, expire at, [member, metadata, …]).
+#[derive(serde::Deserialize)]
+struct LoggedChange(i64, String, String, String, String, Vec<String>);
+
+fn parse_member(board: BoardPeriod, member: &str) -> RedisResult<BoardKey> {
     Packed::from_member(member)
-        .map(|packed| packed.unpack(board.order()))
+        .map(|packed| packed.unpack(board.order))
         .ok_or_else(|| RedisError::Protocol(member.to_owned()))
+}
+
+fn metadata(text: String) -> Option<Arc<str>> {
+    (!text.is_empty()).then(|| Arc::from(text))
 }
 
 impl BoardSource for RedisSource {
     type Error = RedisError;
 
-    async fn slice(&self, board: Board, start: SliceStart, count: usize) -> RedisResult<Option<Slice>> {
+    async fn slice(&self, board: BoardPeriod, start: SliceStart, count: usize) -> RedisResult<Option<Slice>> {
         let (mode, argument, radius) = match start {
             SliceStart::Offset(position) => ("offset", position.to_string(), 0),
-            SliceStart::After(key) => ("after", Packed::of(board.order(), key).member(), 0),
+            SliceStart::After(key) => ("after", Packed::of(board.order, key).member(), 0),
             SliceStart::Around { id, radius } => ("around", id.to_string(), radius),
         };
+        let group = self.group(board.board);
+        let name = set_name(board);
         let value: redis::Value = bounded(async {
             let mut conn = self.client.conn().await?;
             Ok(self
                 .slice
-                .key(self.group.set(board.as_str()))
-                .key(self.group.entries(board.as_str()))
-                .key(self.group.ready())
+                .key(group.set(&name))
+                .key(group.entries(&name))
+                .key(group.ready())
                 .arg(mode)
                 .arg(argument)
                 .arg(count)
                 .arg(MEMBER_SCORE_DIGITS)
                 .arg(radius)
+                .arg(board.period)
+                .arg(if board.board.is_builtin() { "0" } else { "1" })
                 .invoke_async(&mut conn)
                 .await?)
         })
@@ -287,34 +433,81 @@ impl BoardSource for RedisSource {
             Some(redis::Value::Int(-2)) => return Ok(None),
             _ => {}
         }
-        let [total, position, first_rank, members] =
-            <[redis::Value; 4]>::try_from(parts).map_err(|parts| RedisError::Protocol(format!("{parts:?}")))?;
+        let [total, position, first_rank, members, metadata_values] =
+            <[redis::Value; 5]>::try_from(parts).map_err(|parts| RedisError::Protocol(format!("{parts:?}")))?;
         let members: Vec<String> = redis::from_redis_value(members)?;
+        let mut metadata_values: Vec<String> = redis::from_redis_value(metadata_values)?;
+        metadata_values.resize(members.len(), String::new());
+        let entries = members
+            .iter()
+            .zip(metadata_values)
+            .map(|(member, text)| Ok(Entry { key: parse_member(board, member)?, metadata: metadata(text) }))
+            .collect::<RedisResult<Vec<Entry>>>()?;
         Ok(Some(Slice {
             total: redis::from_redis_value::<i64>(total)?.max(0) as usize,
             position: redis::from_redis_value::<i64>(position)?.max(0) as usize,
             first_rank: redis::from_redis_value(first_rank)?,
-            keys: members.iter().map(|member| parse_member(board, member)).collect::<RedisResult<_>>()?,
+            entries,
         }))
     }
 
     /// One pipelined round trip for all.
-    async fn ranks_of_scores(&self, scores: &[(Board, i64)]) -> RedisResult<Vec<i64>> {
+    async fn ranks_of_scores(&self, scores: &[(BoardPeriod, i64)]) -> RedisResult<Vec<i64>> {
         if scores.is_empty() {
             return Ok(Vec::new());
         }
         let mut pipe = redis::pipe();
-        pipe.exists(self.group.ready());
-        for (board, score) in scores {
-            let floor = Packed::floor(board.order(), *score).member();
-            pipe.cmd("ZLEXCOUNT").arg(self.group.set(board.as_str())).arg("-").arg(format!("({floor}"));
+        for (board, _) in scores {
+            pipe.get(self.group(board.board).ready());
         }
-        let mut values: Vec<redis::Value> =
+        for (board, score) in scores {
+            let floor = Packed::floor(board.order, *score).member();
+            pipe.cmd("ZLEXCOUNT").arg(self.group(board.board).set(&set_name(*board))).arg("-").arg(format!("({floor}"));
+        }
+        let values: Vec<redis::Value> =
             bounded(async { Ok(pipe.query_async(&mut self.client.conn().await?).await?) }).await?;
-        if !matches!(values.first(), Some(redis::Value::Int(1))) {
+        let (ready, counts) = values.split_at(scores.len());
+        for ((board, _), ready) in scores.iter().zip(ready) {
+            let from: Option<i64> = redis::from_redis_value(ready.clone())?;
+            if from.is_none_or(|from| board.period < from) {
+                return Err(RedisError::NotReady);
+            }
+        }
+        counts.iter().map(|count| Ok(redis::from_redis_value::<i64>(count.clone())? + 1)).collect()
+    }
+
+    async fn ranked(&self, board: BoardPeriod, ids: &[i64]) -> RedisResult<Ranked> {
+        let group = self.group(board.board);
+        let name = set_name(board);
+        let mut invocation = self.ranked.prepare_invoke();
+        invocation
+            .key(group.set(&name))
+            .key(group.entries(&name))
+            .key(group.ready())
+            .arg(board.period)
+            .arg(MEMBER_SCORE_DIGITS);
+        for id in ids {
+            invocation.arg(*id);
+        }
+        let value: redis::Value =
+            bounded(async { Ok(invocation.invoke_async(&mut self.client.conn().await?).await?) }).await?;
+        let redis::Value::Array(parts) = value else { return Err(RedisError::Protocol(format!("{value:?}"))) };
+        if let Some(redis::Value::Int(-1)) = parts.first() {
             return Err(RedisError::NotReady);
         }
-        let counts = values.drain(1..).map(redis::from_redis_value).collect::<Result<Vec<i64>, _>>()?;
-        Ok(counts.into_iter().map(|n| n + 1).collect())
+        let [total, found] =
+            <[redis::Value; 2]>::try_from(parts).map_err(|parts| RedisError::Protocol(format!("{parts:?}")))?;
+        let found: Vec<(String, String, i64)> = redis::from_redis_value(found)?;
+        let total = redis::from_redis_value::<i64>(total)?.max(0) as usize;
+        let mut ranks = std::collections::HashMap::new();
+        let entries = found
+            .into_iter()
+            .map(|(member, text, rank)| {
+                let key = parse_member(board, &member)?;
+                ranks.insert(key.id, rank);
+                Ok(Entry { key, metadata: metadata(text) })
+            })
+            .collect::<RedisResult<Vec<Entry>>>()?;
+        Ok(rank_entries(board, entries, |entry| ranks.get(&entry.key.id).copied().unwrap_or(0), total))
     }
 }

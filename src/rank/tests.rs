@@ -11,8 +11,8 @@ use rand_chacha::ChaCha8Rng;
 
 use super::database::DatabaseSource;
 use super::local::{LocalBoards, LocalSource};
-use super::redis::RedisSource;
-use super::source::{BoardSource, Slice, SliceStart};
+use super::redis::{builtin_members, RebuildEntry, Record, RedisSource};
+use super::source::{BoardSource, SliceStart};
 use super::*;
 use crate::domain::Timestamp;
 use crate::redis::RedisClient;
@@ -59,6 +59,29 @@ fn random_standings(rng: &mut ChaCha8Rng) -> Vec<Standing> {
         .collect()
 }
 
+/// Entries of a custom board (board number 7, period 3): few distinct
+/// scores, negative ones too, and times.
+fn random_entries(rng: &mut ChaCha8Rng, board: BoardPeriod) -> Vec<EntryChange> {
+    let players = match rng.gen_range(0..10) {
+        0 => 0,
+        1 => 1,
+        _ => rng.gen_range(2..50),
+    };
+    let mut entries = Vec::new();
+    for id in 1..=players {
+        if rng.gen_bool(0.2) {
+            continue;
+        }
+        entries.push(EntryChange {
+            board,
+            key: BoardKey { score: rng.gen_range(-3..4) * 10, at: rng.gen_range(1..4), id },
+            version: rng.gen_range(1..5),
+            metadata: rng.gen_bool(0.5).then(|| Arc::from(format!(r#"{{"run":{id}}}"#))),
+        });
+    }
+    entries
+}
+
 /// The users table holding exactly these standings.
 async fn load(store: &Store, standings: &[Standing]) {
     for s in standings {
@@ -85,67 +108,139 @@ async fn load(store: &Store, standings: &[Standing]) {
         .unwrap();
 }
 
-/// The contract's board, by sorting everything: (rank, key) in board order.
+/// The board_entries and board_periods rows holding exactly these entries.
+async fn load_entries(store: &Store, board: BoardPeriod, entries: &[EntryChange]) {
+    let Board::Custom(number) = board.board else { return };
+    for entry in entries {
+        let rank_score = match board.order {
+            crate::domain::Order::Desc => -entry.key.score,
+            crate::domain::Order::Asc => entry.key.score,
+        };
+        sqlx::query(
+            "INSERT INTO board_entries (board, period, user_id, score, rank_score, achieved_at, post_id, metadata, \
+             plays, version) VALUES (?, ?, ?, ?, ?, ?, 0, ?, 1, ?)",
+        )
+        .bind(number)
+        .bind(board.period)
+        .bind(entry.key.id)
+        .bind(entry.key.score)
+        .bind(rank_score)
+        .bind(entry.key.at)
+        .bind(entry.metadata.as_deref())
+        .bind(entry.version)
+        .execute(store.pool())
+        .await
+        .unwrap();
+    }
+    sqlx::query("INSERT INTO board_periods (board, period, starts_at, players) VALUES (?, ?, 0, ?)")
+        .bind(number)
+        .bind(board.period)
+        .bind(entries.len() as i64)
+        .execute(store.pool())
+        .await
+        .unwrap();
+}
+
+/// The contract's built-in board, by sorting everything: (rank, key) in board order.
 fn brute_force(standings: &[Standing], board: Board) -> Vec<(i64, BoardKey)> {
     let mut keys: Vec<BoardKey> = standings
         .iter()
         .filter(|s| s.plays > 0)
         .map(|s| match board {
-            Board::Best => BoardKey { score: s.best, at: s.best_at, id: s.id },
             Board::Total => BoardKey { score: s.total, at: 0, id: s.id },
+            _ => BoardKey { score: s.best, at: s.best_at, id: s.id },
         })
         .collect();
     keys.sort_by(|a, b| b.score.cmp(&a.score).then(a.at.cmp(&b.at)).then(a.id.cmp(&b.id)));
     keys.iter().map(|k| (1 + keys.iter().filter(|o| o.score > k.score).count() as i64, *k)).collect()
 }
 
-/// The Redis source on a prefix of its own, when `TEST_REDIS_URL` is set.
-async fn redis_source(standings: &[Standing]) -> Option<(RedisSource, Arc<RedisClient>)> {
+/// A Redis client on a prefix of its own, when `TEST_REDIS_URL` is set.
+fn redis_client() -> Option<Arc<RedisClient>> {
     let Some(url) = std::env::var("TEST_REDIS_URL").ok().filter(|url| !url.is_empty()) else {
         eprintln!("note: TEST_REDIS_URL is not set: the Redis board source is not compared (SKIPPED)");
         return None;
     };
     let prefix = format!("hiscore-unit-{:016x}", rand::random::<u64>());
-    let client = Arc::new(RedisClient::new(&url, &prefix, 2).unwrap());
-    let source = RedisSource::new(Arc::clone(&client));
-    source.rebuild(standings, 0).await.expect("TEST_REDIS_URL is set but Redis is not reachable");
-    Some((source, client))
+    Some(Arc::new(RedisClient::new(&url, &prefix, 2).unwrap()))
+}
+
+/// Builds the built-in boards and one custom board period in Redis.
+async fn redis_source(
+    client: &Arc<RedisClient>,
+    standings: &[Standing],
+    board: BoardPeriod,
+    entries: &[EntryChange],
+) -> RedisSource {
+    let source = RedisSource::new(Arc::clone(client));
+    let builtin: Vec<RebuildEntry> = standings
+        .iter()
+        .filter(|s| s.plays > 0)
+        .map(|s| RebuildEntry {
+            id: s.id,
+            version: s.plays,
+            members: builtin_members(s).into_iter().map(|(member, _)| (member, None)).collect(),
+        })
+        .collect();
+    source
+        .rebuild(BoardPeriod::builtin(Board::Best), &builtin, 0)
+        .await
+        .expect("TEST_REDIS_URL is set but Redis is not reachable");
+    let custom: Vec<RebuildEntry> = entries
+        .iter()
+        .map(|e| RebuildEntry {
+            id: e.key.id,
+            version: e.version,
+            members: vec![(key::Packed::of(board.order, e.key).member(), e.metadata.as_deref().map(str::to_owned))],
+        })
+        .collect();
+    source.rebuild(board, &custom, 0).await.unwrap();
+    source
 }
 
 /// Every read of every board through `source`, as comparable answers.
-async fn every_answer<S: BoardSource>(source: &S, standings: &[Standing]) -> Vec<String>
+async fn every_answer<S: BoardSource>(source: &S, boards: &[(BoardPeriod, Vec<BoardKey>)]) -> Vec<String>
 where
     S::Error: std::fmt::Debug,
 {
     let mut answers = Vec::new();
-    let mut record = |what: String, slice: Option<Slice>| answers.push(format!("{what} => {slice:?}"));
-    for board in Board::ALL {
-        let expected = brute_force(standings, board);
+    let mut record = |what: String, answer: String| answers.push(format!("{what} => {answer}"));
+    for (board, keys) in boards {
+        let board = *board;
         for count in [0, 1, 3, 7] {
-            for position in 0..=expected.len() + 1 {
+            for position in 0..=keys.len() + 1 {
                 let slice = source.slice(board, SliceStart::Offset(position), count).await.unwrap();
-                record(format!("{board} offset {position} count {count}"), slice);
+                record(format!("{board:?} offset {position} count {count}"), format!("{slice:?}"));
             }
             // After every key on the board, and after keys that are not
             // (a player who moved on): just below and above each one.
-            for (_, key) in &expected {
+            for key in keys {
                 for after in [*key, BoardKey { id: key.id + 1000, ..*key }, BoardKey { score: key.score + 5, ..*key }] {
                     let slice = source.slice(board, SliceStart::After(after), count).await.unwrap();
-                    record(format!("{board} after {after:?} count {count}"), slice);
+                    record(format!("{board:?} after {after:?} count {count}"), format!("{slice:?}"));
                 }
             }
         }
-        for s in standings.iter().chain([&Standing { id: 9_999, best: 0, best_at: 0, total: 0, plays: 0 }]) {
+        let ids: Vec<i64> = (1..=70).collect();
+        for id in &ids {
             for radius in [0, 2] {
-                let start = SliceStart::Around { id: s.id, radius };
-                let slice = source.slice(board, start, 2 * radius + 2).await.unwrap();
-                record(format!("{board} around {} radius {radius}", s.id), slice);
+                let slice = source.slice(board, SliceStart::Around { id: *id, radius }, 2 * radius + 2).await.unwrap();
+                record(format!("{board:?} around {id} radius {radius}"), format!("{slice:?}"));
             }
         }
+        for friends in [&ids[..], &ids[3..9], &[]] {
+            let ranked = source.ranked(board, friends).await.unwrap();
+            record(format!("{board:?} ranked {friends:?}"), format!("{ranked:?}"));
+        }
+        let scores: Vec<(BoardPeriod, i64)> = (-35..=75).map(|score| (board, score)).collect();
+        let scores: Vec<(BoardPeriod, i64)> = if board.board.is_builtin() {
+            // Built-in scores are never negative (the database counts rather than filters).
+            scores.into_iter().filter(|(_, score)| *score >= 0).collect()
+        } else {
+            scores
+        };
+        record(format!("{board:?} ranks"), format!("{:?}", source.ranks_of_scores(&scores).await.unwrap()));
     }
-    let scores: Vec<(Board, i64)> =
-        Board::ALL.iter().flat_map(|board| (0..=75).map(move |score| (*board, score))).collect();
-    answers.push(format!("ranks {:?}", source.ranks_of_scores(&scores).await.unwrap()));
     answers
 }
 
@@ -154,31 +249,58 @@ async fn every_source_answers_exactly_like_a_brute_force_sort() {
     for seed in 0..16 {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let standings = random_standings(&mut rng);
+        let order = if seed % 2 == 0 { crate::domain::Order::Asc } else { crate::domain::Order::Desc };
+        let custom = BoardPeriod { board: Board::Custom(7), order, period: 3 };
+        let entries = random_entries(&mut rng, custom);
         let local = LocalSource::default();
-        *local.boards.write().await = LocalBoards::from_standings(&standings);
+        {
+            let mut boards = local.boards.write().await;
+            *boards = LocalBoards::from_standings(&standings);
+            boards.load_period(custom, &entries);
+        }
 
         // The local index against the brute force.
-        for board in Board::ALL {
+        for board in Board::BUILTIN {
             let expected = brute_force(&standings, board);
-            let all = local.slice(board, SliceStart::Offset(0), usize::MAX / 2).await.unwrap().unwrap();
-            assert_eq!(all.keys, expected.iter().map(|(_, k)| *k).collect::<Vec<_>>(), "seed {seed} {board}");
+            let all =
+                local.slice(BoardPeriod::builtin(board), SliceStart::Offset(0), usize::MAX / 2).await.unwrap().unwrap();
+            let keys: Vec<BoardKey> = all.entries.iter().map(|e| e.key).collect();
+            assert_eq!(keys, expected.iter().map(|(_, k)| *k).collect::<Vec<_>>(), "seed {seed} {board}");
             assert_eq!(all.total, expected.len());
-            let scores: Vec<(Board, i64)> = expected.iter().map(|(_, k)| (board, k.score)).collect();
+            let scores: Vec<(BoardPeriod, i64)> =
+                expected.iter().map(|(_, k)| (BoardPeriod::builtin(board), k.score)).collect();
             let ranks = local.ranks_of_scores(&scores).await.unwrap();
             assert_eq!(ranks, expected.iter().map(|(rank, _)| *rank).collect::<Vec<_>>(), "seed {seed} {board}");
         }
+        let mut sorted: Vec<BoardKey> = entries.iter().map(|e| e.key).collect();
+        sorted.sort_by(|a, b| {
+            let by_score =
+                if order == crate::domain::Order::Asc { a.score.cmp(&b.score) } else { b.score.cmp(&a.score) };
+            by_score.then(a.at.cmp(&b.at)).then(a.id.cmp(&b.id))
+        });
+        let all = local.slice(custom, SliceStart::Offset(0), usize::MAX / 2).await.unwrap().unwrap();
+        assert_eq!(all.entries.iter().map(|e| e.key).collect::<Vec<_>>(), sorted, "seed {seed} custom");
 
         // Every other source against the local index.
-        let expected = every_answer(&local, &standings).await;
+        let boards: Vec<(BoardPeriod, Vec<BoardKey>)> = Board::BUILTIN
+            .iter()
+            .map(|board| {
+                (BoardPeriod::builtin(*board), brute_force(&standings, *board).into_iter().map(|(_, k)| k).collect())
+            })
+            .chain([(custom, sorted)])
+            .collect();
+        let expected = every_answer(&local, &boards).await;
         let store = memory_store().await;
         load(&store, &standings).await;
-        let database = every_answer(&DatabaseSource::new(store), &standings).await;
+        load_entries(&store, custom, &entries).await;
+        let database = every_answer(&DatabaseSource::new(store), &boards).await;
         for (a, b) in expected.iter().zip(&database) {
             assert_eq!(a, b, "seed {seed}: database differs");
         }
         assert_eq!(expected.len(), database.len());
-        if let Some((redis, client)) = redis_source(&standings).await {
-            let shared = every_answer(&redis, &standings).await;
+        if let Some(client) = redis_client() {
+            let redis = redis_source(&client, &standings, custom, &entries).await;
+            let shared = every_answer(&redis, &boards).await;
             client.delete_matching(&client.keys().everything()).await.unwrap();
             for (a, b) in expected.iter().zip(&shared) {
                 assert_eq!(a, b, "seed {seed}: Redis differs");
@@ -190,6 +312,7 @@ async fn every_source_answers_exactly_like_a_brute_force_sort() {
 
 #[tokio::test]
 async fn later_posts_move_a_player_on_every_source_alike() {
+    let best = BoardPeriod::builtin(Board::Best);
     let first = [
         Standing { id: 1, best: 50, best_at: 10, total: 50, plays: 1 },
         Standing { id: 2, best: 40, best_at: 11, total: 40, plays: 1 },
@@ -204,13 +327,37 @@ async fn later_posts_move_a_player_on_every_source_alike() {
     for update in &updates {
         local.boards.write().await.apply(update);
     }
-    let top = local.slice(Board::Best, SliceStart::Offset(0), 5).await.unwrap().unwrap();
-    assert_eq!(top.keys.iter().map(|k| k.id).collect::<Vec<_>>(), [2, 1]);
-    if let Some((redis, client)) = redis_source(&first).await {
+    let top = local.slice(best, SliceStart::Offset(0), 5).await.unwrap().unwrap();
+    assert_eq!(top.entries.iter().map(|e| e.key.id).collect::<Vec<_>>(), [2, 1]);
+
+    // A custom board: a later period replaces the one held; an earlier one is ignored.
+    let custom = BoardPeriod { board: Board::Custom(3), order: crate::domain::Order::Asc, period: 1 };
+    let entry = |period: i64, id: i64, score: i64| EntryChange {
+        board: BoardPeriod { period, ..custom },
+        key: BoardKey { score, at: 5, id },
+        version: 1,
+        metadata: None,
+    };
+    {
+        let mut boards = local.boards.write().await;
+        boards.load_period(custom, &[entry(1, 1, 30), entry(1, 2, 20)]);
+        assert!(boards.apply_entry(&entry(2, 3, 99)));
+        assert!(!boards.apply_entry(&entry(1, 4, 10)));
+    }
+    let next = BoardPeriod { period: 2, ..custom };
+    let held = local.slice(next, SliceStart::Offset(0), 5).await.unwrap().unwrap();
+    assert_eq!(held.entries.iter().map(|e| e.key.id).collect::<Vec<_>>(), [3]);
+    let ended = local.slice(custom, SliceStart::Offset(0), 5).await.unwrap().unwrap();
+    assert!(ended.entries.is_empty(), "an ended period is not held (the database answers for it)");
+
+    if let Some(client) = redis_client() {
+        let redis = redis_source(&client, &first, custom, &[]).await;
         for update in &updates {
-            redis.record(update).await.unwrap();
+            let members = builtin_members(update);
+            let record = Record { id: update.id, version: update.plays, period: 0, expire_at: None, members: &members };
+            redis.record(best, &record).await.unwrap();
         }
-        let shared = redis.slice(Board::Best, SliceStart::Offset(0), 5).await.unwrap().unwrap();
+        let shared = redis.slice(best, SliceStart::Offset(0), 5).await.unwrap().unwrap();
         client.delete_matching(&client.keys().everything()).await.unwrap();
         assert_eq!(shared, top);
     }
@@ -219,7 +366,8 @@ async fn later_posts_move_a_player_on_every_source_alike() {
 /// The engine turns slices into pages: ranks, cursors, windows.
 #[tokio::test]
 async fn pages_cursors_and_windows() {
-    let engine = RankEngine::new(memory_store().await, None, Background::default());
+    let engine = RankEngine::new(memory_store().await, None, Arc::default(), Background::default());
+    let (best, total) = (BoardPeriod::builtin(Board::Best), BoardPeriod::builtin(Board::Total));
     let standings: Vec<Standing> = [(1, 50), (2, 40), (3, 40), (4, 40), (5, 10)]
         .iter()
         .enumerate()
@@ -227,7 +375,7 @@ async fn pages_cursors_and_windows() {
         .collect();
     *engine.local.boards.write().await = LocalBoards::from_standings(&standings);
 
-    let first = engine.page_at_offset(Board::Best, 0, 3).await.unwrap();
+    let first = engine.page_at_offset(best, 0, 3).await.unwrap();
     let ranks: Vec<(i64, i64)> = first.entries.iter().map(|e| (e.rank, e.key.id)).collect();
     assert_eq!(ranks, [(1, 1), (2, 2), (2, 3)]);
     assert_eq!((first.total_players, first.next_offset), (5, Some(3)));
@@ -237,11 +385,11 @@ async fn pages_cursors_and_windows() {
     assert_eq!(ranks, [(2, 4), (5, 5)]);
     assert!(second.next_cursor.is_none() && second.next_offset.is_none());
 
-    let around = engine.around(Board::Total, 3, 1).await.unwrap().unwrap();
+    let around = engine.around(total, 3, 1).await.unwrap().unwrap();
     assert_eq!(around.user_ids(), [2, 3, 4]);
     assert_eq!(around.next_offset, Some(4));
-    assert!(engine.around(Board::Best, 99, 1).await.unwrap().is_none());
-    assert!(engine.page_at_offset(Board::Best, 10, 3).await.unwrap().entries.is_empty());
+    assert!(engine.around(best, 99, 1).await.unwrap().is_none());
+    assert!(engine.page_at_offset(best, 10, 3).await.unwrap().entries.is_empty());
 
     let row = |id, best, total, plays| UserRow {
         id,

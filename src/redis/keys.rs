@@ -44,6 +44,17 @@ impl Keys {
         BoardGroupKeys { tag: format!("{}:{{builtin}}", self.prefix) }
     }
 
+    /// The keys of a custom board, all its periods (one hash tag per board:
+    /// boards spread over a cluster's masters, a board's scripts stay on one).
+    pub fn custom_board(&self, number: i64) -> BoardGroupKeys {
+        BoardGroupKeys { tag: format!("{}:{{b:{number}}}", self.prefix) }
+    }
+
+    /// Every custom board's keys (initialize wipes the boards).
+    pub fn custom_boards_pattern(&self) -> String {
+        format!("{}:{{b:*", self.prefix)
+    }
+
     /// Everything under this prefix (tests).
     pub fn everything(&self) -> String {
         format!("{}:*", self.prefix)
@@ -92,6 +103,11 @@ impl BoardGroupKeys {
     pub fn building(&self, token: &str, key: &str) -> String {
         format!("{key}:build:{token}")
     }
+
+    /// Every key of the group (to forget a deleted board).
+    pub fn pattern(&self) -> String {
+        format!("{}:*", self.tag)
+    }
 }
 
 #[cfg(test)]
@@ -114,5 +130,8 @@ mod tests {
             group.building("t", &group.set("best")),
         ];
         assert!(all.iter().all(|key| key.starts_with("hs:") && tag(key) == "{builtin}"), "{all:?}");
+        let board = keys.custom_board(7);
+        assert_eq!(tag(&board.set("3")), "{b:7}");
+        assert!(board.set("3").starts_with(&board.pattern().replace('*', "")));
     }
 }

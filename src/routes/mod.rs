@@ -3,6 +3,7 @@
 //! contract's JSON; it holds no SQL, no ranking logic and no Redis.
 
 mod admin;
+mod boards;
 mod health;
 mod me;
 pub mod openapi;
@@ -50,8 +51,10 @@ routes! {
     },
     "/api/users/{id}" => { get: users::profile => [UserNotFound, DatabaseUnavailable] },
     "/api/users/{id}/scores" => {
-        get: users::history => [InvalidLimit, InvalidBefore, InvalidQuery, UserNotFound, DatabaseUnavailable],
+        get: users::history => [InvalidLimit, InvalidBefore, InvalidQuery, UserNotFound, BoardNotFound, BuiltinBoard,
+            DatabaseUnavailable],
     },
+    "/api/users/{id}/boards" => { get: users::user_boards => [UserNotFound, DatabaseUnavailable] },
     "/api/sessions" => {
         post: sessions::login => [InvalidJson, InvalidBody, PayloadTooLarge, UnsupportedMediaType, InvalidCredentials,
             InvalidLoginName, InvalidPassword, TooManyRequests, HashingBusy, DatabaseUnavailable],
@@ -64,11 +67,37 @@ routes! {
             DatabaseUnavailable, WriteQueueFull, WriteFailed, ShuttingDown],
     },
     "/api/rankings/{board}" => {
-        get: rankings::page => [InvalidLimit, InvalidOffset, InvalidCursor, InvalidQuery, BoardNotFound,
-            DatabaseUnavailable],
+        get: rankings::page => [InvalidLimit, InvalidOffset, InvalidCursor, InvalidPeriod, InvalidQuery, BoardNotFound,
+            PeriodNotFound, DatabaseUnavailable],
     },
     "/api/rankings/{board}/around/{user_id}" => {
-        get: rankings::around => [InvalidRadius, InvalidQuery, BoardNotFound, UserNotFound, UserNotOnBoard,
+        get: rankings::around => [InvalidRadius, InvalidPeriod, InvalidQuery, BoardNotFound, PeriodNotFound,
+            UserNotFound, UserNotOnBoard, DatabaseUnavailable],
+    },
+    "/api/rankings/{board}/users" => {
+        get: rankings::friends => [InvalidIds, InvalidPeriod, InvalidQuery, BoardNotFound, PeriodNotFound,
+            DatabaseUnavailable],
+    },
+    "/api/boards" => { get: boards::list => [] },
+    "/api/boards/{board}" => { get: boards::get => [BoardNotFound, DatabaseUnavailable] },
+    "/api/boards/{board}/periods" => {
+        get: boards::periods => [InvalidLimit, InvalidBefore, InvalidQuery, BoardNotFound, DatabaseUnavailable],
+    },
+    "/api/boards/{board}/scores" => {
+        post: boards::post_score => [InvalidJson, InvalidBody, InvalidIdempotencyKey, SessionRequired, InvalidSession,
+            PayloadTooLarge, UnsupportedMediaType, BoardNotFound, BuiltinBoard, InvalidScore, InvalidMetadata,
+            IdempotencyKeyReused, TooManyRequests, DatabaseUnavailable, WriteQueueFull, WriteFailed, ShuttingDown],
+    },
+    "/api/admin/boards" => {
+        post: boards::create => [InvalidJson, InvalidBody, PayloadTooLarge, UnsupportedMediaType, AdminTokenRequired,
+            InvalidAdminToken, NotFound, BoardExists, InvalidId, InvalidName, InvalidOrder, InvalidOperator,
+            InvalidReset, InvalidTimezone, InvalidArchivePeriods, InvalidMinScore, InvalidMaxScore,
+            DatabaseUnavailable],
+    },
+    "/api/admin/boards/{board}" => {
+        patch: boards::rename => [InvalidJson, InvalidBody, PayloadTooLarge, UnsupportedMediaType, AdminTokenRequired,
+            InvalidAdminToken, NotFound, BoardNotFound, BuiltinBoard, InvalidName, DatabaseUnavailable],
+        delete: boards::delete => [AdminTokenRequired, InvalidAdminToken, NotFound, BoardNotFound, BuiltinBoard,
             DatabaseUnavailable],
     },
     "/api/admin/initialize" => {

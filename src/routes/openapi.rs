@@ -61,6 +61,56 @@ pub struct ScoreRequest {
     pub score: i64,
 }
 
+/// `POST /api/boards/{board}/scores`.
+#[derive(Serialize, ToSchema)]
+pub struct BoardScoreRequest {
+    /// An integer in the board's `min_score..=max_score` (422 `invalid_score` outside).
+    #[schema(example = 83_250)]
+    pub score: i64,
+    /// Any JSON object of at most 1 KiB serialized (422 `invalid_metadata`
+    /// otherwise), stored with the post and shown with the entry it sets.
+    #[schema(value_type = Option<Object>)]
+    pub metadata: Option<serde_json::Value>,
+}
+
+/// `POST /api/admin/boards`: everything but `id` and `name` has a default,
+/// and only `name` can change later.
+#[derive(Serialize, ToSchema)]
+pub struct BoardRequest {
+    /// 1..64 characters of `[a-z0-9_-]`; `best` and `total` are taken.
+    #[schema(example = "level-3", pattern = "^[a-z0-9_-]{1,64}$")]
+    pub id: String,
+    /// 1..128 characters, no control characters.
+    #[schema(example = "Level 3: fastest run", min_length = 1, max_length = 128)]
+    pub name: String,
+    /// `desc` (higher is better, default) or `asc` (lower is better).
+    #[schema(example = "asc")]
+    pub order: Option<String>,
+    /// `best` (default), `latest` or `total` (`desc` only).
+    #[schema(example = "best")]
+    pub operator: Option<String>,
+    /// A cron pattern (5 fields, or 6 with seconds first) in `timezone`; null: never resets.
+    #[schema(example = "0 0 * * 1")]
+    pub reset: Option<String>,
+    /// An IANA time zone, default `UTC`.
+    #[schema(example = "Europe/Paris")]
+    pub timezone: Option<String>,
+    /// Ended periods kept readable, 0..1000, default 10.
+    #[schema(minimum = 0, maximum = 1000)]
+    pub archive_periods: Option<i64>,
+    /// Default 0.
+    pub min_score: Option<i64>,
+    /// Default 1,000,000,000; at least `min_score`.
+    pub max_score: Option<i64>,
+}
+
+/// `PATCH /api/admin/boards/{board}`.
+#[derive(Serialize, ToSchema)]
+pub struct RenameBoardRequest {
+    #[schema(min_length = 1, max_length = 128)]
+    pub name: String,
+}
+
 /// `POST /api/admin/initialize` (the body may be empty).
 #[derive(Serialize, ToSchema)]
 pub struct InitializeRequest {
@@ -113,14 +163,27 @@ impl Modify for SessionAuth {
         super::sessions::logout,
         super::me::me,
         super::scores::post_score,
+        super::users::user_boards,
         super::rankings::page,
         super::rankings::around,
+        super::rankings::friends,
+        super::boards::list,
+        super::boards::get,
+        super::boards::periods,
+        super::boards::post_score,
+        super::boards::create,
+        super::boards::rename,
+        super::boards::delete,
         super::admin::initialize,
     ),
     components(schemas(
         ErrorBody, ErrorDetail, RegisterRequest, LoginRequest, ScoreRequest, InitializeRequest, Health,
         views::PublicUser, views::Me, views::SessionCreated, views::ScoreView, views::ScoreResult,
         views::ScoreHistory, views::UserRef, views::RankingEntry, views::RankingPage, views::UserList,
+        views::PeriodView, views::BoardView, views::BoardList, views::PeriodEntry, views::PeriodList,
+        views::BoardScoreView, views::BoardScoreResult, views::BoardHistoryItem, views::BoardHistory,
+        views::UserBoardEntry, views::UserBoards, views::Metadata, BoardScoreRequest, BoardRequest,
+        RenameBoardRequest,
     )),
     modifiers(&SessionAuth, &ErrorResponses),
 )]

@@ -1,4 +1,5 @@
-//! `/api/rankings/{board}`: pages of a board and the window around a player.
+//! `/api/rankings/{board}`: pages of a board, the window around a player,
+//! and a friends board, for every board and period.
 
 use actix_web::http::header::ContentType;
 use actix_web::web::Bytes;
@@ -6,25 +7,27 @@ use actix_web::{web, HttpResponse};
 use serde::Deserialize;
 
 use super::parse_id;
-use crate::cache::PageStart;
-use crate::domain::{parse_offset, Board, Cursor, PageLimit, Radius};
+use crate::domain::{parse_offset, PageLimit, PeriodSelector, Radius, UserIds};
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
-use crate::usecases::rankings;
+use crate::usecases::boards::resolve;
+use crate::usecases::rankings::{self, PageRequest};
 
 #[derive(Deserialize)]
 pub struct PageQuery {
     limit: Option<String>,
     offset: Option<String>,
     cursor: Option<String>,
+    period: Option<String>,
 }
 
 #[utoipa::path(get, path = "/api/rankings/{board}", tag = "rankings",
     params(
-        ("board" = String, Path, pattern = "^(best|total)$", description = "`best` or `total`"),
+        ("board" = String, Path, pattern = "^[a-z0-9_-]{1,64}$", description = "`best`, `total` or a custom board's id"),
         ("limit" = Option<i64>, Query, minimum = 1, maximum = 100, description = "1..100, default 10"),
         ("offset" = Option<i64>, Query, minimum = 0, description = "Position to start at, default 0 (not with `cursor`)"),
-        ("cursor" = Option<String>, Query, pattern = "^[A-Za-z0-9_-]{40}$", description = "A `next_cursor` (opaque, checksummed: any other value is 400 `invalid_cursor`): keyset paging that never shows a player twice"),
+        ("cursor" = Option<String>, Query, pattern = "^[A-Za-z0-9_-]{40,64}$", description = "A `next_cursor` (opaque, checksummed: any other value is 400 `invalid_cursor`): keyset paging that never shows a player twice; it goes on in the period it began in"),
+        ("period" = Option<String>, Query, pattern = "^(current|[0-9]{1,18})$", description = "`current` (default) or a kept period's index"),
     ),
     responses((status = 200, body = crate::views::RankingPage)))]
 pub async fn page(
@@ -32,28 +35,31 @@ pub async fn page(
     path: web::Path<String>,
     query: web::Query<PageQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let board = Board::parse(&path)?;
+    let board = resolve(&state, &path).await?;
     let limit = PageLimit::parse(query.limit.as_deref(), 10)?.value();
+    let period = PeriodSelector::parse(query.period.as_deref())?;
     let start = match (&query.cursor, &query.offset) {
         (Some(_), Some(_)) => {
             return Err(ApiError::with_message(ErrorCode::InvalidQuery, "give either offset or cursor, not both"))
         }
-        (Some(raw), None) => PageStart::After(Cursor::parse(raw, board)?.after),
-        (None, offset) => PageStart::Offset(parse_offset(offset.as_deref())?),
+        (Some(raw), None) => PageRequest::Cursor(raw),
+        (None, offset) => PageRequest::Offset(parse_offset(offset.as_deref())?),
     };
-    Ok(json_response(rankings::page(&state, board, limit, start).await?))
+    Ok(json_response(rankings::page(&state, &board, period, limit, start).await?))
 }
 
 #[derive(Deserialize)]
 pub struct AroundQuery {
     radius: Option<String>,
+    period: Option<String>,
 }
 
 #[utoipa::path(get, path = "/api/rankings/{board}/around/{user_id}", tag = "rankings",
     params(
-        ("board" = String, Path, pattern = "^(best|total)$", description = "`best` or `total`"),
+        ("board" = String, Path, pattern = "^[a-z0-9_-]{1,64}$", description = "`best`, `total` or a custom board's id"),
         ("user_id" = i64, Path, minimum = 1, description = "The player in the middle"),
         ("radius" = Option<i64>, Query, minimum = 0, maximum = 50, description = "0..50 entries on each side, default 5"),
+        ("period" = Option<String>, Query, pattern = "^(current|[0-9]{1,18})$", description = "`current` (default) or a kept period's index"),
     ),
     responses((status = 200, body = crate::views::RankingPage)))]
 pub async fn around(
@@ -62,10 +68,35 @@ pub async fn around(
     query: web::Query<AroundQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let (board, user_id) = path.into_inner();
-    let board = Board::parse(&board)?;
+    let board = resolve(&state, &board).await?;
     let user_id = parse_id(&user_id, ErrorCode::UserNotFound)?;
     let radius = Radius::parse(query.radius.as_deref())?.value();
-    Ok(json_response(rankings::around(&state, board, user_id, radius).await?))
+    let period = PeriodSelector::parse(query.period.as_deref())?;
+    Ok(json_response(rankings::around(&state, &board, period, user_id, radius).await?))
+}
+
+#[derive(Deserialize)]
+pub struct FriendsQuery {
+    ids: Option<String>,
+    period: Option<String>,
+}
+
+#[utoipa::path(get, path = "/api/rankings/{board}/users", tag = "rankings",
+    params(
+        ("board" = String, Path, pattern = "^[a-z0-9_-]{1,64}$", description = "`best`, `total` or a custom board's id"),
+        ("ids" = String, Query, pattern = r"^[1-9][0-9]{0,17}(,[1-9][0-9]{0,17}){0,99}$", description = "1..100 comma-separated user ids (a friends list)"),
+        ("period" = Option<String>, Query, pattern = "^(current|[0-9]{1,18})$", description = "`current` (default) or a kept period's index"),
+    ),
+    responses((status = 200, description = "Those of the ids on the board, in board order, with board-wide ranks; `next_*` null", body = crate::views::RankingPage)))]
+pub async fn friends(
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+    query: web::Query<FriendsQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let board = resolve(&state, &path).await?;
+    let ids = UserIds::parse(query.ids.as_deref())?;
+    let period = PeriodSelector::parse(query.period.as_deref())?;
+    Ok(json_response(rankings::friends(&state, &board, period, ids.as_slice()).await?))
 }
 
 fn json_response(body: Bytes) -> HttpResponse {

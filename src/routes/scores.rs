@@ -1,19 +1,17 @@
 //! `/api/scores`: posting a score.
 
-use actix_web::http::header::ContentType;
 use actix_web::{web, HttpRequest, HttpResponse};
 
 use super::JsonObject;
 use crate::auth::AuthUser;
 use crate::domain::{IdempotencyKey, Score};
 use crate::error::ApiError;
-use crate::scoring::Posted;
 use crate::state::AppState;
 use crate::usecases::scores;
 
 #[utoipa::path(post, path = "/api/scores", tag = "scores",
     security(("bearer" = []), ("session_cookie" = [])),
-    params(("Idempotency-Key" = Option<String>, Header, pattern = "^[!-~]{1,64}$", description = "1..64 visible ASCII characters; a repeat returns the first response (200) and changes nothing; kept 48 h")),
+    params(("Idempotency-Key" = Option<String>, Header, pattern = "^[!-~]{1,64}$", description = "1..64 visible ASCII characters; a repeat of the same request returns the first response (200) and changes nothing; the same key with another body is 422 `idempotency_key_reused`; kept 48 h")),
     request_body = crate::routes::openapi::ScoreRequest,
     responses(
         (status = 201, description = "Accepted; `user` already reflects this post", body = crate::views::ScoreResult),
@@ -28,11 +26,5 @@ pub async fn post_score(
     let score = Score::parse(body.get("score"), state.settings.max_score)?;
     let key =
         IdempotencyKey::from_header_values(request.headers().get_all(IdempotencyKey::HEADER).map(|v| v.as_bytes()))?;
-    Ok(match scores::post(&state, auth.user_id, score, key).await? {
-        Posted::Created(body) => HttpResponse::Created().content_type(ContentType::json()).body(body),
-        Posted::Replayed(body) => HttpResponse::Ok()
-            .content_type(ContentType::json())
-            .insert_header(("Idempotent-Replayed", "true"))
-            .body(body),
-    })
+    Ok(super::boards::posted(scores::post(&state, auth.user_id, score, key).await?))
 }

@@ -7,10 +7,10 @@ use serde_json::Value;
 
 use super::sessions::session_started;
 use super::{client_address, parse_id, JsonObject};
-use crate::domain::{parse_before, DisplayName, LoginName, PageLimit, Password, UserIds};
+use crate::domain::{parse_before, Board, DisplayName, LoginName, PageLimit, Password, UserIds};
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
-use crate::usecases::{accounts, players};
+use crate::usecases::{accounts, boards, players};
 use crate::views::{PublicUser, ScoreHistory, ScoreView, UserList};
 
 #[utoipa::path(post, path = "/api/users", tag = "accounts",
@@ -67,6 +67,7 @@ pub async fn batch(state: web::Data<AppState>, query: web::Query<BatchQuery>) ->
 pub struct HistoryQuery {
     limit: Option<String>,
     before: Option<String>,
+    board: Option<String>,
 }
 
 #[utoipa::path(get, path = "/api/users/{id}/scores", tag = "players",
@@ -74,8 +75,9 @@ pub struct HistoryQuery {
         ("id" = i64, Path, minimum = 1, description = "User id"),
         ("limit" = Option<i64>, Query, minimum = 1, maximum = 100, description = "1..100, default 20"),
         ("before" = Option<i64>, Query, minimum = 1, description = "Only scores with a smaller id (from `next_before`)"),
+        ("board" = Option<String>, Query, pattern = "^[a-z0-9_-]{1,64}$", description = "A custom board's id: its posts (each with `metadata` and `period`); default, `best` or `total`: the `/api/scores` log"),
     ),
-    responses((status = 200, description = "Newest first", body = crate::views::ScoreHistory)))]
+    responses((status = 200, description = "Newest first: a `ScoreHistory`, or a `BoardHistory` with `board`", body = crate::views::ScoreHistory)))]
 pub async fn history(
     state: web::Data<AppState>,
     path: web::Path<String>,
@@ -84,7 +86,18 @@ pub async fn history(
     let id = parse_id(&path, ErrorCode::UserNotFound)?;
     let limit = PageLimit::parse(query.limit.as_deref(), 20)?;
     let before = parse_before(query.before.as_deref())?;
+    if let Some(board) = query.board.as_deref().filter(|board| Board::builtin(board).is_none()) {
+        return Ok(HttpResponse::Ok().json(boards::history(&state, id, board, before, limit.value()).await?));
+    }
     let history = players::history(&state, id, before, limit.value()).await?;
     let scores = history.scores.iter().map(ScoreView::from).collect();
     Ok(HttpResponse::Ok().json(ScoreHistory { scores, next_before: history.next_before }))
+}
+
+#[utoipa::path(get, path = "/api/users/{id}/boards", tag = "players",
+    params(("id" = i64, Path, minimum = 1, description = "User id")),
+    responses((status = 200, description = "The player's current entries on every board, the built-ins first", body = crate::views::UserBoards)))]
+pub async fn user_boards(state: web::Data<AppState>, path: web::Path<String>) -> Result<HttpResponse, ApiError> {
+    let id = parse_id(&path, ErrorCode::UserNotFound)?;
+    Ok(HttpResponse::Ok().json(boards::user_boards(&state, id).await?))
 }

@@ -1,7 +1,8 @@
-//! What the rank engine and ranking pages read from `users`: the standings
-//! to warm the engine, display names for a page's entries, and the boards
-//! themselves, straight from the indexes, for the engine to answer from
-//! while the shared board in Redis is down.
+//! What the rank engine and ranking pages read: the standings to warm the
+//! engine, display names for a page's entries, and the boards themselves,
+//! straight from their indexes, for the engine to answer from while the
+//! boards in Redis are unusable. Built-in boards are read from `users`,
+//! custom boards from `board_entries`.
 
 use std::collections::HashMap;
 
@@ -9,82 +10,141 @@ use futures_util::{stream, StreamExt as _, TryStreamExt as _};
 use sqlx::AnyConnection;
 
 use super::{placeholders, Standing, Store, StoreError, StoreResult};
-use crate::domain::{Board, BoardKey};
+use crate::domain::{Board, BoardKey, BoardPeriod, Order};
 
-/// One board's statements. Board order is score descending, then (best
-/// board) `best_at` ascending, then id ascending; players are the users
-/// with at least one score, which are exactly those with a `best_at` (the
-/// first score is always a best). Testing `best_at` rather than
-/// `play_count` keeps each statement inside the board's index
-/// (`users_best_board`, `users_total_board`, both holding `best_at`): at a
-/// million players, a page at offset 500,000 by `play_count` was a table
-/// scan and a sort (0.75 s on MariaDB), by `best_at` an index walk.
+/// One board's statements. Board order is score in the board's direction,
+/// then time ascending (on the best board `best_at`, on custom boards
+/// `achieved_at`; the total board has none), then id ascending.
+///
+/// On the built-in boards, players are the users with at least one score,
+/// which are exactly those with a `best_at` (the first score is always a
+/// best). Testing `best_at` rather than `play_count` keeps each statement
+/// inside the board's index (`users_best_board`, `users_total_board`, both
+/// holding `best_at`): at a million players, a page at offset 500,000 by
+/// `play_count` was a table scan and a sort (0.75 s on MariaDB), by
+/// `best_at` an index walk. Custom boards walk `board_entries_order`.
 struct BoardSql {
     /// Up to `?` keys from position `?`.
     keys_at: &'static str,
-    /// Up to `?` keys after a key (bound by [`bind_key`]).
+    /// Up to `?` keys after a key (bound by [`key_binds`]).
     keys_after: &'static str,
-    /// Players before a key (bound by [`bind_key`]).
+    /// Entries before a key (bound by [`key_binds`]).
     position_of: &'static str,
-    /// The score column: a row with a strictly greater score than a given
-    /// one is always a player (scores are never negative), so counting
-    /// those needs no `play_count` test and stays inside the index.
-    score_column: &'static str,
+    /// A subquery counting the entries with a strictly better score than `?`.
+    better_than: &'static str,
     /// The key of player `?`, if on the board.
     key_of: &'static str,
+    /// The keys of players `IN ({ids})`.
+    keys_of: &'static str,
 }
 
 const BEST_SQL: BoardSql = BoardSql {
-    keys_at: "SELECT id, best_score AS score, best_at AS at FROM users WHERE best_at IS NOT NULL \
+    keys_at: "SELECT id, best_score AS score, best_at AS at, NULL AS metadata FROM users WHERE best_at IS NOT NULL \
               ORDER BY best_score DESC, best_at, id LIMIT ? OFFSET ?",
-    keys_after: "SELECT id, best_score AS score, best_at AS at FROM users WHERE best_at IS NOT NULL \
+    keys_after: "SELECT id, best_score AS score, best_at AS at, NULL AS metadata FROM users WHERE best_at IS NOT NULL \
                  AND (best_score < ? OR (best_score = ? AND (best_at > ? OR (best_at = ? AND id > ?)))) \
                  ORDER BY best_score DESC, best_at, id LIMIT ?",
     position_of: "SELECT COUNT(*) AS n FROM users WHERE best_at IS NOT NULL \
                   AND (best_score > ? OR (best_score = ? AND (best_at < ? OR (best_at = ? AND id < ?))))",
-    score_column: "best_score",
-    key_of: "SELECT id, best_score AS score, best_at AS at FROM users WHERE id = ? AND best_at IS NOT NULL",
+    // A row with a strictly greater score than a given one is always a
+    // player (scores are never negative): no `best_at` test needed.
+    better_than: "(SELECT COUNT(*) FROM users WHERE best_score > ?)",
+    key_of: "SELECT id, best_score AS score, best_at AS at, NULL AS metadata FROM users \
+             WHERE id = ? AND best_at IS NOT NULL",
+    keys_of: "SELECT id, best_score AS score, best_at AS at, NULL AS metadata FROM users \
+              WHERE best_at IS NOT NULL AND id IN ({ids})",
 };
 
 const TOTAL_SQL: BoardSql = BoardSql {
-    keys_at: "SELECT id, total_score AS score, NULL AS at FROM users WHERE best_at IS NOT NULL \
+    keys_at: "SELECT id, total_score AS score, NULL AS at, NULL AS metadata FROM users WHERE best_at IS NOT NULL \
               ORDER BY total_score DESC, id LIMIT ? OFFSET ?",
-    keys_after: "SELECT id, total_score AS score, NULL AS at FROM users WHERE best_at IS NOT NULL \
+    keys_after: "SELECT id, total_score AS score, NULL AS at, NULL AS metadata FROM users WHERE best_at IS NOT NULL \
                  AND (total_score < ? OR (total_score = ? AND id > ?)) ORDER BY total_score DESC, id LIMIT ?",
     position_of: "SELECT COUNT(*) AS n FROM users WHERE best_at IS NOT NULL \
                   AND (total_score > ? OR (total_score = ? AND id < ?))",
-    score_column: "total_score",
-    key_of: "SELECT id, total_score AS score, NULL AS at FROM users WHERE id = ? AND best_at IS NOT NULL",
+    better_than: "(SELECT COUNT(*) FROM users WHERE total_score > ?)",
+    key_of: "SELECT id, total_score AS score, NULL AS at, NULL AS metadata FROM users \
+             WHERE id = ? AND best_at IS NOT NULL",
+    keys_of: "SELECT id, total_score AS score, NULL AS at, NULL AS metadata FROM users \
+              WHERE best_at IS NOT NULL AND id IN ({ids})",
+};
+
+/// Every statement of a custom board starts with `board = ? AND period = ?`.
+const CUSTOM_SQL: BoardSql = BoardSql {
+    keys_at: "SELECT user_id AS id, score, achieved_at AS at, metadata FROM board_entries \
+              WHERE board = ? AND period = ? ORDER BY rank_score, achieved_at, user_id LIMIT ? OFFSET ?",
+    keys_after: "SELECT user_id AS id, score, achieved_at AS at, metadata FROM board_entries \
+                 WHERE board = ? AND period = ? AND (rank_score > ? OR (rank_score = ? \
+                 AND (achieved_at > ? OR (achieved_at = ? AND user_id > ?)))) \
+                 ORDER BY rank_score, achieved_at, user_id LIMIT ?",
+    position_of: "SELECT COUNT(*) AS n FROM board_entries WHERE board = ? AND period = ? AND (rank_score < ? \
+                  OR (rank_score = ? AND (achieved_at < ? OR (achieved_at = ? AND user_id < ?))))",
+    better_than: "(SELECT COUNT(*) FROM board_entries WHERE board = ? AND period = ? AND rank_score < ?)",
+    key_of: "SELECT user_id AS id, score, achieved_at AS at, metadata FROM board_entries \
+             WHERE board = ? AND period = ? AND user_id = ?",
+    keys_of: "SELECT user_id AS id, score, achieved_at AS at, metadata FROM board_entries \
+              WHERE board = ? AND period = ? AND user_id IN ({ids})",
 };
 
 fn board_sql(board: Board) -> &'static BoardSql {
     match board {
         Board::Best => &BEST_SQL,
         Board::Total => &TOTAL_SQL,
+        Board::Custom(_) => &CUSTOM_SQL,
+    }
+}
+
+/// The score as `board_entries.rank_score` holds it: ascending is better.
+pub(super) fn rank_score(order: Order, score: i64) -> i64 {
+    match order {
+        Order::Desc => score.saturating_neg(),
+        Order::Asc => score,
+    }
+}
+
+/// The values that pick a board's rows, bound before anything else.
+fn scope_binds(board: BoardPeriod) -> Vec<i64> {
+    match board.board {
+        Board::Custom(number) => vec![number, board.period],
+        Board::Best | Board::Total => Vec::new(),
     }
 }
 
 /// The values a "before / after this key" condition binds, in order.
-fn key_binds(board: Board, key: BoardKey) -> Vec<i64> {
-    match board {
+fn key_binds(board: BoardPeriod, key: BoardKey) -> Vec<i64> {
+    match board.board {
         Board::Best => vec![key.score, key.score, key.at, key.at, key.id],
         Board::Total => vec![key.score, key.score, key.id],
+        Board::Custom(_) => {
+            let rank = rank_score(board.order, key.score);
+            vec![rank, rank, key.at, key.at, key.id]
+        }
+    }
+}
+
+/// The value a "strictly better than this score" count binds.
+fn score_bind(board: BoardPeriod, score: i64) -> i64 {
+    match board.board {
+        Board::Custom(_) => rank_score(board.order, score),
+        Board::Best | Board::Total => score,
     }
 }
 
 /// A board entry as the board statements select it (`at` is NULL on the
-/// total board, which does not order by time).
+/// total board, which does not order by time; `metadata` on built-ins).
 #[derive(sqlx::FromRow)]
 struct KeyRow {
     id: i64,
     score: i64,
     at: Option<i64>,
+    metadata: Option<String>,
 }
 
-impl From<KeyRow> for BoardKey {
-    fn from(row: KeyRow) -> Self {
-        BoardKey { score: row.score, at: row.at.unwrap_or(0), id: row.id }
-    }
+/// An entry's key and the metadata of the post that set it.
+pub type KeyWithMetadata = (BoardKey, Option<String>);
+
+fn key_with_metadata(row: KeyRow) -> KeyWithMetadata {
+    (BoardKey { score: row.score, at: row.at.unwrap_or(0), id: row.id }, row.metadata)
 }
 
 /// A display name of a page's player.
@@ -133,6 +193,14 @@ impl Store {
 
     /// Display names of a page's players, in one query.
     pub async fn display_names(&self, ids: &[i64]) -> StoreResult<HashMap<i64, String>> {
+        let mut conn = self.conn().await?;
+        self.display_names_on(&mut conn, ids).await
+    }
+
+    /// Display names of these players (unknown ids left out), on a
+    /// connection of the caller's (the score writer checks in its
+    /// transaction that its players exist).
+    pub async fn display_names_on(&self, conn: &mut AnyConnection, ids: &[i64]) -> StoreResult<HashMap<i64, String>> {
         if ids.is_empty() {
             return Ok(HashMap::new());
         }
@@ -141,20 +209,31 @@ impl Store {
         for id in ids {
             query = query.bind(*id);
         }
-        let mut conn = self.conn().await?;
         let rows = query.fetch_all(&mut *conn).await?;
         Ok(rows.into_iter().map(|row| (row.id, row.display_name)).collect())
     }
 }
 
-/// The boards straight from the database's indexes: what the rank engine
-/// reads while the shared board in Redis is unusable. Each takes the
-/// connection of the caller's read snapshot.
+/// The boards straight from the database's indexes (see the module docs).
+/// Each takes the connection of the caller's read snapshot.
 impl Store {
-    /// Players on the boards (the same on both), from `board_stats`.
-    pub async fn board_players(&self, conn: &mut AnyConnection) -> StoreResult<i64> {
+    /// Players on the built-in boards (the same on both), from `board_stats`.
+    pub async fn builtin_players(&self, conn: &mut AnyConnection) -> StoreResult<i64> {
         let players: Option<i64> =
             self.sql_scalar("SELECT players FROM board_stats WHERE id = 1").fetch_optional(&mut *conn).await?;
+        Ok(players.unwrap_or(0))
+    }
+
+    /// Entries on a board in a period: `board_stats` for the built-ins,
+    /// the period's row for custom boards (both kept by the score writer).
+    pub async fn board_players(&self, conn: &mut AnyConnection, board: BoardPeriod) -> StoreResult<i64> {
+        let Board::Custom(number) = board.board else { return self.builtin_players(conn).await };
+        let players: Option<i64> = self
+            .sql_scalar("SELECT players FROM board_periods WHERE board = ? AND period = ?")
+            .bind(number)
+            .bind(board.period)
+            .fetch_optional(&mut *conn)
+            .await?;
         Ok(players.unwrap_or(0))
     }
 
@@ -165,12 +244,12 @@ impl Store {
         Ok(())
     }
 
-    /// For each (board, score): how many players have a strictly greater
+    /// For each (board, score): how many entries have a strictly better
     /// score, i.e. the score's competition rank minus one. One round trip.
     pub async fn board_players_above(
         &self,
         conn: &mut AnyConnection,
-        scores: &[(Board, i64)],
+        scores: &[(BoardPeriod, i64)],
     ) -> StoreResult<Vec<i64>> {
         use sqlx::Row as _;
         if scores.is_empty() {
@@ -179,23 +258,30 @@ impl Store {
         let counts: Vec<String> = scores
             .iter()
             .enumerate()
-            .map(|(i, (board, _))| {
-                format!("(SELECT COUNT(*) FROM users WHERE {} > ?) AS n{i}", board_sql(*board).score_column)
-            })
+            .map(|(i, (board, _))| format!("{} AS n{i}", board_sql(board.board).better_than))
             .collect();
         let sql = format!("SELECT {}", counts.join(", "));
         let mut query = self.sql_once(&sql);
-        for (_, score) in scores {
-            query = query.bind(*score);
+        for (board, score) in scores {
+            for value in scope_binds(*board) {
+                query = query.bind(value);
+            }
+            query = query.bind(score_bind(*board, *score));
         }
         let row = query.fetch_one(&mut *conn).await?;
         Ok((0..scores.len()).map(|i| row.try_get(i)).collect::<Result<_, _>>()?)
     }
 
-    /// Players before `key` in the board's order.
-    pub async fn board_position_of(&self, conn: &mut AnyConnection, board: Board, key: BoardKey) -> StoreResult<i64> {
-        let query = self.sql_scalar(board_sql(board).position_of);
-        let query = key_binds(board, key).into_iter().fold(query, |query, value| query.bind(value));
+    /// Entries before `key` in the board's order.
+    pub async fn board_position_of(
+        &self,
+        conn: &mut AnyConnection,
+        board: BoardPeriod,
+        key: BoardKey,
+    ) -> StoreResult<i64> {
+        let query = self.sql_scalar(board_sql(board.board).position_of);
+        let binds = scope_binds(board).into_iter().chain(key_binds(board, key));
+        let query = binds.fold(query, |query, value| query.bind(value));
         Ok(query.fetch_one(&mut *conn).await?)
     }
 
@@ -203,33 +289,58 @@ impl Store {
     pub async fn board_keys_at(
         &self,
         conn: &mut AnyConnection,
-        board: Board,
+        board: BoardPeriod,
         position: i64,
         count: i64,
-    ) -> StoreResult<Vec<BoardKey>> {
-        let rows: Vec<KeyRow> =
-            self.sql_as(board_sql(board).keys_at).bind(count).bind(position).fetch_all(&mut *conn).await?;
-        Ok(rows.into_iter().map(BoardKey::from).collect())
+    ) -> StoreResult<Vec<KeyWithMetadata>> {
+        let query = self.sql_as::<KeyRow>(board_sql(board.board).keys_at);
+        let query = scope_binds(board).into_iter().fold(query, |query, value| query.bind(value));
+        let rows = query.bind(count).bind(position).fetch_all(&mut *conn).await?;
+        Ok(rows.into_iter().map(key_with_metadata).collect())
     }
 
     /// Up to `count` keys after `key` (which need not exist any more).
     pub async fn board_keys_after(
         &self,
         conn: &mut AnyConnection,
-        board: Board,
+        board: BoardPeriod,
         key: BoardKey,
         count: i64,
-    ) -> StoreResult<Vec<BoardKey>> {
-        let query = self.sql_as::<KeyRow>(board_sql(board).keys_after);
-        let query = key_binds(board, key).into_iter().fold(query, |query, value| query.bind(value));
-        let rows = query.bind(count).fetch_all(&mut *conn).await?;
-        Ok(rows.into_iter().map(BoardKey::from).collect())
+    ) -> StoreResult<Vec<KeyWithMetadata>> {
+        let query = self.sql_as::<KeyRow>(board_sql(board.board).keys_after);
+        let binds = scope_binds(board).into_iter().chain(key_binds(board, key));
+        let rows = binds.fold(query, |query, value| query.bind(value)).bind(count).fetch_all(&mut *conn).await?;
+        Ok(rows.into_iter().map(key_with_metadata).collect())
     }
 
     /// A player's key, if they are on the board.
-    pub async fn board_key_of(&self, conn: &mut AnyConnection, board: Board, id: i64) -> StoreResult<Option<BoardKey>> {
-        let row: Option<KeyRow> = self.sql_as(board_sql(board).key_of).bind(id).fetch_optional(&mut *conn).await?;
-        Ok(row.map(BoardKey::from))
+    pub async fn board_key_of(
+        &self,
+        conn: &mut AnyConnection,
+        board: BoardPeriod,
+        id: i64,
+    ) -> StoreResult<Option<KeyWithMetadata>> {
+        let query = self.sql_as::<KeyRow>(board_sql(board.board).key_of);
+        let query = scope_binds(board).into_iter().fold(query, |query, value| query.bind(value));
+        let row = query.bind(id).fetch_optional(&mut *conn).await?;
+        Ok(row.map(key_with_metadata))
+    }
+
+    /// The keys of those of `ids` who are on the board, in no order.
+    pub async fn board_keys_of(
+        &self,
+        conn: &mut AnyConnection,
+        board: BoardPeriod,
+        ids: &[i64],
+    ) -> StoreResult<Vec<KeyWithMetadata>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let sql = board_sql(board.board).keys_of.replace("{ids}", &placeholders(ids.len()));
+        let query = self.sql_as::<KeyRow>(&sql).persistent(false);
+        let binds = scope_binds(board).into_iter().chain(ids.iter().copied());
+        let rows = binds.fold(query, |query, value| query.bind(value)).fetch_all(&mut *conn).await?;
+        Ok(rows.into_iter().map(key_with_metadata).collect())
     }
 }
 

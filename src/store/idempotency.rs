@@ -1,9 +1,18 @@
-//! The `idempotency_keys` table: the first response to each (user, key).
+//! The `idempotency_keys` table: the first response to each (user, key),
+//! and what the key was used for (a fingerprint of the board and body).
 
 use sqlx::AnyConnection;
 
 use super::{is_unique_violation, Store, StoreResult};
 use crate::domain::{IdempotencyKey, Timestamp};
+
+/// The first answer to a key, and what the key was used for (`None` for
+/// keys stored before fingerprints existed).
+#[derive(Debug, Clone, sqlx::FromRow)]
+pub struct StoredResponse {
+    pub body: String,
+    pub fingerprint: Option<String>,
+}
 
 impl Store {
     /// Claims `key` for `user_id` inside the caller's write transaction.
@@ -15,13 +24,18 @@ impl Store {
         conn: &mut AnyConnection,
         user_id: i64,
         key: &IdempotencyKey,
+        fingerprint: &str,
         now: Timestamp,
     ) -> StoreResult<bool> {
         let result = self
-            .sql("INSERT INTO idempotency_keys (user_id, idem_key, created_at, status, body) VALUES (?, ?, ?, 0, '')")
+            .sql(
+                "INSERT INTO idempotency_keys (user_id, idem_key, created_at, status, body, fingerprint) \
+                 VALUES (?, ?, ?, 0, '', ?)",
+            )
             .bind(user_id)
             .bind(key.as_str())
             .bind(now)
+            .bind(fingerprint)
             .execute(&mut *conn)
             .await;
         match result {
@@ -50,11 +64,11 @@ impl Store {
         Ok(())
     }
 
-    /// The stored body of a used key.
-    pub async fn idempotent_response(&self, user_id: i64, key: &IdempotencyKey) -> StoreResult<Option<String>> {
+    /// The stored answer of a used key.
+    pub async fn idempotent_response(&self, user_id: i64, key: &IdempotencyKey) -> StoreResult<Option<StoredResponse>> {
         let mut conn = self.conn().await?;
         Ok(self
-            .sql_scalar("SELECT body FROM idempotency_keys WHERE user_id = ? AND idem_key = ?")
+            .sql_as("SELECT body, fingerprint FROM idempotency_keys WHERE user_id = ? AND idem_key = ?")
             .bind(user_id)
             .bind(key.as_str())
             .fetch_optional(&mut *conn)

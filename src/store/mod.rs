@@ -11,6 +11,8 @@
 //! exposing the driver to callers.
 
 mod board;
+mod board_writes;
+mod boards;
 mod bulk;
 mod idempotency;
 mod rows;
@@ -28,6 +30,9 @@ use sqlx::pool::PoolConnection;
 use sqlx::query::{Query, QueryAs, QueryScalar};
 use sqlx::{Any, AnyConnection, AnyPool, ConnectOptions, Executor, Transaction};
 
+pub use self::board::KeyWithMetadata;
+pub use self::board_writes::{EntryWrite, NewBoardPost, PeriodPlayers};
+pub use self::boards::{BoardRow, BoardScoreRow, EntryRow, NewBoard, PeriodRow};
 pub use self::rows::{ScoreRow, Standing, UserRow};
 pub use self::users::NewUser;
 
@@ -61,6 +66,7 @@ pub enum StoreError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum UniqueKey {
     LoginName,
+    BoardId,
 }
 
 impl From<sqlx::Error> for StoreError {
@@ -159,12 +165,13 @@ impl Dialect {
         }
     }
 
-    /// How an INSERT reports the id it assigned: sqlx's `Any` driver has no
-    /// last-insert id for SQLite, and MySQL 8 has no `RETURNING`.
-    fn returning_id(self) -> &'static str {
+    /// How an INSERT reports the key it assigned to `column` (as `id`):
+    /// sqlx's `Any` driver has no last-insert id for SQLite, and MySQL 8 has
+    /// no `RETURNING`.
+    fn returning(self, column: &str) -> String {
         match self {
-            Self::Sqlite => " RETURNING id",
-            Self::MySql => "",
+            Self::Sqlite => format!(" RETURNING {column} AS id"),
+            Self::MySql => String::new(),
         }
     }
 
@@ -182,6 +189,55 @@ impl Dialect {
                 "SELECT GROUP_CONCAT(CONCAT_WS(',', id, best_score, IFNULL(best_at, 0), total_score, play_count) \
                  SEPARATOR ';') AS chunk FROM users WHERE id >= ? AND id < ? AND play_count > 0"
             }
+        }
+    }
+
+    /// An INSERT that skips rows whose key exists: its verb, and its tail.
+    fn insert_ignore(self) -> &'static str {
+        match self {
+            Self::Sqlite => "INSERT",
+            Self::MySql => "INSERT IGNORE",
+        }
+    }
+
+    fn on_conflict_ignore(self) -> &'static str {
+        match self {
+            Self::Sqlite => " ON CONFLICT DO NOTHING",
+            Self::MySql => "",
+        }
+    }
+
+    /// The tail of an INSERT that overwrites `columns` of a row whose key
+    /// (`key`, SQLite needs it spelled) exists with the inserted values.
+    fn upsert(self, key: &str, columns: &[&str]) -> String {
+        match self {
+            Self::Sqlite => {
+                let sets: Vec<String> = columns.iter().map(|c| format!("{c} = excluded.{c}")).collect();
+                format!(" ON CONFLICT ({key}) DO UPDATE SET {}", sets.join(", "))
+            }
+            Self::MySql => {
+                let sets: Vec<String> = columns.iter().map(|c| format!("{c} = VALUES({c})")).collect();
+                format!(" ON DUPLICATE KEY UPDATE {}", sets.join(", "))
+            }
+        }
+    }
+
+    /// The tail of an INSERT that adds the inserted `column` to a row whose
+    /// key (`key`) exists.
+    fn upsert_adding(self, key: &str, column: &str) -> String {
+        match self {
+            Self::Sqlite => format!(" ON CONFLICT ({key}) DO UPDATE SET {column} = {column} + excluded.{column}"),
+            Self::MySql => format!(" ON DUPLICATE KEY UPDATE {column} = {column} + VALUES({column})"),
+        }
+    }
+
+    /// A DELETE of at most `?` rows matching `condition` (bound first).
+    fn delete_chunk(self, table: &str, condition: &str) -> String {
+        match self {
+            Self::Sqlite => {
+                format!("DELETE FROM {table} WHERE rowid IN (SELECT rowid FROM {table} WHERE {condition} LIMIT ?)")
+            }
+            Self::MySql => format!("DELETE FROM {table} WHERE {condition} LIMIT ?"),
         }
     }
 
@@ -342,9 +398,10 @@ impl Store {
         Ok(())
     }
 
-    /// An INSERT statement that reports the new row's id (see [`Store::insert_returning_id`]).
-    fn insert_sql(&self, insert: &str) -> String {
-        format!("{insert}{}", self.dialect.returning_id())
+    /// An INSERT statement that reports the new row's auto-increment key,
+    /// `column` (see [`Store::insert_returning_id`]).
+    fn insert_sql(&self, insert: &str, column: &str) -> String {
+        format!("{insert}{}", self.dialect.returning(column))
     }
 
     /// Runs a query built from [`Store::insert_sql`] and returns the new id.

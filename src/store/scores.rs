@@ -31,7 +31,7 @@ impl Store {
             return Ok(ids);
         }
         let values = vec!["(?, ?, ?)"; posts.len()].join(", ");
-        let sql = self.insert_sql(&format!("INSERT INTO scores (user_id, score, created_at) VALUES {values}"));
+        let sql = self.insert_sql(&format!("INSERT INTO scores (user_id, score, created_at) VALUES {values}"), "id");
         let mut query = self.sql_once(&sql);
         for (user_id, score) in posts {
             query = query.bind(*user_id).bind(score.value()).bind(at);

@@ -28,6 +28,7 @@ impl Store {
     pub async fn insert_user(&self, conn: &mut AnyConnection, user: &NewUser<'_>) -> StoreResult<i64> {
         let sql = self.insert_sql(
             "INSERT INTO users (login_name, login_key, display_name, password_hash, created_at) VALUES (?, ?, ?, ?, ?)",
+            "id",
         );
         let query = self
             .sql(&sql)

@@ -54,14 +54,18 @@ pub async fn initialize(state: &AppState, spec: DatasetSpec) -> Result<Initializ
         }
     }
     state.store.replace_all(&data, &password_hash, generation).await?;
+    state.boards.replace(Vec::new());
     state.caches.reset();
-    let warm_up = state.ranks.warm_up(true).await?;
     if let Some(redis) = &state.redis {
-        // Sessions are wiped with the data: their cached copies must go too.
-        if let Err(error) = redis.delete_matching(&redis.keys().session_pattern()).await {
-            tracing::error!(%error, "initialize: cached sessions could not be deleted from Redis");
+        // Sessions and custom boards are wiped with the data: their cached
+        // copies must go too.
+        for pattern in [redis.keys().session_pattern(), redis.keys().custom_boards_pattern()] {
+            if let Err(error) = redis.delete_matching(&pattern).await {
+                tracing::error!(%error, pattern, "initialize: cached keys could not be deleted from Redis");
+            }
         }
     }
+    let warm_up = state.ranks.warm_up(true).await?;
     tracing::info!(
         users = spec.users,
         scores = spec.scores,
@@ -83,9 +87,22 @@ pub async fn watch_shared_state(state: actix_web::web::Data<AppState>) {
     let Some(redis) = state.redis.clone() else { return };
     let key = redis.keys().data_generation();
     let mut generation = None;
+    let mut catalog = None;
     let mut interval = actix_web::rt::time::interval(Duration::from_secs(1));
     loop {
         interval.tick().await;
+        // Boards created, renamed or deleted on another instance.
+        match state.store.catalog_version().await {
+            Ok(now) => {
+                if catalog.is_some_and(|seen| seen != now) {
+                    if let Err(error) = crate::usecases::boards::reload_catalog(&state).await {
+                        tracing::warn!(%error, "reloading the board catalog");
+                    }
+                }
+                catalog = Some(now);
+            }
+            Err(error) => tracing::warn!(%error, "reading the board catalog's version"),
+        }
         state.ranks.check_shared().await;
         let Ok(now) = state.store.data_generation().await else { continue };
         if let Err(error) = redis.raise(&key, now).await {
@@ -93,6 +110,9 @@ pub async fn watch_shared_state(state: actix_web::web::Data<AppState>) {
         }
         if generation.is_some_and(|seen| seen != now) {
             state.caches.reset();
+            if let Err(error) = crate::usecases::boards::reload_catalog(&state).await {
+                tracing::warn!(%error, "reloading the board catalog after an initialize elsewhere");
+            }
             if let Err(error) = state.ranks.warm_up(false).await {
                 tracing::warn!(%error, "reloading after an initialize elsewhere");
             }

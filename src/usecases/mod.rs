@@ -6,6 +6,7 @@
 
 pub mod accounts;
 pub mod admin;
+pub mod boards;
 pub mod operations;
 pub mod players;
 pub mod rankings;

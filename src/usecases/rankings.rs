@@ -1,34 +1,65 @@
-//! Ranking pages and "around me", rendered as the contract's JSON.
+//! Ranking pages, "around me" and friends boards, rendered as the
+//! contract's JSON, for every board and period.
 //!
 //! A single instance keeps rendered pages, tagged with the rank engine's
 //! version (any recorded post makes them stale), and concurrent misses of
 //! one page share a single build. With Redis nothing is cached: other
 //! instances' posts do not bump the local version (see `cache::pages`).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use actix_web::web::Bytes;
 
+use super::boards::{resolve_period, BoardRef, ResolvedPeriod};
 use crate::cache::{PageKey, PageStart};
-use crate::domain::{Board, Cursor};
+use crate::domain::{Cursor, PeriodSelector};
 use crate::error::{ApiError, ErrorCode};
 use crate::rank::Page;
 use crate::state::AppState;
-use crate::views::RankingPage;
+use crate::views::{PeriodView, RankingEntry, RankingPage};
 
-/// A page of `board`: `limit` entries from an offset or after a cursor.
-pub async fn page(state: &AppState, board: Board, limit: i64, start: PageStart) -> Result<Bytes, ApiError> {
-    let key = PageKey { board, limit, start };
+/// Where a page request starts.
+pub enum PageRequest<'a> {
+    Offset(i64),
+    /// A `next_cursor`, as sent.
+    Cursor(&'a str),
+}
+
+/// A page of a board: `limit` entries from an offset or after a cursor. A
+/// cursor goes on in its own period (a walk begun before a reset finishes
+/// in the period it began in); naming another period is 400.
+pub async fn page(
+    state: &AppState,
+    board: &BoardRef,
+    selector: PeriodSelector,
+    limit: i64,
+    start: PageRequest<'_>,
+) -> Result<Bytes, ApiError> {
+    let (resolved, start) = match start {
+        PageRequest::Offset(offset) => (resolve_period(state, board, selector).await?, PageStart::Offset(offset)),
+        PageRequest::Cursor(raw) => {
+            let cursor = Cursor::parse(raw, board.board(), board.order())?;
+            if let PeriodSelector::Index(index) = selector {
+                if index != cursor.board.period {
+                    return Err(ApiError::with_message(ErrorCode::InvalidCursor, "the cursor is of another period"));
+                }
+            }
+            let resolved = resolve_period(state, board, PeriodSelector::Index(cursor.board.period)).await?;
+            (resolved, PageStart::After(cursor.after))
+        }
+    };
+    let key = PageKey { board: resolved.board, limit, start };
     if let Some(body) = state.caches.pages.get(&key, state.ranks.version()) {
         return Ok(body);
     }
     let build = || async {
         let page = match start {
-            PageStart::Offset(offset) => state.ranks.page_at_offset(board, offset, limit).await?,
-            PageStart::After(after) => state.ranks.page_after(Cursor { board, after }, limit).await?,
+            PageStart::Offset(offset) => state.ranks.page_at_offset(resolved.board, offset, limit).await?,
+            PageStart::After(after) => state.ranks.page_after(Cursor { board: resolved.board, after }, limit).await?,
         };
         let version = page.version;
-        render(state, page).await.map(|body| (version, body))
+        render(state, board, resolved.view, page).await.map(|body| (version, body))
     };
     if state.redis.is_some() {
         // Shared boards are never cached: every request reads its own
@@ -48,10 +79,17 @@ pub async fn page(state: &AppState, board: Board, limit: i64, start: PageStart) 
 }
 
 /// Up to `radius` entries either side of a player: 404 `user_not_on_board`
-/// for a player without scores, `user_not_found` for no player at all.
-pub async fn around(state: &AppState, board: Board, user_id: i64, radius: i64) -> Result<Bytes, ApiError> {
-    if let Some(page) = state.ranks.around(board, user_id, radius).await? {
-        return render(state, page).await;
+/// for a player without an entry, `user_not_found` for no player at all.
+pub async fn around(
+    state: &AppState,
+    board: &BoardRef,
+    selector: PeriodSelector,
+    user_id: i64,
+    radius: i64,
+) -> Result<Bytes, ApiError> {
+    let resolved = resolve_period(state, board, selector).await?;
+    if let Some(page) = state.ranks.around(resolved.board, user_id, radius).await? {
+        return render(state, board, resolved.view, page).await;
     }
     let mut conn = state.store.conn().await?;
     match state.store.user(&mut conn, user_id).await? {
@@ -60,15 +98,51 @@ pub async fn around(state: &AppState, board: Board, user_id: i64, radius: i64) -
     }
 }
 
-/// A page as JSON, with its players' display names (cached, else one query).
-async fn render(state: &AppState, page: Page) -> Result<Bytes, ApiError> {
-    let (mut names, missing) = state.caches.names.lookup(&page.user_ids());
+/// Those of `ids` who are on the board, in board order, each with its
+/// board-wide rank (a friends board); no `next_*`.
+pub async fn friends(
+    state: &AppState,
+    board: &BoardRef,
+    selector: PeriodSelector,
+    ids: &[i64],
+) -> Result<Bytes, ApiError> {
+    let ResolvedPeriod { board: period, view } = resolve_period(state, board, selector).await?;
+    let ranked = state.ranks.ranked(period, ids).await?;
+    let names = names(state, &ranked.entries.iter().map(|(_, entry)| entry.key.id).collect::<Vec<_>>()).await?;
+    let entries = ranked
+        .entries
+        .into_iter()
+        .map(|(rank, entry)| {
+            let name = names.get(&entry.key.id).map_or("", |name| name);
+            RankingEntry::new(period.board, rank, entry.key, name, entry.metadata)
+        })
+        .collect();
+    let page = RankingPage {
+        board: board.id().to_owned(),
+        period: view,
+        entries,
+        total_players: ranked.total as i64,
+        next_offset: None,
+        next_cursor: None,
+    };
+    Ok(Bytes::from(serde_json::to_vec(&page).map_err(ApiError::internal)?))
+}
+
+/// Display names of players: cached, else one query.
+async fn names(state: &AppState, ids: &[i64]) -> Result<HashMap<i64, Arc<str>>, ApiError> {
+    let (mut names, missing) = state.caches.names.lookup(ids);
     if !missing.is_empty() {
         let loaded = state.store.display_names(&missing).await?;
         let loaded: Vec<(i64, Arc<str>)> = loaded.into_iter().map(|(id, name)| (id, Arc::from(name))).collect();
         state.caches.names.insert_many(loaded.iter().cloned());
         names.extend(loaded);
     }
-    let json = serde_json::to_vec(&RankingPage::new(page, &names)).map_err(ApiError::internal)?;
+    Ok(names)
+}
+
+/// A page as JSON, with its players' display names.
+async fn render(state: &AppState, board: &BoardRef, period: PeriodView, page: Page) -> Result<Bytes, ApiError> {
+    let names = names(state, &page.user_ids()).await?;
+    let json = serde_json::to_vec(&RankingPage::new(board.id(), period, page, &names)).map_err(ApiError::internal)?;
     Ok(Bytes::from(json))
 }

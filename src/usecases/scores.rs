@@ -1,9 +1,10 @@
-//! Posting a score: the per-player limits, then the group-committed writer.
+//! Posting a score to the built-in boards: the per-player limits, then the
+//! group-committed writer.
 
 use crate::domain::{IdempotencyKey, Score};
 use crate::error::ApiError;
 use crate::limits::Limit;
-use crate::scoring::Posted;
+use crate::scoring::{Post, Posted, Target};
 use crate::state::AppState;
 
 pub async fn post(
@@ -15,5 +16,5 @@ pub async fn post(
     let player = user_id.to_string();
     state.limits.check(Limit::PostsPerPlayer, &player).await?;
     state.limits.check(Limit::PostInterval, &player).await?;
-    state.writer.post(user_id, score, key).await
+    state.writer.post(Post { user_id, score, target: Target::Builtin, key }).await
 }

@@ -82,12 +82,17 @@ async fn hundreds_of_concurrent_posts_across_players_with_replays_are_exact(back
         players.push(app.register(&format!("burst{i}")).await);
     }
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
-    // (player, score, key): every fourth post has a key used up to three times.
+    // (player, score, key): every fourth post has a key used up to three
+    // times, with the same score each time, but every 24th with another
+    // (the same key for another request: 422 unless it came first).
     let mut posts = Vec::new();
     for i in 0..300 {
         let player = rng.gen_range(0..players.len());
-        let score = rng.gen_range(0..50) * 100;
         let key = (i % 4 == 0).then(|| format!("k{}", i / 12));
+        let score = match &key {
+            Some(_) => (i / 12 % 50) * 100 + i64::from(i % 24 == 0),
+            None => rng.gen_range(0..50) * 100,
+        };
         posts.push((player, score, key));
     }
     let bodies: Vec<_> = posts.iter().map(|(_, score, _)| json!({"score": score})).collect();
@@ -117,14 +122,22 @@ async fn hundreds_of_concurrent_posts_across_players_with_replays_are_exact(back
                     );
                 }
             }
-            200 => {}
+            200 | 422 => {}
             other => panic!("unexpected {other}: {body}"),
         }
     }
-    // Every replay got exactly the first answer of its (player, key).
-    for ((player, _, key), (status, body)) in posts.iter().zip(&results) {
-        if status.as_u16() == 200 {
-            assert_eq!(Some(body), first_answers.get(&(*player, key.clone().unwrap())), "a replay differs");
+    // Every replay got exactly the first answer of its (player, key), and
+    // every other request with that key was refused.
+    for ((player, score, key), (status, body)) in posts.iter().zip(&results) {
+        let Some(key) = key else { continue };
+        let first = &first_answers[&(*player, key.clone())];
+        match status.as_u16() {
+            200 => assert_eq!(body, first, "a replay differs"),
+            422 => {
+                assert_eq!(body["error"]["code"], "idempotency_key_reused");
+                assert_ne!(first["score"]["score"], *score, "the same request was refused");
+            }
+            _ => {}
         }
     }
     for (index, (player, (best, total, plays))) in players.iter().zip(&expected).enumerate() {

@@ -267,6 +267,16 @@ pub struct Player {
 
 pub const PASSWORD: &str = "correct horse battery";
 
+/// The admin token of `spawn_admin_app`.
+pub const ADMIN: &str = "test-admin-token-that-is-long-enough";
+
+/// A server with an admin token on a fresh database.
+pub async fn spawn_admin_app(backend: &Backend) -> (TestApp, TestDatabase) {
+    let db = TestDatabase::new(backend).await;
+    let app = spawn_app_on(&db, &["--admin-token", ADMIN]).await;
+    (app, db)
+}
+
 impl TestApp {
     pub async fn stop(self) {
         self.handle.stop(true).await;
@@ -339,6 +349,44 @@ impl TestApp {
     pub async fn ranking(&self, board: &str, query: &str) -> Value {
         let (status, body) = self.get_json(&format!("/api/rankings/{board}?{query}")).await;
         assert_eq!(status, StatusCode::OK, "{body}");
+        body
+    }
+
+    /// An admin request with `ADMIN` as the token (`spawn_admin_app` sets it).
+    pub async fn admin(&self, method: reqwest::Method, path: &str, body: Option<&Value>) -> (StatusCode, Value) {
+        let mut request = self.client.request(method, self.url(path)).bearer_auth(ADMIN);
+        if let Some(body) = body {
+            request = request.json(body);
+        }
+        json_of(request.send().await.expect("request")).await
+    }
+
+    /// Creates a custom board that must be accepted; returns the Board.
+    pub async fn create_board(&self, definition: &Value) -> Value {
+        let (status, body) = self.admin(reqwest::Method::POST, "/api/admin/boards", Some(definition)).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        body
+    }
+
+    pub async fn post_board_score_raw(
+        &self,
+        token: &str,
+        board: &str,
+        body: &Value,
+        idempotency_key: Option<&str>,
+    ) -> (StatusCode, Value) {
+        let mut request =
+            self.client.post(self.url(&format!("/api/boards/{board}/scores"))).bearer_auth(token).json(body);
+        if let Some(key) = idempotency_key {
+            request = request.header("Idempotency-Key", key);
+        }
+        json_of(request.send().await.expect("request")).await
+    }
+
+    /// Posts a score to a custom board that must be accepted.
+    pub async fn post_board_score(&self, player: &Player, board: &str, score: i64) -> Value {
+        let (status, body) = self.post_board_score_raw(&player.token, board, &json!({"score": score}), None).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
         body
     }
 

@@ -10,6 +10,7 @@ mod helpers;
 mod accounts;
 mod admin;
 mod bench;
+mod boards;
 mod browser;
 mod concurrency;
 mod cors;

@@ -100,10 +100,13 @@ async fn an_idempotent_replay_returns_the_first_response_and_counts_once(backend
     let (status, first) = app.post_score_raw(&alice.token, &json!({"score": 70}), Some("key-1")).await;
     assert_eq!(status, StatusCode::CREATED);
     app.post_score(&alice, 5).await;
-    // Same key, even with another score: the first response, unchanged.
-    let (status, replay) = app.post_score_raw(&alice.token, &json!({"score": 999}), Some("key-1")).await;
+    // The same request again: the first response, unchanged.
+    let (status, replay) = app.post_score_raw(&alice.token, &json!({"score": 70}), Some("key-1")).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(replay, first);
+    // The same key for another request (another score) is refused, not replayed.
+    let (status, body) = app.post_score_raw(&alice.token, &json!({"score": 999}), Some("key-1")).await;
+    assert_error(status, &body, 422, "idempotency_key_reused");
 
     let (_, me) = app.get_authed("/api/me", &alice.token).await;
     assert_eq!(me["play_count"], 2);

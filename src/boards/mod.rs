@@ -1,0 +1,270 @@
+//! Custom boards: their definitions, their periods, and the in-process
+//! catalog of them (`Registry`), a cache of the `boards` table.
+//!
+//! A board's periods: period 0 starts when the board is created; period k
+//! starts at the k-th firing of its reset pattern after that, and runs
+//! until the next firing (exclusive). Every instance computes the same
+//! firings from the same pattern, so they agree on every boundary; the
+//! period of a post is decided by the writer that commits it and stored
+//! with it, so reads never guess.
+
+mod schedule;
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, RwLock};
+
+pub use self::schedule::{parse_timezone, Schedule};
+use crate::domain::{Board, BoardPeriod, Operator, Order, Timestamp};
+
+/// The default score range of a custom board (the contract's).
+pub const DEFAULT_MIN_SCORE: i64 = 0;
+pub const DEFAULT_MAX_SCORE: i64 = 1_000_000_000;
+/// How far a board's score range may reach either way: JSON-safe integers
+/// with room for sums.
+pub const SCORE_LIMIT: i64 = 1_000_000_000_000_000;
+pub const DEFAULT_ARCHIVE_PERIODS: i64 = 10;
+pub const MAX_ARCHIVE_PERIODS: i64 = 1_000;
+
+/// One period of a board.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Period {
+    pub index: i64,
+    pub start: Timestamp,
+    /// `None` for a board that never resets.
+    pub end: Option<Timestamp>,
+}
+
+/// A custom board's definition (everything but the name is fixed at creation).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BoardSpec {
+    /// The catalog's key (never reused).
+    pub number: i64,
+    pub id: String,
+    pub name: String,
+    pub order: Order,
+    pub operator: Operator,
+    /// The reset pattern as given, and its time zone's name.
+    pub reset: Option<String>,
+    pub timezone: String,
+    pub archive_periods: i64,
+    pub min_score: i64,
+    pub max_score: i64,
+    pub created_at: Timestamp,
+}
+
+impl BoardSpec {
+    pub fn board(&self) -> Board {
+        Board::Custom(self.number)
+    }
+
+    pub fn period(&self, index: i64) -> BoardPeriod {
+        BoardPeriod { board: self.board(), order: self.order, period: index }
+    }
+}
+
+/// A board of the catalog: its definition and its clock.
+pub struct CustomBoard {
+    pub spec: BoardSpec,
+    clock: PeriodClock,
+}
+
+impl CustomBoard {
+    /// A board whose periods are known up to `known` (its latest stored
+    /// period, or period 0 at creation).
+    pub fn new(spec: BoardSpec, known: Period) -> Result<Self, crate::error::ApiError> {
+        let schedule = match &spec.reset {
+            Some(pattern) => Some(Schedule::parse(pattern, parse_timezone(&spec.timezone)?)?),
+            None => None,
+        };
+        let clock = PeriodClock::new(schedule, known, spec.archive_periods);
+        Ok(Self { spec, clock })
+    }
+
+    /// The period in force at `t`.
+    pub fn period_at(&self, t: Timestamp) -> Period {
+        self.clock.at(t)
+    }
+
+    /// The periods this instance has seen begin, newest first (at most
+    /// `archive_periods + 1`: the current one and the kept ones).
+    pub fn recent_periods(&self) -> Vec<Period> {
+        self.clock.recent()
+    }
+}
+
+/// The periods of one board: computed forward from a known period, one
+/// firing at a time, so that every instance walks the same chain.
+struct PeriodClock {
+    schedule: Option<Schedule>,
+    state: Mutex<VecDeque<Period>>,
+    /// Periods remembered besides the current one.
+    keep: usize,
+}
+
+impl PeriodClock {
+    fn new(schedule: Option<Schedule>, known: Period, archive_periods: i64) -> Self {
+        let known = Period { end: schedule.as_ref().and_then(|s| s.next_after(known.start)), ..known };
+        let keep = usize::try_from(archive_periods).unwrap_or(0);
+        Self { schedule, state: Mutex::new(VecDeque::from([known])), keep }
+    }
+
+    fn at(&self, t: Timestamp) -> Period {
+        let Ok(mut periods) = self.state.lock() else {
+            // A poisoned clock cannot advance; the newest known period stands.
+            return Period { index: 0, start: t, end: None };
+        };
+        loop {
+            let Some(current) = periods.front().copied() else { return Period { index: 0, start: t, end: None } };
+            match (current.end, &self.schedule) {
+                (Some(end), Some(schedule)) if end <= t => {
+                    periods.push_front(Period { index: current.index + 1, start: end, end: schedule.next_after(end) });
+                    periods.truncate(self.keep + 1);
+                }
+                _ => return current,
+            }
+        }
+    }
+
+    fn recent(&self) -> Vec<Period> {
+        self.state.lock().map(|periods| periods.iter().copied().collect()).unwrap_or_default()
+    }
+}
+
+/// The custom boards this instance knows, by id and by number.
+#[derive(Default)]
+pub struct Registry {
+    boards: RwLock<Catalog>,
+}
+
+#[derive(Default)]
+struct Catalog {
+    by_id: HashMap<String, Arc<CustomBoard>>,
+    by_number: HashMap<i64, Arc<CustomBoard>>,
+}
+
+impl Registry {
+    pub fn get(&self, id: &str) -> Option<Arc<CustomBoard>> {
+        self.boards.read().ok()?.by_id.get(id).cloned()
+    }
+
+    pub fn by_number(&self, number: i64) -> Option<Arc<CustomBoard>> {
+        self.boards.read().ok()?.by_number.get(&number).cloned()
+    }
+
+    /// Every board, ordered by id.
+    pub fn all(&self) -> Vec<Arc<CustomBoard>> {
+        let Ok(catalog) = self.boards.read() else { return Vec::new() };
+        let mut boards: Vec<Arc<CustomBoard>> = catalog.by_id.values().cloned().collect();
+        boards.sort_by(|a, b| a.spec.id.cmp(&b.spec.id));
+        boards
+    }
+
+    pub fn insert(&self, board: CustomBoard) -> Arc<CustomBoard> {
+        let board = Arc::new(board);
+        if let Ok(mut catalog) = self.boards.write() {
+            if let Some(old) = catalog.by_id.insert(board.spec.id.clone(), Arc::clone(&board)) {
+                if old.spec.number != board.spec.number {
+                    catalog.by_number.remove(&old.spec.number);
+                }
+            }
+            catalog.by_number.insert(board.spec.number, Arc::clone(&board));
+        }
+        board
+    }
+
+    /// A new name for a board, keeping its clock.
+    pub fn rename(&self, id: &str, name: &str) {
+        if let Ok(mut catalog) = self.boards.write() {
+            let Some(old) = catalog.by_id.get(id).cloned() else { return };
+            let renamed = Arc::new(CustomBoard {
+                spec: BoardSpec { name: name.to_owned(), ..old.spec.clone() },
+                clock: PeriodClock {
+                    schedule: old.clock.schedule.clone(),
+                    state: Mutex::new(old.clock.state.lock().map(|s| s.clone()).unwrap_or_default()),
+                    keep: old.clock.keep,
+                },
+            });
+            catalog.by_id.insert(id.to_owned(), Arc::clone(&renamed));
+            catalog.by_number.insert(renamed.spec.number, renamed);
+        }
+    }
+
+    pub fn remove(&self, id: &str) {
+        if let Ok(mut catalog) = self.boards.write() {
+            if let Some(old) = catalog.by_id.remove(id) {
+                catalog.by_number.remove(&old.spec.number);
+            }
+        }
+    }
+
+    /// Replaces the catalog with `boards` (a reload from the database),
+    /// keeping the clocks of boards that did not change.
+    pub fn replace(&self, boards: Vec<CustomBoard>) {
+        let Ok(mut catalog) = self.boards.write() else { return };
+        let mut fresh = Catalog::default();
+        for board in boards {
+            let board = match catalog.by_number.get(&board.spec.number) {
+                Some(old) if old.spec == board.spec => Arc::clone(old),
+                _ => Arc::new(board),
+            };
+            fresh.by_id.insert(board.spec.id.clone(), Arc::clone(&board));
+            fresh.by_number.insert(board.spec.number, board);
+        }
+        *catalog = fresh;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(reset: Option<&str>, archive_periods: i64) -> BoardSpec {
+        BoardSpec {
+            number: 1,
+            id: "b".into(),
+            name: "B".into(),
+            order: Order::Desc,
+            operator: Operator::Best,
+            reset: reset.map(str::to_owned),
+            timezone: "UTC".into(),
+            archive_periods,
+            min_score: 0,
+            max_score: 10,
+            created_at: Timestamp::from_millis(1_000),
+        }
+    }
+
+    #[test]
+    fn periods_start_at_creation_and_at_each_firing() {
+        let created = Timestamp::from_millis(1_796_112_002_500); // 2026-12-01T08:00:02.500Z
+        let start = Period { index: 0, start: created, end: None };
+        let board =
+            CustomBoard::new(BoardSpec { created_at: created, ..spec(Some("*/5 * * * * *"), 2) }, start).unwrap();
+        let first = board.period_at(created);
+        assert_eq!(
+            (first.index, first.start, first.end),
+            (0, created, Some(Timestamp::from_millis(1_796_112_005_000)))
+        );
+        // Just before the firing: still period 0; at it: period 1.
+        assert_eq!(board.period_at(Timestamp::from_millis(1_796_112_004_999)).index, 0);
+        let second = board.period_at(Timestamp::from_millis(1_796_112_005_000));
+        assert_eq!((second.index, second.start.millis()), (1, 1_796_112_005_000));
+        // Several firings at once; the clock remembers the current and two more.
+        let later = board.period_at(Timestamp::from_millis(1_796_112_021_000));
+        assert_eq!(
+            (later.index, later.start.millis(), later.end.map(Timestamp::millis)),
+            (4, 1_796_112_020_000, Some(1_796_112_025_000))
+        );
+        let recent: Vec<i64> = board.recent_periods().iter().map(|p| p.index).collect();
+        assert_eq!(recent, [4, 3, 2]);
+    }
+
+    #[test]
+    fn a_board_without_reset_has_one_endless_period() {
+        let board =
+            CustomBoard::new(spec(None, 10), Period { index: 0, start: Timestamp::from_millis(1_000), end: None })
+                .unwrap();
+        let period = board.period_at(Timestamp::from_millis(9_999_999_999));
+        assert_eq!((period.index, period.end), (0, None));
+    }
+}

@@ -1,0 +1,126 @@
+//! `/api/boards` and `/api/admin/boards`: the catalog of boards, their
+//! periods, and posts to custom boards.
+
+use actix_web::http::header::ContentType;
+use actix_web::{web, HttpRequest, HttpResponse};
+use serde::Deserialize;
+
+use super::{bearer_token, JsonObject};
+use crate::auth::AuthUser;
+use crate::domain::{parse_before, IdempotencyKey, PageLimit};
+use crate::error::ApiError;
+use crate::scoring::Posted;
+use crate::state::AppState;
+use crate::usecases::{admin, boards};
+
+#[utoipa::path(get, path = "/api/boards", tag = "boards",
+    responses((status = 200, description = "The built-in boards first, then the custom ones by id", body = crate::views::BoardList)))]
+pub async fn list(state: web::Data<AppState>) -> HttpResponse {
+    HttpResponse::Ok().json(boards::list(&state))
+}
+
+#[utoipa::path(get, path = "/api/boards/{board}", tag = "boards",
+    params(("board" = String, Path, pattern = "^[a-z0-9_-]{1,64}$", description = "`best`, `total` or a custom board's id")),
+    responses((status = 200, body = crate::views::BoardView)))]
+pub async fn get(state: web::Data<AppState>, path: web::Path<String>) -> Result<HttpResponse, ApiError> {
+    Ok(HttpResponse::Ok().json(boards::get(&state, &path).await?))
+}
+
+#[derive(Deserialize)]
+pub struct PeriodsQuery {
+    limit: Option<String>,
+    before: Option<String>,
+}
+
+#[utoipa::path(get, path = "/api/boards/{board}/periods", tag = "boards",
+    params(
+        ("board" = String, Path, pattern = "^[a-z0-9_-]{1,64}$", description = "`best`, `total` or a custom board's id"),
+        ("limit" = Option<i64>, Query, minimum = 1, maximum = 100, description = "1..100, default 20"),
+        ("before" = Option<i64>, Query, minimum = 1, description = "Only periods with a smaller index (from `next_before`)"),
+    ),
+    responses((status = 200, description = "The kept periods, newest first, the current one included", body = crate::views::PeriodList)))]
+pub async fn periods(
+    state: web::Data<AppState>,
+    path: web::Path<String>,
+    query: web::Query<PeriodsQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let limit = PageLimit::parse(query.limit.as_deref(), 20)?.value();
+    let before = parse_before(query.before.as_deref())?;
+    Ok(HttpResponse::Ok().json(boards::periods(&state, &path, before, limit).await?))
+}
+
+#[utoipa::path(post, path = "/api/boards/{board}/scores", tag = "boards",
+    security(("bearer" = []), ("session_cookie" = [])),
+    params(
+        ("board" = String, Path, pattern = "^[a-z0-9_-]{1,64}$", description = "A custom board's id"),
+        ("Idempotency-Key" = Option<String>, Header, pattern = "^[!-~]{1,64}$", description = "As on `/api/scores`: a repeat of the same request returns the first response (200); another request with the same key is 422"),
+    ),
+    request_body = crate::routes::openapi::BoardScoreRequest,
+    responses(
+        (status = 201, description = "Accepted; `entry` is the player's entry after this post", body = crate::views::BoardScoreResult),
+        (status = 200, description = "A replay of an `Idempotency-Key`: the first body again", body = crate::views::BoardScoreResult),
+    ))]
+pub async fn post_score(
+    state: web::Data<AppState>,
+    auth: AuthUser,
+    request: HttpRequest,
+    path: web::Path<String>,
+    body: JsonObject,
+) -> Result<HttpResponse, ApiError> {
+    let key =
+        IdempotencyKey::from_header_values(request.headers().get_all(IdempotencyKey::HEADER).map(|v| v.as_bytes()))?;
+    Ok(posted(boards::post(&state, &path, auth.user_id, &body, key).await?))
+}
+
+/// A post's answer: 201 with the new body, or 200 with the first one again.
+pub(super) fn posted(posted: Posted) -> HttpResponse {
+    match posted {
+        Posted::Created(body) => HttpResponse::Created().content_type(ContentType::json()).body(body),
+        Posted::Replayed(body) => HttpResponse::Ok()
+            .content_type(ContentType::json())
+            .insert_header(("Idempotent-Replayed", "true"))
+            .body(body),
+    }
+}
+
+#[utoipa::path(post, path = "/api/admin/boards", tag = "boards",
+    security(("bearer" = [])),
+    request_body = crate::routes::openapi::BoardRequest,
+    responses((status = 201, body = crate::views::BoardView)))]
+pub async fn create(
+    state: web::Data<AppState>,
+    request: HttpRequest,
+    body: JsonObject,
+) -> Result<HttpResponse, ApiError> {
+    admin::authorize(&state, bearer_token(&request))?;
+    Ok(HttpResponse::Created().json(boards::create(&state, &body).await?))
+}
+
+#[utoipa::path(patch, path = "/api/admin/boards/{board}", tag = "boards",
+    security(("bearer" = [])),
+    params(("board" = String, Path, pattern = "^[a-z0-9_-]{1,64}$", description = "A custom board's id")),
+    request_body = crate::routes::openapi::RenameBoardRequest,
+    responses((status = 200, body = crate::views::BoardView)))]
+pub async fn rename(
+    state: web::Data<AppState>,
+    request: HttpRequest,
+    path: web::Path<String>,
+    body: JsonObject,
+) -> Result<HttpResponse, ApiError> {
+    admin::authorize(&state, bearer_token(&request))?;
+    Ok(HttpResponse::Ok().json(boards::rename(&state, &path, &body).await?))
+}
+
+#[utoipa::path(delete, path = "/api/admin/boards/{board}", tag = "boards",
+    security(("bearer" = [])),
+    params(("board" = String, Path, pattern = "^[a-z0-9_-]{1,64}$", description = "A custom board's id")),
+    responses((status = 204, description = "Deleted with its entries and posts")))]
+pub async fn delete(
+    state: web::Data<AppState>,
+    request: HttpRequest,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    admin::authorize(&state, bearer_token(&request))?;
+    boards::delete(&state, &path).await?;
+    Ok(HttpResponse::NoContent().finish())
+}

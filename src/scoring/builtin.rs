@@ -1,0 +1,122 @@
+//! A batch's posts to the built-in boards: the players' rows, the
+//! `/api/scores` log, and the aggregates on the user row.
+
+use std::collections::HashMap;
+
+use sqlx::AnyConnection;
+
+use super::{BatchError, Job, Pending, Target};
+use crate::domain::{Score, Timestamp};
+use crate::rank::RankEngine;
+use crate::store::{Store, UserRow};
+use crate::views::{Me, ScoreResult, ScoreView};
+
+/// The rows of the players posting to the built-in boards, locked, and
+/// their totals before the batch.
+pub(super) struct Players {
+    rows: HashMap<i64, UserRow>,
+    before: HashMap<i64, (i64, i64)>,
+}
+
+impl Players {
+    pub(super) fn contains(&self, id: i64) -> bool {
+        self.rows.contains_key(&id)
+    }
+}
+
+/// The players' rows after the batch, for the rank engine and the caches.
+#[derive(Default)]
+pub(super) struct Changed {
+    pub rows: Vec<UserRow>,
+}
+
+/// Locks the rows of the players posting to the built-in boards, in id order.
+pub(super) async fn lock_players(
+    store: &Store,
+    conn: &mut AnyConnection,
+    batch: &[Job],
+) -> Result<Players, BatchError> {
+    let mut ids: Vec<i64> =
+        batch.iter().filter(|job| matches!(job.post.target, Target::Builtin)).map(|job| job.post.user_id).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let rows: HashMap<i64, UserRow> =
+        store.users_for_update(conn, &ids).await?.into_iter().map(|row| (row.id, row)).collect();
+    let before = rows.iter().map(|(id, r)| (*id, (r.total_score, r.play_count))).collect();
+    Ok(Players { rows, before })
+}
+
+/// Appends the new posts to the log in one INSERT, applies each in order
+/// (sum, max, count and the `best_at` of the first strictly greater score,
+/// also for several posts of one player), renders their answers, and
+/// writes every changed row in one UPDATE.
+pub(super) async fn apply(
+    store: &Store,
+    ranks: &RankEngine,
+    conn: &mut AnyConnection,
+    batch: &[Job],
+    pending: &mut [Pending],
+    players: &mut Players,
+    now: Timestamp,
+) -> Result<Changed, BatchError> {
+    let new_posts: Vec<(usize, i64, Score)> = batch
+        .iter()
+        .enumerate()
+        .filter(|(index, job)| matches!(job.post.target, Target::Builtin) && matches!(pending[*index], Pending::New))
+        .map(|(index, job)| (index, job.post.user_id, job.post.score))
+        .collect();
+    if new_posts.is_empty() {
+        return Ok(Changed::default());
+    }
+    let log: Vec<(i64, Score)> = new_posts.iter().map(|(_, user, score)| (*user, *score)).collect();
+    let ids = store.insert_scores(conn, &log, now).await?;
+    let mut applied = Vec::with_capacity(new_posts.len());
+    for ((index, user_id, score), score_id) in new_posts.iter().zip(ids) {
+        let Some(row) = players.rows.get_mut(user_id) else { continue };
+        let new_best = row.play_count == 0 || score.value() > row.best_score;
+        if new_best {
+            row.best_score = score.value();
+            row.best_at = Some(now);
+            row.best_score_id = Some(score_id);
+        }
+        row.total_score += score.value();
+        row.play_count += 1;
+        // The player as this post left them (a later post of the batch may move them again).
+        applied.push((
+            *index,
+            ScoreView { id: score_id, score: score.value(), created_at: now },
+            new_best,
+            row.clone(),
+        ));
+    }
+    // Ranks count players with strictly greater scores, and a player's
+    // own previous entry never counts (scores only rise), so the engine
+    // can rank the new values before recording them: one call for all.
+    let rows: Vec<&UserRow> = applied.iter().map(|(_, _, _, row)| row).collect();
+    let user_ranks = ranks.ranks_of(&rows).await?;
+    for ((index, score, new_best, row), user_ranks) in applied.iter().zip(user_ranks) {
+        let result = ScoreResult { score: score.clone(), new_best: *new_best, user: Me::new(row, user_ranks) };
+        pending[*index] = Pending::Created { body: serde_json::to_string(&result)? };
+    }
+
+    // One UPDATE for every player whose aggregates changed.
+    let changed: Vec<UserRow> = players
+        .rows
+        .values()
+        .filter(|row| players.before.get(&row.id).is_some_and(|(_, plays)| *plays != row.play_count))
+        .cloned()
+        .collect();
+    let changes: Vec<(&UserRow, i64, i64)> = changed
+        .iter()
+        .map(|row| {
+            let (total_before, plays_before) = players.before.get(&row.id).copied().unwrap_or_default();
+            (row, row.total_score - total_before, row.play_count - plays_before)
+        })
+        .collect();
+    store.set_many_aggregates(conn, &changes).await?;
+    let first_scores = changes.iter().filter(|(row, _, plays_added)| row.play_count == *plays_added).count();
+    if first_scores > 0 {
+        store.add_board_players(conn, first_scores as i64).await?;
+    }
+    Ok(Changed { rows: changed })
+}

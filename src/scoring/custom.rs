@@ -1,0 +1,280 @@
+//! A batch's posts to custom boards: the boards (locked against deletion),
+//! each player's entry in the period in force, the posts' log, and the
+//! period's player count.
+//!
+//! The period of a post is decided here, from the batch's commit time and
+//! the board's clock, and stored with the post and its entry: every
+//! instance reads the same answer afterwards.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use sqlx::AnyConnection;
+
+use super::{BatchError, Job, Pending, Target};
+use crate::boards::{CustomBoard, Period};
+use crate::domain::{BoardKey, Metadata, Operator, Timestamp};
+use crate::error::ErrorCode;
+use crate::rank::{EntryChange, RankEngine};
+use crate::store::{EntryRow, EntryWrite, NewBoardPost, PeriodPlayers, Store};
+use crate::views::{BoardScoreResult, BoardScoreView, Metadata as MetadataView, PeriodView, RankingEntry};
+
+/// What the batch locked for its posts to custom boards.
+pub(super) struct Locked {
+    /// The boards that still exist, and the period in force for each.
+    periods: HashMap<i64, Period>,
+    /// Display names of the posting players (a missing one: no such player).
+    names: HashMap<i64, String>,
+    /// The entries of the posting players before the batch, by board and player.
+    entries: HashMap<(i64, i64), EntryRow>,
+}
+
+/// The entries a committed batch changed, with their period's end.
+#[derive(Default)]
+pub(super) struct Changed {
+    pub changes: Vec<(EntryChange, Option<Timestamp>)>,
+}
+
+fn custom_target(job: &Job) -> Option<(&Arc<CustomBoard>, Option<&Metadata>)> {
+    match &job.post.target {
+        Target::Custom { board, metadata } => Some((board, metadata.as_ref())),
+        Target::Builtin => None,
+    }
+}
+
+/// Locks the boards of the batch's custom posts (share: other writers
+/// pass, a deletion waits), then each player's entry in the period in
+/// force, board by board in player order.
+pub(super) async fn lock(
+    store: &Store,
+    conn: &mut AnyConnection,
+    batch: &[Job],
+    now: Timestamp,
+) -> Result<Locked, BatchError> {
+    let mut boards: HashMap<i64, &Arc<CustomBoard>> = HashMap::new();
+    let mut players: HashMap<i64, Vec<i64>> = HashMap::new();
+    for job in batch {
+        if let Some((board, _)) = custom_target(job) {
+            boards.insert(board.spec.number, board);
+            players.entry(board.spec.number).or_default().push(job.post.user_id);
+        }
+    }
+    if boards.is_empty() {
+        return Ok(Locked { periods: HashMap::new(), names: HashMap::new(), entries: HashMap::new() });
+    }
+    let mut numbers: Vec<i64> = boards.keys().copied().collect();
+    numbers.sort_unstable();
+    let existing = store.lock_boards(conn, &numbers).await?;
+    let mut user_ids: Vec<i64> = players.values().flatten().copied().collect();
+    user_ids.sort_unstable();
+    user_ids.dedup();
+    let names = store.display_names_on(conn, &user_ids).await?;
+    let mut periods = HashMap::new();
+    let mut entries = HashMap::new();
+    for number in existing {
+        let Some(board) = boards.get(&number) else { continue };
+        let period = board.period_at(now);
+        let ids = players.get_mut(&number).map(std::mem::take).unwrap_or_default();
+        let mut ids: Vec<i64> = ids.into_iter().filter(|id| names.contains_key(id)).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        for entry in store.entries_for_update(conn, number, period.index, &ids).await? {
+            entries.insert((number, entry.user_id), entry);
+        }
+        periods.insert(number, period);
+    }
+    Ok(Locked { periods, names, entries })
+}
+
+/// A new post: its job's index, board, player, score and metadata.
+type NewPost<'a> = (usize, &'a Arc<CustomBoard>, i64, i64, Option<&'a Metadata>);
+
+/// A new post, after it was applied to its entry.
+struct Applied {
+    index: usize,
+    board: Arc<CustomBoard>,
+    post: BoardScoreView,
+    entry: EntryRow,
+    improved: bool,
+    /// The entry before the batch, if any.
+    before: Option<EntryRow>,
+}
+
+impl Locked {
+    /// Why a post to this board by this player cannot be taken, if it cannot.
+    pub(super) fn refusal(&self, number: i64, user_id: i64) -> Option<ErrorCode> {
+        if !self.periods.contains_key(&number) {
+            Some(ErrorCode::BoardNotFound)
+        } else if !self.names.contains_key(&user_id) {
+            Some(ErrorCode::InvalidSession)
+        } else {
+            None
+        }
+    }
+
+    /// Appends the new posts in one INSERT, applies each to its entry in
+    /// order, renders the answers (with the entry's rank), and writes
+    /// every changed entry in one statement.
+    pub(super) async fn apply(
+        self,
+        store: &Store,
+        ranks: &RankEngine,
+        conn: &mut AnyConnection,
+        batch: &[Job],
+        pending: &mut [Pending],
+        now: Timestamp,
+    ) -> Result<Changed, BatchError> {
+        let new_posts: Vec<NewPost> = batch
+            .iter()
+            .enumerate()
+            .filter(|(index, _)| matches!(pending[*index], Pending::New))
+            .filter_map(|(index, job)| {
+                let (board, metadata) = custom_target(job)?;
+                Some((index, board, job.post.user_id, job.post.score.value(), metadata))
+            })
+            .collect();
+        if new_posts.is_empty() {
+            return Ok(Changed::default());
+        }
+        let log: Vec<NewBoardPost> = new_posts
+            .iter()
+            .map(|(_, board, user_id, score, metadata)| NewBoardPost {
+                board: board.spec.number,
+                period: self.periods[&board.spec.number].index,
+                user_id: *user_id,
+                score: *score,
+                metadata: metadata.map(Metadata::as_str),
+            })
+            .collect();
+        let ids = store.insert_board_posts(conn, &log, now).await?;
+
+        let mut current = self.entries.clone();
+        let mut applied = Vec::with_capacity(new_posts.len());
+        for ((index, board, user_id, score, metadata), post_id) in new_posts.iter().zip(ids) {
+            let number = board.spec.number;
+            let period = self.periods[&number];
+            let metadata = metadata.map(|m| m.as_str().to_owned());
+            let entry = current.get(&(number, *user_id)).cloned();
+            let (entry, improved) =
+                next_entry(board, entry, *user_id, period.index, *score, post_id, metadata.clone(), now);
+            current.insert((number, *user_id), entry.clone());
+            let post = BoardScoreView {
+                id: post_id,
+                score: *score,
+                created_at: now,
+                metadata: metadata.map(|m| MetadataView(Arc::from(m))),
+            };
+            let before = self.entries.get(&(number, *user_id)).cloned();
+            applied.push(Applied { index: *index, board: Arc::clone(board), post, entry, improved, before });
+        }
+
+        // Ranks before the batch is recorded: a player's own entry from
+        // before the batch is still there, so it is taken out where it
+        // ranked strictly above the new score.
+        let scores: Vec<_> = applied.iter().map(|a| (a.board.spec.period(a.entry.period), a.entry.score)).collect();
+        let board_ranks = ranks.ranks_of_scores(&scores).await?;
+        for (a, rank) in applied.iter().zip(board_ranks) {
+            let board = a.board.spec.period(a.entry.period);
+            let own_above = a.before.as_ref().is_some_and(|before| board.order.better(before.score, a.entry.score));
+            let rank = rank - i64::from(own_above);
+            let name = self.names.get(&a.entry.user_id).map_or("", String::as_str);
+            let key = BoardKey { score: a.entry.score, at: a.entry.achieved_at.millis(), id: a.entry.user_id };
+            let metadata = a.entry.metadata.as_deref().map(Arc::from);
+            let result = BoardScoreResult {
+                score: a.post.clone(),
+                entry: RankingEntry::new(board.board, rank, key, name, metadata),
+                improved: a.improved,
+                period: PeriodView::from(self.periods[&a.board.spec.number]),
+            };
+            pending[a.index] = Pending::Created { body: serde_json::to_string(&result)? };
+        }
+
+        // One statement for the entries, one for the periods' player counts.
+        let mut finals: Vec<(&EntryRow, &Arc<CustomBoard>)> = Vec::new();
+        let mut seen = HashSet::new();
+        for a in applied.iter().rev() {
+            let number = a.board.spec.number;
+            if seen.insert((number, a.entry.user_id)) {
+                finals.push((&current[&(number, a.entry.user_id)], &a.board));
+            }
+        }
+        let writes: Vec<EntryWrite> =
+            finals.iter().map(|(entry, board)| EntryWrite { entry, order: board.spec.order }).collect();
+        store.write_entries(conn, &writes).await?;
+        let mut added: HashMap<i64, i64> = HashMap::new();
+        for (entry, _) in &finals {
+            if !self.entries.contains_key(&(entry.board, entry.user_id)) {
+                *added.entry(entry.board).or_default() += 1;
+            }
+        }
+        let counts: Vec<PeriodPlayers> = added
+            .into_iter()
+            .map(|(number, added)| {
+                let period = self.periods[&number];
+                PeriodPlayers {
+                    board: number,
+                    period: period.index,
+                    starts_at: period.start,
+                    ends_at: period.end,
+                    added,
+                }
+            })
+            .collect();
+        store.add_period_players(conn, &counts).await?;
+
+        let changes = finals
+            .iter()
+            .map(|(entry, board)| {
+                let change = EntryChange {
+                    board: board.spec.period(entry.period),
+                    key: BoardKey { score: entry.score, at: entry.achieved_at.millis(), id: entry.user_id },
+                    version: entry.version,
+                    metadata: entry.metadata.as_deref().map(Arc::from),
+                };
+                (change, self.periods[&entry.board].end)
+            })
+            .collect();
+        Ok(Changed { changes })
+    }
+}
+
+/// An entry after one more post, by the board's operator, and whether its
+/// score changed.
+#[allow(clippy::too_many_arguments)]
+fn next_entry(
+    board: &CustomBoard,
+    entry: Option<EntryRow>,
+    user_id: i64,
+    period: i64,
+    score: i64,
+    post_id: i64,
+    metadata: Option<String>,
+    now: Timestamp,
+) -> (EntryRow, bool) {
+    let Some(old) = entry else {
+        let entry = EntryRow {
+            board: board.spec.number,
+            period,
+            user_id,
+            score,
+            achieved_at: now,
+            post_id,
+            metadata,
+            plays: 1,
+            version: 1,
+        };
+        return (entry, true);
+    };
+    let counted = EntryRow { plays: old.plays + 1, version: old.version + 1, ..old.clone() };
+    let reached =
+        |score: i64| EntryRow { score, achieved_at: now, post_id, metadata: metadata.clone(), ..counted.clone() };
+    match board.spec.operator {
+        Operator::Best if board.spec.order.better(score, old.score) => (reached(score), true),
+        Operator::Best => (counted, false),
+        Operator::Latest => (reached(score), score != old.score),
+        Operator::Total => {
+            let sum = old.score.saturating_add(score);
+            (reached(sum), sum != old.score)
+        }
+    }
+}

@@ -1,0 +1,308 @@
+//! Posting a score, group-committed: to the built-in boards
+//! (`/api/scores`) and to custom boards alike.
+//!
+//! Handlers hand their posts to one writer task per instance through a
+//! bounded queue. The writer takes whatever is queued (up to a batch size,
+//! waiting at most a short delay for more) and commits it as one
+//! transaction: lock what the posts change (players' rows in id order,
+//! custom boards against deletion, entries per board and period in player
+//! order, so batches of several instances cannot deadlock), claim
+//! idempotency keys, append to the logs, apply each post in order in
+//! memory, write each changed row once, and store every keyed response.
+//! One commit (one fsync) serves the whole batch. A request gets its 201
+//! only after that commit, so nothing acknowledged can be lost; a failed
+//! batch fails only its own requests, and the writer goes on with the
+//! next. A full queue answers 503 with Retry-After instead of growing
+//! without bound.
+
+mod builtin;
+mod custom;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use sha2::{Digest, Sha256};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::background::Background;
+use crate::boards::CustomBoard;
+use crate::cache::Caches;
+use crate::domain::{IdempotencyKey, Metadata, Score, Timestamp};
+use crate::error::{ApiError, ErrorCode};
+use crate::rank::RankEngine;
+use crate::store::{Store, StoreError};
+
+/// The answer to a post, as the JSON body the client gets.
+#[derive(Debug, Clone)]
+pub enum Posted {
+    /// A new score: 201.
+    Created(String),
+    /// A repeated `Idempotency-Key`: the first response's body again, 200.
+    Replayed(String),
+}
+
+/// How batches are formed.
+#[derive(Debug, Clone, Copy)]
+pub struct BatchPolicy {
+    /// Posts per transaction at most.
+    pub max_posts: usize,
+    /// How long the writer waits for more posts once it has one.
+    pub max_delay: Duration,
+    /// Posts waiting at most; beyond, 503.
+    pub queue: usize,
+}
+
+/// Where a post goes.
+#[derive(Clone)]
+pub enum Target {
+    /// The built-in boards (`/api/scores`).
+    Builtin,
+    /// A custom board, with the post's metadata.
+    Custom { board: Arc<CustomBoard>, metadata: Option<Metadata> },
+}
+
+/// A post as a handler hands it over.
+pub struct Post {
+    pub user_id: i64,
+    pub score: Score,
+    pub target: Target,
+    pub key: Option<IdempotencyKey>,
+}
+
+impl Post {
+    /// What an `Idempotency-Key` is bound to: the board and the body. A
+    /// repeat with another fingerprint is refused, not replayed.
+    fn fingerprint(&self) -> String {
+        let mut hasher = Sha256::new();
+        match &self.target {
+            Target::Builtin => hasher.update(b"scores\n"),
+            Target::Custom { board, metadata } => {
+                hasher.update(format!("board {}\n", board.spec.number));
+                hasher.update(metadata.as_ref().map_or("", |m| m.as_str()));
+                hasher.update(b"\n");
+            }
+        }
+        hasher.update(self.score.value().to_string());
+        hasher.finalize()[..16].iter().map(|byte| format!("{byte:02x}")).collect()
+    }
+}
+
+struct Job {
+    post: Post,
+    fingerprint: String,
+    reply: oneshot::Sender<Result<Posted, ApiError>>,
+}
+
+/// The handle handlers post through.
+#[derive(Clone)]
+pub struct ScoreWriter {
+    queue: mpsc::Sender<Job>,
+}
+
+/// What the writer needs: the database, and what it updates after commit.
+struct Writer {
+    store: Store,
+    ranks: RankEngine,
+    caches: Arc<Caches>,
+    policy: BatchPolicy,
+}
+
+/// Why a batch failed as a whole.
+#[derive(Debug, thiserror::Error)]
+enum BatchError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("rendering an answer: {0}")]
+    Render(#[from] serde_json::Error),
+}
+
+impl From<sqlx::Error> for BatchError {
+    fn from(error: sqlx::Error) -> Self {
+        Self::Store(error.into())
+    }
+}
+
+impl ScoreWriter {
+    /// Starts the writer task on `background`.
+    pub fn start(
+        store: Store,
+        ranks: RankEngine,
+        caches: Arc<Caches>,
+        policy: BatchPolicy,
+        background: &Background,
+    ) -> Self {
+        let (queue, jobs) = mpsc::channel(policy.queue.max(1));
+        let writer = Writer { store, ranks, caches, policy };
+        background.spawn(writer.run(jobs));
+        Self { queue }
+    }
+
+    pub async fn post(&self, post: Post) -> Result<Posted, ApiError> {
+        let (reply, answer) = oneshot::channel();
+        let fingerprint = post.fingerprint();
+        self.queue.try_send(Job { post, fingerprint, reply }).map_err(|error| match error {
+            mpsc::error::TrySendError::Full(_) => ErrorCode::WriteQueueFull,
+            mpsc::error::TrySendError::Closed(_) => ErrorCode::ShuttingDown,
+        })?;
+        answer.await.map_err(|_| ErrorCode::ShuttingDown)?
+    }
+}
+
+/// What became of one job inside a batch, before the commit.
+enum Pending {
+    /// Not decided yet: a new post for the built-in or custom pass.
+    New,
+    Created {
+        body: String,
+    },
+    /// The same key earlier in this batch: its answer.
+    ReplayOf(usize),
+    /// The key was used before this batch: the stored answer, read after commit.
+    ReplayStored,
+    Failed(ApiError),
+}
+
+/// What a committed batch changed, for the rank engine and the caches.
+#[derive(Default)]
+struct Committed {
+    builtin: builtin::Changed,
+    custom: custom::Changed,
+}
+
+impl Writer {
+    async fn run(self, mut jobs: mpsc::Receiver<Job>) {
+        while let Some(first) = jobs.recv().await {
+            let mut batch = vec![first];
+            let deadline = tokio::time::Instant::now() + self.policy.max_delay;
+            while batch.len() < self.policy.max_posts {
+                match jobs.try_recv() {
+                    Ok(job) => batch.push(job),
+                    Err(mpsc::error::TryRecvError::Disconnected) => break,
+                    Err(mpsc::error::TryRecvError::Empty) => match tokio::time::timeout_at(deadline, jobs.recv()).await
+                    {
+                        Ok(Some(job)) => batch.push(job),
+                        _ => break,
+                    },
+                }
+            }
+            self.commit_batch(batch).await;
+        }
+    }
+
+    async fn commit_batch(&self, batch: Vec<Job>) {
+        let now = Timestamp::now();
+        match self.write(&batch, now).await {
+            Ok((pending, committed)) => {
+                self.ranks.record(&committed.builtin.rows).await;
+                self.ranks.record_entries(&committed.custom.changes).await;
+                if let Some(users) = &self.caches.users {
+                    // Before answering, so that players read their posts back from any instance.
+                    users.put_many(&committed.builtin.rows).await;
+                }
+                let answers = self.answers(&batch, pending).await;
+                for (job, answer) in batch.into_iter().zip(answers) {
+                    let _ = job.reply.send(answer);
+                }
+            }
+            Err(error) => {
+                tracing::error!(error = %error, posts = batch.len(), "score batch failed; its posts were not recorded");
+                for job in batch {
+                    let _ = job.reply.send(Err(ErrorCode::WriteFailed.into()));
+                }
+            }
+        }
+    }
+
+    /// The transaction. Returns what each job became and what changed.
+    async fn write(&self, batch: &[Job], now: Timestamp) -> Result<(Vec<Pending>, Committed), BatchError> {
+        let store = &self.store;
+        let mut tx = store.begin_write().await?;
+        let mut pending: Vec<Pending> = batch.iter().map(|_| Pending::New).collect();
+
+        // Lock what the posts change, in an order every batch shares:
+        // players' rows, then boards, then entries.
+        let mut players = builtin::lock_players(store, &mut tx, batch).await?;
+        let custom = custom::lock(store, &mut tx, batch, now).await?;
+        for (index, job) in batch.iter().enumerate() {
+            let gone = match &job.post.target {
+                Target::Builtin => (!players.contains(job.post.user_id)).then_some(ErrorCode::InvalidSession),
+                Target::Custom { board, .. } => custom.refusal(board.spec.number, job.post.user_id),
+            };
+            if let Some(code) = gone {
+                pending[index] = Pending::Failed(code.into());
+            }
+        }
+
+        // Replays and key claims, in order; what stays `New` is posted.
+        let mut claimed: HashMap<(i64, &str), (usize, &str)> = HashMap::new();
+        for (index, job) in batch.iter().enumerate() {
+            let Some(key) = &job.post.key else { continue };
+            if !matches!(pending[index], Pending::New) {
+                continue;
+            }
+            let user = job.post.user_id;
+            if let Some((first, fingerprint)) = claimed.get(&(user, key.as_str())) {
+                pending[index] = if *fingerprint == job.fingerprint {
+                    Pending::ReplayOf(*first)
+                } else {
+                    Pending::Failed(ErrorCode::IdempotencyKeyReused.into())
+                };
+                continue;
+            }
+            if store.claim_idempotency_key(&mut tx, user, key, &job.fingerprint, now).await? {
+                claimed.insert((user, key.as_str()), (index, &job.fingerprint));
+            } else {
+                pending[index] = Pending::ReplayStored;
+            }
+        }
+
+        let builtin = builtin::apply(store, &self.ranks, &mut tx, batch, &mut pending, &mut players, now).await?;
+        let custom = custom.apply(store, &self.ranks, &mut tx, batch, &mut pending, now).await?;
+
+        for (index, job) in batch.iter().enumerate() {
+            if let (Some(key), Pending::Created { body }) = (&job.post.key, &pending[index]) {
+                store.save_idempotent_response(&mut tx, job.post.user_id, key, 201, body).await?;
+            }
+        }
+        tx.commit().await?;
+        Ok((pending, Committed { builtin, custom }))
+    }
+
+    /// Each job's answer, once the batch has committed.
+    async fn answers(&self, batch: &[Job], pending: Vec<Pending>) -> Vec<Result<Posted, ApiError>> {
+        let bodies: Vec<Option<String>> =
+            pending.iter().map(|p| if let Pending::Created { body } = p { Some(body.clone()) } else { None }).collect();
+        let mut answers = Vec::with_capacity(batch.len());
+        for (job, outcome) in batch.iter().zip(pending) {
+            answers.push(match outcome {
+                Pending::Created { body } => Ok(Posted::Created(body)),
+                Pending::ReplayOf(first) => match bodies.get(first).cloned().flatten() {
+                    Some(body) => Ok(Posted::Replayed(body)),
+                    None => Err(ApiError::internal(anyhow::anyhow!("a replay without its first answer"))),
+                },
+                Pending::ReplayStored => match &job.post.key {
+                    Some(key) => self.stored_answer(job, key).await,
+                    None => Err(ApiError::internal(anyhow::anyhow!("a stored replay without a key"))),
+                },
+                Pending::Failed(error) => Err(error),
+                Pending::New => Err(ApiError::internal(anyhow::anyhow!("a post without an outcome"))),
+            });
+        }
+        answers
+    }
+
+    /// The first answer of a key used before: replayed when this request is
+    /// the same one (keys stored before fingerprints existed count as the
+    /// same), refused when it is another.
+    async fn stored_answer(&self, job: &Job, key: &IdempotencyKey) -> Result<Posted, ApiError> {
+        match self.store.idempotent_response(job.post.user_id, key).await? {
+            Some(stored) if stored.fingerprint.as_deref().is_none_or(|f| f == job.fingerprint) => {
+                Ok(Posted::Replayed(stored.body))
+            }
+            Some(_) => Err(ErrorCode::IdempotencyKeyReused.into()),
+            // Claimed, yet gone: purged between the claim and this read.
+            None => Err(ErrorCode::IdempotencyKeyReused.into()),
+        }
+    }
+}

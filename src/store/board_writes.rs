@@ -1,0 +1,186 @@
+//! What the score writer does to the custom boards' tables inside its
+//! batch transaction: a statement per kind of change and board, never one
+//! per post.
+
+use sqlx::AnyConnection;
+
+use super::board::rank_score;
+use super::boards::{EntryRow, ENTRY_COLUMNS};
+use super::{placeholders, Dialect, Store, StoreError, StoreResult};
+use crate::domain::{Order, Timestamp};
+
+/// A post to append to `board_scores`.
+pub struct NewBoardPost<'a> {
+    pub board: i64,
+    pub period: i64,
+    pub user_id: i64,
+    pub score: i64,
+    pub metadata: Option<&'a str>,
+}
+
+/// An entry as a batch leaves it, on a board of `order`.
+pub struct EntryWrite<'a> {
+    pub entry: &'a EntryRow,
+    pub order: Order,
+}
+
+/// Players who got their first entry in a period, and the period's bounds
+/// (its row is created by the first post if no clock recorded it yet).
+pub struct PeriodPlayers {
+    pub board: i64,
+    pub period: i64,
+    pub starts_at: Timestamp,
+    pub ends_at: Option<Timestamp>,
+    pub added: i64,
+}
+
+impl Store {
+    /// Which of these boards still exist, locked against deletion until the
+    /// transaction ends (a share lock: other writers pass).
+    pub async fn lock_boards(&self, conn: &mut AnyConnection, numbers: &[i64]) -> StoreResult<Vec<i64>> {
+        if numbers.is_empty() {
+            return Ok(Vec::new());
+        }
+        let sql = format!(
+            "SELECT number FROM boards WHERE number IN ({}) ORDER BY number{}",
+            placeholders(numbers.len()),
+            self.dialect.share_lock()
+        );
+        let mut query = self.sql_scalar::<i64>(&sql).persistent(false);
+        for number in numbers {
+            query = query.bind(*number);
+        }
+        Ok(query.fetch_all(&mut *conn).await?)
+    }
+
+    /// The entries of these players in one period of a board, locked until
+    /// the transaction ends, in player order.
+    pub async fn entries_for_update(
+        &self,
+        conn: &mut AnyConnection,
+        board: i64,
+        period: i64,
+        user_ids: &[i64],
+    ) -> StoreResult<Vec<EntryRow>> {
+        if user_ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let sql = format!(
+            "SELECT {ENTRY_COLUMNS} FROM board_entries WHERE board = ? AND period = ? AND user_id IN ({}) \
+             ORDER BY user_id{}",
+            placeholders(user_ids.len()),
+            self.dialect.lock_rows()
+        );
+        let mut query = self.sql_as::<EntryRow>(&sql).persistent(false).bind(board).bind(period);
+        for id in user_ids {
+            query = query.bind(*id);
+        }
+        Ok(query.fetch_all(&mut *conn).await?)
+    }
+
+    /// Appends posts in one statement; returns their ids in order (see
+    /// `insert_scores` for how each backend reports them).
+    pub async fn insert_board_posts(
+        &self,
+        conn: &mut AnyConnection,
+        posts: &[NewBoardPost<'_>],
+        at: Timestamp,
+    ) -> StoreResult<Vec<i64>> {
+        if posts.is_empty() {
+            return Ok(Vec::new());
+        }
+        let columns = "INSERT INTO board_scores (board, period, user_id, score, metadata, created_at) VALUES";
+        if self.dialect == Dialect::MySql && !self.consecutive_ids {
+            let mut ids = Vec::with_capacity(posts.len());
+            let sql = format!("{columns} (?, ?, ?, ?, ?, ?)");
+            for post in posts {
+                let query = self
+                    .sql(&sql)
+                    .bind(post.board)
+                    .bind(post.period)
+                    .bind(post.user_id)
+                    .bind(post.score)
+                    .bind(post.metadata)
+                    .bind(at);
+                ids.push(self.insert_returning_id(conn, query).await?);
+            }
+            return Ok(ids);
+        }
+        let values = vec!["(?, ?, ?, ?, ?, ?)"; posts.len()].join(", ");
+        let sql = self.insert_sql(&format!("{columns} {values}"), "id");
+        let mut query = self.sql_once(&sql);
+        for post in posts {
+            query = query
+                .bind(post.board)
+                .bind(post.period)
+                .bind(post.user_id)
+                .bind(post.score)
+                .bind(post.metadata)
+                .bind(at);
+        }
+        match self.dialect {
+            Dialect::Sqlite => {
+                use sqlx::Row as _;
+                let rows = query.fetch_all(&mut *conn).await?;
+                let mut ids = rows.iter().map(|row| row.try_get("id")).collect::<Result<Vec<i64>, _>>()?;
+                ids.sort_unstable();
+                Ok(ids)
+            }
+            Dialect::MySql => {
+                let done = query.execute(&mut *conn).await?;
+                let first = done.last_insert_id().ok_or_else(|| StoreError::Corrupt("INSERT reported no id".into()))?;
+                Ok((0..posts.len() as i64).map(|i| first + i).collect())
+            }
+        }
+    }
+
+    /// Writes entries as a batch left them, new and changed alike, in one
+    /// statement (their rows are locked by `entries_for_update`).
+    pub async fn write_entries(&self, conn: &mut AnyConnection, entries: &[EntryWrite<'_>]) -> StoreResult<()> {
+        if entries.is_empty() {
+            return Ok(());
+        }
+        let values = vec!["(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"; entries.len()].join(", ");
+        let updated = ["score", "rank_score", "achieved_at", "post_id", "metadata", "plays", "version"];
+        let sql = format!(
+            "INSERT INTO board_entries (board, period, user_id, score, rank_score, achieved_at, post_id, metadata, \
+             plays, version) VALUES {values}{}",
+            self.dialect.upsert("board, period, user_id", &updated)
+        );
+        let mut query = self.sql_once(&sql);
+        for EntryWrite { entry, order } in entries {
+            query = query
+                .bind(entry.board)
+                .bind(entry.period)
+                .bind(entry.user_id)
+                .bind(entry.score)
+                .bind(rank_score(*order, entry.score))
+                .bind(entry.achieved_at)
+                .bind(entry.post_id)
+                .bind(entry.metadata.as_deref())
+                .bind(entry.plays)
+                .bind(entry.version);
+        }
+        query.execute(&mut *conn).await?;
+        Ok(())
+    }
+
+    /// Counts players who got their first entry in a period, creating the
+    /// period's row if no clock recorded it yet.
+    pub async fn add_period_players(&self, conn: &mut AnyConnection, rows: &[PeriodPlayers]) -> StoreResult<()> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let values = vec!["(?, ?, ?, ?, ?)"; rows.len()].join(", ");
+        let sql = format!(
+            "INSERT INTO board_periods (board, period, starts_at, ends_at, players) VALUES {values}{}",
+            self.dialect.upsert_adding("board, period", "players")
+        );
+        let mut query = self.sql_once(&sql);
+        for row in rows {
+            query = query.bind(row.board).bind(row.period).bind(row.starts_at).bind(row.ends_at).bind(row.added);
+        }
+        query.execute(&mut *conn).await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,291 @@
+//! The custom boards' tables: the catalog (`boards`), their periods
+//! (`board_periods`), each player's entry per period (`board_entries`) and
+//! the posts (`board_scores`).
+
+use super::{Store, StoreError, StoreResult, UniqueKey};
+use crate::domain::Timestamp;
+
+/// A row of the catalog.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct BoardRow {
+    pub number: i64,
+    pub id: String,
+    pub name: String,
+    pub sort_order: String,
+    pub operator: String,
+    pub reset: Option<String>,
+    pub timezone: String,
+    pub archive_periods: i64,
+    pub min_score: i64,
+    pub max_score: i64,
+    pub created_at: Timestamp,
+}
+
+const BOARD_COLUMNS: &str = "number, id, name, sort_order, operator, reset, timezone, archive_periods, min_score, \
+                             max_score, created_at";
+
+/// A period that began.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, sqlx::FromRow)]
+pub struct PeriodRow {
+    pub board: i64,
+    pub period: i64,
+    pub starts_at: Timestamp,
+    pub ends_at: Option<Timestamp>,
+    pub players: i64,
+}
+
+/// A player's entry on a board in a period.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct EntryRow {
+    pub board: i64,
+    pub period: i64,
+    pub user_id: i64,
+    pub score: i64,
+    pub achieved_at: Timestamp,
+    pub post_id: i64,
+    pub metadata: Option<String>,
+    pub plays: i64,
+    pub version: i64,
+}
+
+pub(super) const ENTRY_COLUMNS: &str = "board, period, user_id, score, achieved_at, post_id, metadata, plays, version";
+
+/// A post to a custom board.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct BoardScoreRow {
+    pub id: i64,
+    pub board: i64,
+    pub period: i64,
+    pub user_id: i64,
+    pub score: i64,
+    pub metadata: Option<String>,
+    pub created_at: Timestamp,
+}
+
+/// What a new board stores.
+pub struct NewBoard<'a> {
+    pub id: &'a str,
+    pub name: &'a str,
+    pub sort_order: &'a str,
+    pub operator: &'a str,
+    pub reset: Option<&'a str>,
+    pub timezone: &'a str,
+    pub archive_periods: i64,
+    pub min_score: i64,
+    pub max_score: i64,
+    pub created_at: Timestamp,
+}
+
+impl Store {
+    /// Adds a board and its period 0; `Taken(BoardId)` when the id exists.
+    pub async fn insert_board(&self, board: &NewBoard<'_>, first_period_end: Option<Timestamp>) -> StoreResult<i64> {
+        let mut tx = self.begin_write().await?;
+        let sql = self.insert_sql(
+            "INSERT INTO boards (id, name, sort_order, operator, reset, timezone, archive_periods, min_score, \
+             max_score, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "number",
+        );
+        let query = self
+            .sql(&sql)
+            .bind(board.id)
+            .bind(board.name)
+            .bind(board.sort_order)
+            .bind(board.operator)
+            .bind(board.reset)
+            .bind(board.timezone)
+            .bind(board.archive_periods)
+            .bind(board.min_score)
+            .bind(board.max_score)
+            .bind(board.created_at);
+        let number =
+            self.insert_returning_id(&mut tx, query).await.map_err(StoreError::taken_as(UniqueKey::BoardId))?;
+        self.sql("INSERT INTO board_periods (board, period, starts_at, ends_at, players) VALUES (?, 0, ?, ?, 0)")
+            .bind(number)
+            .bind(board.created_at)
+            .bind(first_period_end)
+            .execute(&mut *tx)
+            .await?;
+        self.bump_catalog_version(&mut tx).await?;
+        tx.commit().await?;
+        Ok(number)
+    }
+
+    /// Every board of the catalog.
+    pub async fn boards(&self) -> StoreResult<Vec<BoardRow>> {
+        let mut conn = self.conn().await?;
+        let sql = format!("SELECT {BOARD_COLUMNS} FROM boards ORDER BY id");
+        Ok(self.sql_as(&sql).fetch_all(&mut *conn).await?)
+    }
+
+    /// One board by id.
+    pub async fn board(&self, id: &str) -> StoreResult<Option<BoardRow>> {
+        let mut conn = self.conn().await?;
+        let sql = format!("SELECT {BOARD_COLUMNS} FROM boards WHERE id = ?");
+        Ok(self.sql_as(&sql).bind(id).fetch_optional(&mut *conn).await?)
+    }
+
+    /// Bumped by every change to the catalog (instances watch it).
+    pub async fn catalog_version(&self) -> StoreResult<i64> {
+        let mut conn = self.conn().await?;
+        Ok(self.sql_scalar("SELECT version FROM catalog_version WHERE id = 1").fetch_one(&mut *conn).await?)
+    }
+
+    async fn bump_catalog_version(&self, conn: &mut sqlx::AnyConnection) -> StoreResult<()> {
+        self.sql("UPDATE catalog_version SET version = version + 1 WHERE id = 1").execute(&mut *conn).await?;
+        Ok(())
+    }
+
+    /// Renames a board; `false` when there is no such board.
+    pub async fn rename_board(&self, id: &str, name: &str) -> StoreResult<bool> {
+        let mut tx = self.begin_write().await?;
+        let done = self.sql("UPDATE boards SET name = ? WHERE id = ?").bind(name).bind(id).execute(&mut *tx).await?;
+        self.bump_catalog_version(&mut tx).await?;
+        tx.commit().await?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    /// Deletes a board with its periods, entries and posts, in one
+    /// transaction; `false` when there is no such board.
+    pub async fn delete_board(&self, number: i64) -> StoreResult<bool> {
+        let mut tx = self.begin_write().await?;
+        for table in ["board_entries", "board_scores", "board_periods"] {
+            let sql = format!("DELETE FROM {table} WHERE board = ?");
+            self.sql(&sql).bind(number).execute(&mut *tx).await?;
+        }
+        let done = self.sql("DELETE FROM boards WHERE number = ?").bind(number).execute(&mut *tx).await?;
+        self.bump_catalog_version(&mut tx).await?;
+        tx.commit().await?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    /// The newest stored period of every board (where its clock resumes).
+    pub async fn latest_periods(&self) -> StoreResult<Vec<PeriodRow>> {
+        let mut conn = self.conn().await?;
+        Ok(self
+            .sql_as(
+                "SELECT p.board, p.period, p.starts_at, p.ends_at, p.players FROM board_periods p \
+                 JOIN (SELECT board, MAX(period) AS period FROM board_periods GROUP BY board) newest \
+                 ON newest.board = p.board AND newest.period = p.period",
+            )
+            .fetch_all(&mut *conn)
+            .await?)
+    }
+
+    /// Records periods that began (their bounds are the same whoever
+    /// computes them, so a row already there is simply kept).
+    pub async fn record_periods(&self, board: i64, periods: &[crate::boards::Period]) -> StoreResult<()> {
+        if periods.is_empty() {
+            return Ok(());
+        }
+        let values = vec!["(?, ?, ?, ?, 0)"; periods.len()].join(", ");
+        let sql = format!(
+            "{} INTO board_periods (board, period, starts_at, ends_at, players) VALUES {values}{}",
+            self.dialect.insert_ignore(),
+            self.dialect.on_conflict_ignore()
+        );
+        let mut query = self.sql_once(&sql);
+        for period in periods {
+            query = query.bind(board).bind(period.index).bind(period.start).bind(period.end);
+        }
+        let mut conn = self.conn().await?;
+        query.execute(&mut *conn).await?;
+        Ok(())
+    }
+
+    /// A board's periods before `before` (exclusive), newest first.
+    pub async fn periods(&self, board: i64, before: i64, limit: i64) -> StoreResult<Vec<PeriodRow>> {
+        let mut conn = self.conn().await?;
+        Ok(self
+            .sql_as(
+                "SELECT board, period, starts_at, ends_at, players FROM board_periods \
+                 WHERE board = ? AND period < ? ORDER BY period DESC LIMIT ?",
+            )
+            .bind(board)
+            .bind(before)
+            .bind(limit)
+            .fetch_all(&mut *conn)
+            .await?)
+    }
+
+    /// One period of a board, if it began and is kept.
+    pub async fn period(&self, board: i64, period: i64) -> StoreResult<Option<PeriodRow>> {
+        let mut conn = self.conn().await?;
+        Ok(self
+            .sql_as(
+                "SELECT board, period, starts_at, ends_at, players FROM board_periods WHERE board = ? AND period = ?",
+            )
+            .bind(board)
+            .bind(period)
+            .fetch_optional(&mut *conn)
+            .await?)
+    }
+
+    /// Every entry of one period of a board (a warm-up).
+    pub async fn period_entries(&self, board: i64, period: i64) -> StoreResult<Vec<EntryRow>> {
+        let mut conn = self.conn().await?;
+        let sql = format!("SELECT {ENTRY_COLUMNS} FROM board_entries WHERE board = ? AND period = ?");
+        Ok(self.sql_as(&sql).bind(board).bind(period).fetch_all(&mut *conn).await?)
+    }
+
+    /// Every entry of a player, on every board and period.
+    pub async fn entries_of_user(&self, user_id: i64) -> StoreResult<Vec<EntryRow>> {
+        let mut conn = self.conn().await?;
+        let sql = format!("SELECT {ENTRY_COLUMNS} FROM board_entries WHERE user_id = ?");
+        Ok(self.sql_as(&sql).bind(user_id).fetch_all(&mut *conn).await?)
+    }
+
+    /// Up to `limit` of a player's posts to a board, newest first, older
+    /// than `before`.
+    pub async fn board_history(
+        &self,
+        user_id: i64,
+        board: i64,
+        before: Option<i64>,
+        limit: i64,
+    ) -> StoreResult<Vec<BoardScoreRow>> {
+        let mut conn = self.conn().await?;
+        Ok(self
+            .sql_as(
+                "SELECT id, board, period, user_id, score, metadata, created_at FROM board_scores \
+                 WHERE user_id = ? AND board = ? AND id < ? ORDER BY id DESC LIMIT ?",
+            )
+            .bind(user_id)
+            .bind(board)
+            .bind(before.unwrap_or(i64::MAX))
+            .bind(limit)
+            .fetch_all(&mut *conn)
+            .await?)
+    }
+
+    /// Deletes up to `chunk` rows of a period that is no longer kept, in a
+    /// short transaction of its own (so that posts never wait long behind
+    /// it); returns how many went. The period row goes last.
+    pub async fn purge_period_chunk(&self, board: i64, period: i64, chunk: i64) -> StoreResult<u64> {
+        let mut conn = self.conn().await?;
+        let mut deleted = 0;
+        for table in ["board_entries", "board_scores"] {
+            let sql = self.dialect.delete_chunk(table, "board = ? AND period = ?");
+            let done = self.sql(&sql).bind(board).bind(period).bind(chunk).execute(&mut *conn).await?;
+            deleted += done.rows_affected();
+        }
+        if deleted == 0 {
+            self.sql("DELETE FROM board_periods WHERE board = ? AND period = ?")
+                .bind(board)
+                .bind(period)
+                .execute(&mut *conn)
+                .await?;
+        }
+        Ok(deleted)
+    }
+
+    /// Periods of a board older than `oldest_kept` that still have rows.
+    pub async fn expired_periods(&self, board: i64, oldest_kept: i64) -> StoreResult<Vec<i64>> {
+        let mut conn = self.conn().await?;
+        Ok(self
+            .sql_scalar("SELECT period FROM board_periods WHERE board = ? AND period < ? ORDER BY period")
+            .bind(board)
+            .bind(oldest_kept)
+            .fetch_all(&mut *conn)
+            .await?)
+    }
+}
