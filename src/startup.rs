@@ -81,6 +81,7 @@ impl Application {
             passwords,
             redis,
             background: background.clone(),
+            initializing: tokio::sync::Mutex::new(()),
         });
         boards::reload_catalog(&state).await.map_err(|error| anyhow::anyhow!("loading the board catalog: {error}"))?;
         let warm_up = state.ranks.warm_up(false).await?;

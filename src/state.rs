@@ -35,4 +35,7 @@ pub struct AppState {
     pub redis: Option<Arc<RedisClient>>,
     /// The background tasks, stopped with the server.
     pub background: Background,
+    /// One initialize at a time on this instance (two would interleave
+    /// their wipes and loads).
+    pub initializing: tokio::sync::Mutex<()>,
 }

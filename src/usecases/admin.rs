@@ -39,6 +39,7 @@ pub struct Initialized {
 /// (cached copies of the old data stop counting at once) and set in the
 /// database in the same transaction as the new data.
 pub async fn initialize(state: &AppState, spec: DatasetSpec) -> Result<Initialized, ApiError> {
+    let _one_at_a_time = state.initializing.lock().await;
     let started = Instant::now();
     // Nobody knows this password: generated players cannot be logged into.
     let password = Password::parse(Some(&serde_json::Value::String(format!("{:032x}", rand::random::<u128>()))))?;

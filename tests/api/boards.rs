@@ -546,3 +546,39 @@ async fn instances_share_custom_boards() {
     }
     panic!("the other instance still serves a deleted board");
 }
+
+/// Redis loses everything (a FLUSHALL): custom boards are read from the
+/// database meanwhile, exactly, and rebuilt in Redis like the built-ins.
+#[actix_web::test]
+async fn a_flushed_redis_rebuilds_custom_boards() {
+    let Some(backend) = Backend::mariadb_redis() else { return };
+    let db = TestDatabase::new(&backend).await;
+    let app = spawn_app_on(&db, &["--admin-token", ADMIN]).await;
+    app.create_board(&json!({"id": "laps", "name": "Laps", "order": "asc"})).await;
+    let mut players = Vec::new();
+    for (i, time) in [300, 100, 200].iter().enumerate() {
+        let player = app.register(&format!("lapper{i}")).await;
+        app.post_board_score(&player, "laps", *time).await;
+        players.push(player);
+    }
+    let before = app.ranking("laps", "limit=10").await;
+
+    db.redis.as_ref().unwrap().flush().await;
+    let during = app.ranking("laps", "limit=10").await;
+    assert_eq!(during, before, "read from the database while Redis is empty");
+    let late = app.register("late").await;
+    app.post_board_score(&late, "laps", 150).await;
+    for _ in 0..50 {
+        if app.get_json("/healthz").await.1["redis"] == "ok" {
+            break;
+        }
+        actix_web::rt::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(app.get_json("/healthz").await.1["redis"], "ok", "Redis was not rebuilt");
+    let after = app.ranking("laps", "limit=10").await;
+    assert_eq!(
+        ranks_and_ids(&after),
+        [(1, players[1].id), (2, late.id), (3, players[2].id), (4, players[0].id)],
+        "the post made while Redis was empty is there too"
+    );
+}
