@@ -6,6 +6,15 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
+/// A deliberate bug, for the tests that prove the bench catches it. Never
+/// set in production; hidden from `--help`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PlantedFault {
+    /// Posts to a resetting board are counted in the period before the
+    /// one in force.
+    WrongPeriod,
+}
+
 /// The password hashing algorithm used for new hashes. Verification accepts
 /// both formats regardless.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -124,6 +133,10 @@ pub struct Settings {
     /// HTTP worker threads (default: the number of cores).
     #[arg(long, env = "WORKERS")]
     pub workers: Option<usize>,
+
+    /// A deliberate bug for the bench's own tests (see `PlantedFault`).
+    #[arg(long, env = "HISCORE_PLANTED_FAULT", value_enum, hide = true)]
+    pub planted_fault: Option<PlantedFault>,
 
     /// Session lifetime in seconds (default 30 days).
     #[arg(long, env = "SESSION_TTL_SECS", default_value_t = 30 * 24 * 3600)]

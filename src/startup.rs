@@ -67,6 +67,7 @@ impl Application {
             max_posts: settings.write_batch_max as usize,
             max_delay: Duration::from_micros(settings.write_batch_delay_us),
             queue: settings.write_queue as usize,
+            planted_fault: settings.planted_fault,
         };
         let writer = ScoreWriter::start(store.clone(), ranks.clone(), Arc::clone(&caches), policy, &background);
         let limits = RateLimits::new(&settings.rates(), redis.clone());

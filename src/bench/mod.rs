@@ -5,6 +5,7 @@
 //! viewers, checks every answer, and scores the run. See the README for the
 //! scenario and the score formula.
 
+mod boards;
 mod http;
 mod model;
 mod report;
@@ -109,11 +110,16 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
     if let Some(token) = &args.admin_token {
         initialize(&api, &args, token).await;
     }
+    let run_id = Alphanumeric.sample_string(&mut rand::thread_rng(), 6);
+    let custom_boards = match &args.admin_token {
+        Some(token) if !recorder.failed() => boards::create(&api, token, &run_id).await,
+        _ => Vec::new(),
+    };
     let mut ctx = Context {
         api: api.clone(),
         recorder: Arc::clone(&recorder),
         deadline: Instant::now() + Duration::from_secs(args.duration),
-        run_id: Alphanumeric.sample_string(&mut rand::thread_rng(), 6),
+        run_id,
         movements: Movements::default(),
         resident: HashMap::new(),
         full_walks: false,
@@ -121,6 +127,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
         finished: Default::default(),
         max_players: args.max_players,
         registered: Default::default(),
+        boards: custom_boards,
     };
     if !recorder.failed() {
         quiet_check(&mut ctx).await;
@@ -188,8 +195,11 @@ async fn quiet_check(ctx: &mut Context) {
     let max_pages = if ctx.full_walks { usize::MAX } else { 20 };
     let mut scores: HashMap<Board, Vec<(i64, i64)>> = HashMap::new();
     for board in Board::ALL {
-        let Some(by_cursor) = full_walk(ctx, board, true, true, max_pages).await else { return };
-        let Some(by_offset) = full_walk(ctx, board, false, true, max_pages).await else { return };
+        let Some(by_cursor) = full_walk(ctx, board.clone(), None, true, true, max_pages).await else { return };
+        let Some(by_offset) = full_walk(ctx, board.clone(), None, false, true, max_pages).await else { return };
+        let scores_of =
+            |entries: &[validate::Entry]| -> Vec<(i64, i64)> { entries.iter().map(|e| (e.id, e.score)).collect() };
+        let (by_cursor, by_offset) = (scores_of(&by_cursor), scores_of(&by_offset));
         if by_cursor != by_offset {
             ctx.critical(format!("the {board} board differs when walked by cursor and by offset on a quiet board"));
             return;
@@ -270,6 +280,7 @@ async fn load(ctx: Arc<Context>, args: &BenchArgs) -> u32 {
     if ctx.full_walks {
         tasks.push(tokio::spawn(scenario::walker(Arc::clone(&ctx))));
     }
+    tasks.push(tokio::spawn(boards::archivist(Arc::clone(&ctx))));
     let progress = tokio::spawn(progress(Arc::clone(&ctx)));
     let mut level = 0;
     let mut workers = 0;
@@ -361,9 +372,10 @@ async fn final_check(ctx: &Context) {
     }
     if ctx.full_walks {
         for board in Board::ALL {
-            full_walk(ctx, board, true, true, usize::MAX).await;
+            full_walk(ctx, board, None, true, true, usize::MAX).await;
         }
     }
+    boards::final_check(ctx, &players).await;
 }
 
 fn finish(args: &BenchArgs, recorder: &Recorder, level: u32, players: &[PlayerModel]) -> Outcome {

@@ -2,7 +2,7 @@
 //! aggregates, and when each player last moved (to tell which players a
 //! cursor walk must not skip).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -21,6 +21,10 @@ pub struct PlayerModel {
     pub last_score: Option<(i64, i64)>,
     /// A post whose outcome is unknown (5xx, timeout): exact checks stop.
     pub uncertain: bool,
+    /// Entries on the run's custom boards, by (board id, period).
+    pub entries: HashMap<(String, i64), super::boards::EntryModel>,
+    /// Custom boards where a post's outcome is unknown: no exact checks there.
+    pub uncertain_boards: HashSet<String>,
 }
 
 impl PlayerModel {
@@ -37,6 +41,8 @@ impl PlayerModel {
             count: 0,
             last_score: None,
             uncertain: false,
+            entries: HashMap::new(),
+            uncertain_boards: HashSet::new(),
         }
     }
 

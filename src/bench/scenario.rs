@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 use super::http::{shorten, Api, Reply};
 use super::model::{Movements, PlayerModel};
 use super::stats::{Recorder, Severity, Work};
-use super::validate::{check_page, Board, PageView, Walk};
+use super::validate::{check_page, Board, Entry, PageView, Walk};
 
 /// Boards larger than this are not walked end to end during the run.
 pub const FULL_WALK_LIMIT: i64 = 20_000;
@@ -42,6 +42,8 @@ pub struct Context {
     pub finished: std::sync::Mutex<Vec<PlayerModel>>,
     pub max_players: Option<usize>,
     pub registered: AtomicUsize,
+    /// The custom boards this run created (with an admin token).
+    pub boards: Vec<Arc<super::boards::BenchBoard>>,
 }
 
 impl Context {
@@ -84,13 +86,16 @@ pub async fn player(ctx: Arc<Context>, worker: usize) {
     while ctx.running() {
         generation += 1;
         let Some(mut model) = next_player(&ctx, &mut rng, worker, generation).await else { continue };
+        // A game session starts with a level played (a custom board post).
+        super::boards::post(&ctx, &mut rng, &mut model).await;
         let steps = rng.gen_range(5..25);
         for _ in 0..steps {
             if !ctx.running() {
                 break;
             }
             match rng.gen_range(0..100) {
-                0..=49 => post(&ctx, &mut rng, &mut model).await,
+                0..=34 => post(&ctx, &mut rng, &mut model).await,
+                35..=49 => super::boards::post(&ctx, &mut rng, &mut model).await,
                 50..=64 => check_me(&ctx, &model).await,
                 65..=74 => check_history(&ctx, &model).await,
                 75..=86 => check_around(&ctx, &model).await,
@@ -339,7 +344,8 @@ async fn check_around(ctx: &Context, model: &PlayerModel) {
     if !ctx.expect("around me", &reply, 200, None) {
         return;
     }
-    let page = match PageView::parse(Board::Best, &reply.body).and_then(|page| check_page(&page, None).map(|()| page)) {
+    let page = match PageView::parse(&Board::Best, &reply.body).and_then(|page| check_page(&page, None).map(|()| page))
+    {
         Ok(page) => page,
         Err(why) => return ctx.critical(format!("around {}: {why}", model.id)),
     };
@@ -409,7 +415,11 @@ pub async fn viewer(ctx: Arc<Context>) {
         if !ctx.static_paths.is_empty() && rng.gen_bool(0.1) {
             fetch_static(&ctx).await;
         }
-        let board = if rng.gen_bool(0.7) { Board::Best } else { Board::Total };
+        let board = match rng.gen_range(0..10) {
+            0..=4 => Board::Best,
+            5..=6 => Board::Total,
+            _ => super::boards::pick(&ctx, &mut rng).unwrap_or(Board::Best),
+        };
         let keyset = rng.gen_bool(0.5);
         let limit = [10, 20, 50][rng.gen_range(0..3)];
         let pages = rng.gen_range(1..=5);
@@ -447,7 +457,7 @@ async fn browse(ctx: &Context, rng: &mut StdRng, board: Board, keyset: bool, lim
         if !ctx.expect(&format!("ranking page {path}"), &reply, 200, None) {
             return;
         }
-        let page = match PageView::parse(board, &reply.body) {
+        let page = match PageView::parse(&board, &reply.body) {
             Ok(page) => page,
             Err(why) => return ctx.critical(format!("{path}: {why}")),
         };
@@ -458,9 +468,9 @@ async fn browse(ctx: &Context, rng: &mut StdRng, board: Board, keyset: bool, lim
         }
         ctx.recorder.succeeded(Work::Read);
         if page_number == 0 {
-            lookup_page_users(ctx, board, &page).await;
+            lookup_page_users(ctx, &board, &page).await;
             if let Some(entry) = page.entries.get(rng.gen_range(0..page.entries.len().max(1))) {
-                open_profile(ctx, entry.id).await;
+                open_profile(ctx, &board, entry.id).await;
             }
         }
         match (keyset, &page.next_cursor, page.next_offset) {
@@ -476,7 +486,7 @@ async fn browse(ctx: &Context, rng: &mut StdRng, board: Board, keyset: bool, lim
 
 /// One batched call for a page's users: order kept, and residents (who
 /// never move) show the page's score with a rank no better than the page's.
-async fn lookup_page_users(ctx: &Context, board: Board, page: &PageView) {
+async fn lookup_page_users(ctx: &Context, board: &Board, page: &PageView) {
     if page.entries.is_empty() {
         return;
     }
@@ -495,6 +505,8 @@ async fn lookup_page_users(ctx: &Context, board: Board, page: &PageView) {
     let (score_field, rank_field) = match board {
         Board::Best => ("best_score", "best_rank"),
         Board::Total => ("total_score", "total_rank"),
+        // Profiles show the built-in boards only.
+        Board::Custom { .. } => return ctx.recorder.succeeded(Work::Read),
     };
     for (user, entry) in users.iter().zip(&page.entries) {
         if user.get("login_name").is_some() {
@@ -514,7 +526,9 @@ async fn lookup_page_users(ctx: &Context, board: Board, page: &PageView) {
     ctx.recorder.succeeded(Work::Read);
 }
 
-async fn open_profile(ctx: &Context, id: i64) {
+/// A profile of a player on a page: on a built-in board they have played;
+/// on a custom board they need not have posted to `/api/scores`.
+async fn open_profile(ctx: &Context, board: &Board, id: i64) {
     let path = format!("/api/users/{id}");
     let Some(reply) = ctx.api.send("GET /api/users/{id}", ctx.api.request(Method::GET, &path)).await else { return };
     if !ctx.expect("profile", &reply, 200, None) {
@@ -522,7 +536,8 @@ async fn open_profile(ctx: &Context, id: i64) {
     }
     let user = &reply.body;
     let plays = user["play_count"].as_i64().unwrap_or(-1);
-    if user["id"] != id || user.get("login_name").is_some() || plays < 1 || user["best_rank"].is_null() {
+    let ranked = plays >= 1 && !user["best_rank"].is_null();
+    if user["id"] != id || user.get("login_name").is_some() || (!ranked && !matches!(board, Board::Custom { .. })) {
         return ctx
             .critical(format!("profile {id}: wrong public profile of a ranked player: {}", shorten(&reply.text)));
     }
@@ -555,20 +570,22 @@ async fn unknown_board(ctx: &Context) {
 pub async fn full_walk(
     ctx: &Context,
     board: Board,
+    period: Option<i64>,
     keyset: bool,
     exact: bool,
     max_pages: usize,
-) -> Option<Vec<(i64, i64)>> {
+) -> Option<Vec<Entry>> {
     let mut walk = Walk::default();
     let mut entries = Vec::new();
-    let mut query = format!("limit={WALK_PAGE}");
+    let period = period.map_or(String::new(), |index| format!("&period={index}"));
+    let mut query = format!("limit={WALK_PAGE}{period}");
     for _ in 0..max_pages {
         let path = format!("/api/rankings/{board}?{query}");
         let reply = ctx.api.send("GET /api/rankings/{board}", ctx.api.request(Method::GET, &path)).await?;
         if !ctx.expect(&format!("ranking page {path}"), &reply, 200, None) {
             return None;
         }
-        let page = match PageView::parse(board, &reply.body) {
+        let page = match PageView::parse(&board, &reply.body) {
             Ok(page) => page,
             Err(why) => {
                 ctx.critical(format!("{path}: {why}"));
@@ -584,10 +601,10 @@ pub async fn full_walk(
         }
         ctx.recorder.succeeded(Work::Read);
         let total_players = page.total_players;
-        entries.extend(page.entries.iter().map(|e| (e.id, e.score)));
+        entries.extend(page.entries.iter().cloned());
         query = match (keyset, &page.next_cursor, page.next_offset) {
-            (true, Some(cursor), _) => format!("limit={WALK_PAGE}&cursor={cursor}"),
-            (false, _, Some(next)) => format!("limit={WALK_PAGE}&offset={next}"),
+            (true, Some(cursor), _) => format!("limit={WALK_PAGE}&cursor={cursor}{period}"),
+            (false, _, Some(next)) => format!("limit={WALK_PAGE}&offset={next}{period}"),
             _ => {
                 if exact && total_players != entries.len() as i64 {
                     ctx.critical(format!(
@@ -608,8 +625,8 @@ pub async fn full_walk(
 pub async fn walker(ctx: Arc<Context>) {
     while ctx.running() {
         let started = Instant::now();
-        let Some(entries) = full_walk(&ctx, Board::Best, true, false, usize::MAX).await else { continue };
-        let seen: std::collections::HashSet<i64> = entries.iter().map(|(id, _)| *id).collect();
+        let Some(entries) = full_walk(&ctx, Board::Best, None, true, false, usize::MAX).await else { continue };
+        let seen: std::collections::HashSet<i64> = entries.iter().map(|entry| entry.id).collect();
         let must_see = ctx.resident.keys().copied().chain(ctx.movements.unmoved_since(started));
         for id in must_see {
             if !seen.contains(&id) {

@@ -24,21 +24,35 @@ pub struct Entry {
 
 /// A board the bench reads, as the contract describes it (the bench
 /// relies on the HTTP contract only, never on hiscore's own types).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Board {
     /// Best score desc, then `achieved_at`, then id.
     Best,
     /// Total desc, then id.
     Total,
+    /// A custom board: score in its order, then `achieved_at`, then id.
+    /// `monotonic`: entries only ever improve (`best` boards, and `total`
+    /// ones of non-negative scores), which the live checks rely on.
+    Custom { id: std::sync::Arc<str>, asc: bool, monotonic: bool },
 }
 
 impl Board {
     pub const ALL: [Board; 2] = [Board::Best, Board::Total];
 
-    pub fn as_str(self) -> &'static str {
+    pub fn as_str(&self) -> &str {
         match self {
             Self::Best => "best",
             Self::Total => "total",
+            Self::Custom { id, .. } => id,
+        }
+    }
+
+    /// Whether the checks that hold while others post apply: they rest on
+    /// scores only ever getting better.
+    pub fn monotonic(&self) -> bool {
+        match self {
+            Self::Custom { monotonic, .. } => *monotonic,
+            Self::Best | Self::Total => true,
         }
     }
 }
@@ -60,7 +74,7 @@ pub struct PageView {
 
 impl PageView {
     /// Reads a RankingPage, checking its shape.
-    pub fn parse(board: Board, body: &Value) -> Result<Self, String> {
+    pub fn parse(board: &Board, body: &Value) -> Result<Self, String> {
         if body["board"] != board.as_str() {
             return Err(format!("page says board {} instead of {board}", body["board"]));
         }
@@ -70,7 +84,7 @@ impl PageView {
             .map(|e| {
                 let field = |name: &str| e[name].as_i64().ok_or_else(|| format!("entry without integer {name}: {e}"));
                 let at = match (board, &e["achieved_at"]) {
-                    (Board::Best, Value::String(at)) => Some(at.clone()),
+                    (Board::Best | Board::Custom { .. }, Value::String(at)) => Some(at.clone()),
                     (Board::Total, Value::Null) => None,
                     (_, other) => return Err(format!("bad achieved_at {other} on the {board} board")),
                 };
@@ -83,7 +97,7 @@ impl PageView {
             .collect::<Result<Vec<_>, String>>()?;
         let total_players = body["total_players"].as_i64().ok_or("page without total_players")?;
         Ok(Self {
-            board,
+            board: board.clone(),
             entries,
             total_players,
             next_offset: body["next_offset"].as_i64(),
@@ -93,10 +107,13 @@ impl PageView {
 }
 
 /// Board order of two entries (the contract's order).
-pub fn board_order(board: Board, a: &Entry, b: &Entry) -> Ordering {
-    let by_score = b.score.cmp(&a.score);
+pub fn board_order(board: &Board, a: &Entry, b: &Entry) -> Ordering {
+    let by_score = match board {
+        Board::Custom { asc: true, .. } => a.score.cmp(&b.score),
+        _ => b.score.cmp(&a.score),
+    };
     match board {
-        Board::Best => by_score.then_with(|| a.at.cmp(&b.at)).then_with(|| a.id.cmp(&b.id)),
+        Board::Best | Board::Custom { .. } => by_score.then_with(|| a.at.cmp(&b.at)).then_with(|| a.id.cmp(&b.id)),
         Board::Total => by_score.then_with(|| a.id.cmp(&b.id)),
     }
 }
@@ -107,7 +124,7 @@ pub fn board_order(board: Board, a: &Entry, b: &Entry) -> Ordering {
 pub fn check_page(page: &PageView, first_position: Option<i64>) -> Result<(), String> {
     let entries = &page.entries;
     for pair in entries.windows(2) {
-        if board_order(page.board, &pair[0], &pair[1]) != Ordering::Less {
+        if board_order(&page.board, &pair[0], &pair[1]) != Ordering::Less {
             return Err(format!("entries out of board order: {:?} then {:?}", pair[0], pair[1]));
         }
     }
@@ -161,7 +178,7 @@ pub fn check_page(page: &PageView, first_position: Option<i64>) -> Result<(), St
 /// `keyset` walks (by cursor) must never move back up the board; `exact`
 /// (a quiet board) additionally requires tied ranks to match.
 pub fn check_continuation(
-    board: Board,
+    board: &Board,
     previous: &PageView,
     next: &PageView,
     keyset: bool,
@@ -172,7 +189,15 @@ pub fn check_continuation(
     if keyset && board_order(board, last, first) != Ordering::Less {
         return Err(format!("the page after the cursor starts with {first:?}, not after {last:?}"));
     }
-    match first.score.cmp(&last.score) {
+    if !exact && !board.monotonic() {
+        // Entries that get worse can move ranks either way between pages.
+        return Ok(());
+    }
+    let worse = match board {
+        Board::Custom { asc: true, .. } => first.score.cmp(&last.score).reverse(),
+        _ => first.score.cmp(&last.score),
+    };
+    match worse {
         Ordering::Less if first.rank < last.rank + last_group => Err(format!(
             "next page starts at rank {} (score {}) but the previous page ended at rank {} (score {}): \
              it should continue at rank {} or later",
@@ -203,10 +228,14 @@ impl Walk {
         let position = if exact { Some(self.entries as i64) } else { None };
         check_page(&page, position)?;
         if let Some(previous) = &self.previous {
-            check_continuation(page.board, previous, &page, keyset, exact)?;
+            check_continuation(&page.board.clone(), previous, &page, keyset, exact)?;
         }
+        // On boards whose entries can get worse, a player passed by the
+        // cursor can move below it and show again: keyset paging cannot
+        // rule that out while others post.
+        let once = exact || page.board.monotonic();
         for entry in &page.entries {
-            if keyset && !self.seen.insert(entry.id) {
+            if keyset && !self.seen.insert(entry.id) && once {
                 return Err(format!("player {} appears twice in one cursor walk", entry.id));
             }
         }
@@ -252,7 +281,7 @@ mod tests {
         // As an offset page it breaks the snapshot rule…
         assert!(check_page(&restarted, Some(3)).is_err());
         // …and as a continuation it breaks even the live rule.
-        assert!(check_continuation(Board::Best, &first, &restarted, true, false).is_err());
+        assert!(check_continuation(&Board::Best, &first, &restarted, true, false).is_err());
         let mut walk = Walk::default();
         walk.add(first, true, false).unwrap();
         assert!(walk.add(restarted, true, false).is_err());
@@ -268,7 +297,7 @@ mod tests {
         // Dense ranking across a page boundary: page 2 starting at 3 after 1, 2, 2.
         let (first, _) = good_pages();
         let dense = page(vec![entry(3, 10, 5)]);
-        assert!(check_continuation(Board::Best, &first, &dense, false, false).is_err());
+        assert!(check_continuation(&Board::Best, &first, &dense, false, false).is_err());
     }
 
     #[test]
@@ -302,9 +331,9 @@ mod tests {
         assert!(check_page(&page(vec![entry(3, 40, 1)]), Some(1)).is_err());
         let (first, _) = good_pages();
         let tie_with_other_rank = page(vec![entry(3, 40, 4)]);
-        assert!(check_continuation(Board::Best, &first, &tie_with_other_rank, true, true).is_err());
+        assert!(check_continuation(&Board::Best, &first, &tie_with_other_rank, true, true).is_err());
         // Live: a tie whose rank grew is fine (someone overtook meanwhile).
-        check_continuation(Board::Best, &first, &tie_with_other_rank, true, false).unwrap();
+        check_continuation(&Board::Best, &first, &tie_with_other_rank, true, false).unwrap();
     }
 
     #[test]
@@ -312,11 +341,11 @@ mod tests {
         let body = serde_json::json!({"board": "total", "entries": [
             {"rank": 1, "score": 9, "achieved_at": null, "user": {"id": 3, "display_name": "x", "image": 4}}
         ], "total_players": 1, "next_offset": null, "next_cursor": null});
-        let parsed = PageView::parse(Board::Total, &body).unwrap();
+        let parsed = PageView::parse(&Board::Total, &body).unwrap();
         assert_eq!(parsed.entries, vec![Entry { rank: 1, score: 9, at: None, id: 3 }]);
-        assert!(PageView::parse(Board::Best, &body).is_err());
+        assert!(PageView::parse(&Board::Best, &body).is_err());
         let mut bad_image = body.clone();
         bad_image["entries"][0]["user"]["image"] = 1.into();
-        assert!(PageView::parse(Board::Total, &bad_image).is_err());
+        assert!(PageView::parse(&Board::Total, &bad_image).is_err());
     }
 }

@@ -13,6 +13,7 @@ use sqlx::AnyConnection;
 
 use super::{BatchError, Job, Pending, Target};
 use crate::boards::{CustomBoard, Period};
+use crate::config::PlantedFault;
 use crate::domain::{BoardKey, Metadata, Operator, Timestamp};
 use crate::error::ErrorCode;
 use crate::rank::{EntryChange, RankEngine};
@@ -50,6 +51,7 @@ pub(super) async fn lock(
     conn: &mut AnyConnection,
     batch: &[Job],
     now: Timestamp,
+    fault: Option<PlantedFault>,
 ) -> Result<Locked, BatchError> {
     let mut boards: HashMap<i64, &Arc<CustomBoard>> = HashMap::new();
     let mut players: HashMap<i64, Vec<i64>> = HashMap::new();
@@ -73,11 +75,16 @@ pub(super) async fn lock(
     let mut entries = HashMap::new();
     for number in existing {
         let Some(board) = boards.get(&number) else { continue };
-        let period = board.period_at(now);
+        let period = match fault {
+            // The bench's tests plant this bug: the period before the one in force.
+            Some(PlantedFault::WrongPeriod) => board.recent_periods().get(1).copied().unwrap_or(board.period_at(now)),
+            None => board.period_at(now),
+        };
         let ids = players.get_mut(&number).map(std::mem::take).unwrap_or_default();
         let mut ids: Vec<i64> = ids.into_iter().filter(|id| names.contains_key(id)).collect();
         ids.sort_unstable();
         ids.dedup();
+        store.lock_period(conn, number, period.index, period.start, period.end).await?;
         for entry in store.entries_for_update(conn, number, period.index, &ids).await? {
             entries.insert((number, entry.user_id), entry);
         }

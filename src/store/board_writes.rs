@@ -53,6 +53,27 @@ impl Store {
         Ok(query.fetch_all(&mut *conn).await?)
     }
 
+    /// Takes the row of a board's period for this transaction (creating it
+    /// for a period no clock recorded yet): writers of one board period
+    /// queue here, one transaction at a time, before they lock its
+    /// entries. Without it, two transactions that each lock the gap where
+    /// a new entry goes, then insert into it, deadlock.
+    pub async fn lock_period(
+        &self,
+        conn: &mut AnyConnection,
+        board: i64,
+        period: i64,
+        starts_at: Timestamp,
+        ends_at: Option<Timestamp>,
+    ) -> StoreResult<()> {
+        let sql = format!(
+            "INSERT INTO board_periods (board, period, starts_at, ends_at, players) VALUES (?, ?, ?, ?, 0){}",
+            self.dialect.upsert_adding("board, period", "players")
+        );
+        self.sql(&sql).bind(board).bind(period).bind(starts_at).bind(ends_at).execute(&mut *conn).await?;
+        Ok(())
+    }
+
     /// The entries of these players in one period of a board, locked until
     /// the transaction ends, in player order.
     pub async fn entries_for_update(

@@ -51,6 +51,10 @@ pub enum StoreError {
     /// A unique key already holds this value.
     #[error("{0:?} is taken")]
     Taken(UniqueKey),
+    /// The transaction lost to another one (a deadlock, a cluster's
+    /// certification failure) and was rolled back whole: run it again.
+    #[error("transaction conflict, rolled back: {0}")]
+    Conflict(sqlx::Error),
     /// The schema is not what this version needs (migrations).
     #[error("schema: {0}")]
     Schema(String),
@@ -76,6 +80,8 @@ impl From<sqlx::Error> for StoreError {
             sqlx::Error::Decode(_) | sqlx::Error::ColumnDecode { .. } | sqlx::Error::ColumnNotFound(_) => {
                 Self::Corrupt(error.to_string())
             }
+            // SQLSTATE 40001: deadlock (MySQL 1213) or serialization failure.
+            sqlx::Error::Database(ref db) if db.code().as_deref() == Some("40001") => Self::Conflict(error),
             other => Self::Database(other),
         }
     }

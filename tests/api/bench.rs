@@ -42,7 +42,15 @@ async fn a_short_bench_passes_on_hiscore(backend: Backend) {
     assert!(outcome.summary.score > 0);
     assert!(outcome.summary.load_level >= 2, "the load rose while error-free");
     let paths: Vec<&str> = outcome.summary.endpoints.iter().map(|e| e.path.as_str()).collect();
-    for expected in ["/api/scores", "/api/rankings/{board}", "/api/users", "/api/me", "/"] {
+    for expected in [
+        "/api/scores",
+        "/api/rankings/{board}",
+        "/api/users",
+        "/api/me",
+        "/",
+        "/api/boards/{board}/scores",
+        "/api/admin/boards",
+    ] {
         assert!(paths.contains(&expected), "{expected} not exercised: {paths:?}");
     }
     let json: Value = serde_json::from_str(&std::fs::read_to_string(out.path().join("bench.json")).unwrap()).unwrap();
@@ -51,6 +59,20 @@ async fn a_short_bench_passes_on_hiscore(backend: Backend) {
     }
     let html = std::fs::read_to_string(out.path().join("bench.html")).unwrap();
     assert!(html.contains("<svg") && html.contains("Requests per second"));
+}
+
+/// hiscore with a planted bug: posts to a resetting board counted in the
+/// period before the one in force. The run must fail and say so.
+#[actix_web::test]
+async fn the_bench_catches_a_post_counted_in_the_wrong_period() {
+    let db = TestDatabase::new(&Backend::Sqlite).await;
+    let app = spawn_app_on(&db, &["--admin-token", "bench-token", "--planted-fault", "wrong-period"]).await;
+    let out = tempfile::tempdir().unwrap();
+    // Long enough for the three-second board to reset twice.
+    let outcome =
+        bench::run(BenchArgs { duration: 8, ..args(app.address.clone(), Some("bench-token"), &out) }).await.unwrap();
+    assert!(!outcome.summary.pass, "the planted bug went unnoticed");
+    assert!(outcome.verdict.contains("counted in period"), "the failure names the period: {}", outcome.verdict);
 }
 
 /// A fake server whose pages rank each page from 1 (the classic bug).

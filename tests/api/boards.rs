@@ -582,3 +582,41 @@ async fn a_flushed_redis_rebuilds_custom_boards() {
         "the post made while Redis was empty is there too"
     );
 }
+
+/// Two instances post new entries to one board period at once: their
+/// transactions queue on the period's row instead of deadlocking on the
+/// gaps where the entries go, and every post counts once.
+#[actix_web::test]
+async fn two_instances_posting_new_entries_to_one_board_do_not_deadlock() {
+    let Some(backend) = Backend::mariadb_redis() else { return };
+    let db = TestDatabase::new(&backend).await;
+    let apps = [spawn_app_on(&db, &["--admin-token", ADMIN]).await, spawn_app_on(&db, &[]).await];
+    apps[0].create_board(&json!({"id": "crowded", "name": "Crowded", "operator": "total"})).await;
+    let mut players = Vec::new();
+    for i in 0..120 {
+        players.push(apps[i % 2].register(&format!("crowd{i}")).await);
+    }
+    // Mostly first posts: new entries, inserted into the gaps both lock.
+    let bodies: Vec<Value> = (0..240).map(|i| json!({"score": i % 7 + 1})).collect();
+    let requests = bodies.iter().enumerate().map(|(i, body)| {
+        apps[i % 2].post_board_score_raw(&players[(i * 7) % players.len()].token, "crowded", body, None)
+    });
+    let results = join_all(requests).await;
+    let mut sums: HashMap<i64, i64> = HashMap::new();
+    for ((i, body), (status, answer)) in bodies.iter().enumerate().zip(&results) {
+        assert_eq!(*status, StatusCode::CREATED, "{answer}");
+        *sums.entry(players[(i * 7) % players.len()].id).or_default() += body["score"].as_i64().unwrap();
+    }
+    let mut shown: HashMap<i64, i64> = HashMap::new();
+    for offset in [0, 100] {
+        let page = apps[1].ranking("crowded", &format!("limit=100&offset={offset}")).await;
+        shown.extend(
+            page["entries"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|e| (e["user"]["id"].as_i64().unwrap(), e["score"].as_i64().unwrap())),
+        );
+    }
+    assert_eq!(shown, sums);
+}
