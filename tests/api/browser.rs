@@ -13,7 +13,7 @@ use base64::Engine as _;
 use serde_json::{json, Value};
 
 use crate::external::{free_port, nginx_in_front_of, tool, wait_for_port, Process};
-use crate::helpers::{ranks_and_ids, spawn_app_on, Backend, TestDatabase};
+use crate::helpers::{ranks_and_ids, spawn_app_on, Backend, TestDatabase, ADMIN};
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 
@@ -32,6 +32,9 @@ impl Browser {
                 "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
                 "--disable-dev-shm-usage", "--window-size=1000,1400",
+                // A name that is not localhost: the page runs in an insecure
+                // context there (no crypto.randomUUID), as on a LAN address.
+                "--host-resolver-rules=MAP game.test 127.0.0.1",
             ]},
         }}});
         let response: Value =
@@ -109,9 +112,22 @@ async fn the_ranking_page_works_in_chromium_through_nginx() {
     };
     let db = TestDatabase::new(&Backend::Sqlite).await;
     let static_dir = concat!(env!("CARGO_MANIFEST_DIR"), "/static");
-    let app = spawn_app_on(&db, &["--admin-token", "t", "--static-dir", static_dir]).await;
-    let (status, _) = app.initialize("t", &json!({"users": 60, "scores": 600, "seed": 11})).await;
+    let app = spawn_app_on(&db, &["--admin-token", ADMIN, "--static-dir", static_dir]).await;
+    let (status, _) = app.initialize(ADMIN, &json!({"users": 60, "scores": 600, "seed": 11})).await;
     assert_eq!(status, 200);
+    // A lowest-time board that resets every second, with entries in two periods.
+    app.create_board(
+        &json!({"id": "laps", "name": "Lap time (ms)", "order": "asc", "reset": "* * * * * *", "archive_periods": 100}),
+    )
+    .await;
+    let runners = [app.register("runner_a").await, app.register("runner_b").await];
+    let first_period = app.post_board_score(&runners[0], "laps", 61_250).await["period"]["index"].as_i64().unwrap();
+    app.post_board_score(&runners[1], "laps", 59_900).await;
+    let mut later_period = first_period;
+    while later_period == first_period {
+        actix_web::rt::time::sleep(Duration::from_millis(200)).await;
+        later_period = app.post_board_score(&runners[1], "laps", 58_000).await["period"]["index"].as_i64().unwrap();
+    }
 
     // nginx in front, exactly as nginx/run-local.sh runs it.
     let nginx_port = free_port();
@@ -134,13 +150,17 @@ async fn the_ranking_page_works_in_chromium_through_nginx() {
     let site = format!("http://127.0.0.1:{nginx_port}");
     let browser = Browser::start(&format!("http://127.0.0.1:{driver_port}")).await;
 
-    // Register and post two scores through the page.
-    browser.open(&format!("{site}/")).await;
+    // Register and post two scores through the page, opened at a name that
+    // is not localhost: no secure context, no crypto.randomUUID.
+    browser.open(&format!("http://game.test:{nginx_port}/")).await;
     browser.wait("document.querySelectorAll('#entries li').length === 10").await;
+    assert_eq!(browser.script("return window.isSecureContext;").await, json!(false));
     browser.type_into("login-name", "browser_player").await;
     browser.type_into("password", "a good password").await;
+    browser.type_into("display-name", "Browser Bea").await;
     browser.click("register").await;
     browser.wait("!document.getElementById('logged-in').classList.contains('hidden')").await;
+    browser.wait("document.getElementById('whoami').textContent.startsWith('Browser Bea')").await;
     for (score, shown) in [("1000", "New best: 1,000!"), ("2000000", "New best: 2,000,000!")] {
         browser.type_into("score", score).await;
         browser.click("post-score").await;
@@ -148,10 +168,17 @@ async fn the_ranking_page_works_in_chromium_through_nginx() {
     }
 
     // The board, then "load more" twice: ranks 1..30 as the API ranks them.
+    // A double click loads one page, not two.
     browser.click("tab-best").await;
     browser.wait("document.querySelectorAll('#entries li').length === 10").await;
-    browser.click("more").await;
+    browser.script("const more = document.getElementById('more'); more.click(); more.click();").await;
     browser.wait("document.querySelectorAll('#entries li').length === 20").await;
+    actix_web::rt::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        browser.script("return document.querySelectorAll('#entries li').length;").await,
+        json!(20),
+        "a double click appended twice"
+    );
     browser.click("more").await;
     browser.wait("document.querySelectorAll('#entries li').length === 30").await;
     let shown = browser.ranks_shown().await;
@@ -166,6 +193,26 @@ async fn the_ranking_page_works_in_chromium_through_nginx() {
         browser.script("return document.querySelector('#entries li.me') !== null;").await == json!(true),
         "the player is highlighted"
     );
+
+    // A custom board from the picker: lowest time first, then an earlier period.
+    browser.script("const p = document.getElementById('board-picker'); p.value = 'laps'; p.dispatchEvent(new Event('change'));").await;
+    browser.wait("document.getElementById('summary').textContent.includes('lowest first')").await;
+    browser.wait("!document.getElementById('period').hidden").await;
+    let current = browser.script("return Number(document.getElementById('period-label').dataset.index);").await;
+    assert!(current.as_i64().unwrap() >= later_period, "{current}");
+    // Step back to the first period: its two runners, lowest time first.
+    for earlier in (first_period..current.as_i64().unwrap()).rev() {
+        browser.click("period-earlier").await;
+        browser.wait(&format!("Number(document.getElementById('period-label').dataset.index) === {earlier}")).await;
+    }
+    browser.wait("document.getElementById('period-label').textContent.includes('(ended)')").await;
+    browser.wait("document.querySelectorAll('#entries li').length === 2").await;
+    let (_, period_page) = crate::helpers::json_of(
+        reqwest::get(format!("{site}/api/rankings/laps?limit=10&period={first_period}")).await.unwrap(),
+    )
+    .await;
+    assert_eq!(browser.ranks_shown().await, ranks_and_ids(&period_page), "the page shows the period as the API does");
+    assert_eq!(ranks_and_ids(&period_page), [(1, runners[1].id), (2, runners[0].id)], "lowest time first");
 
     let screenshot = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/browser-test/ranking-page.png");
     browser.screenshot(&screenshot).await;

@@ -1,0 +1,302 @@
+// The hiscore ranking page: every board (the built-ins and custom ones),
+// their periods (step to earlier ones), "load more" by cursor, around me,
+// register / login / logout, posting a score with an Idempotency-Key, and
+// profiles with history. No framework, no CDN: it works offline.
+"use strict";
+
+const PAGE = 10;
+const state = {
+  boards: [],          // GET /api/boards
+  board: null,         // the board shown (an entry of `boards`)
+  period: null,        // the period index shown; null: the current one
+  cursor: null,
+  me: null,
+  pendingKey: null,
+  loading: null,       // the AbortController of the page being loaded
+};
+const $ = (id) => document.getElementById(id);
+
+// What an API error means, in plain words.
+const PLAIN = {
+  invalid_credentials: "That login name and password do not match.",
+  login_name_taken: "That login name is taken; pick another.",
+  invalid_login_name: "Login names are 3 to 32 letters, digits, '_', '.' or '-'.",
+  invalid_password: "Passwords are 8 to 72 characters.",
+  invalid_display_name: "Display names are 1 to 32 characters.",
+  session_required: "Log in first.",
+  invalid_session: "Your session has ended; log in again.",
+  too_many_requests: "Slow down a little and try again.",
+  database_unavailable: "The leaderboard is busy; try again in a moment.",
+  period_not_found: "That period is no longer kept.",
+};
+
+class ApiError extends Error {
+  constructor(status, code, message) {
+    super(PLAIN[code] || message || `Something went wrong (${status}).`);
+    this.code = code;
+  }
+}
+
+async function api(method, path, body, headers = {}, signal = undefined) {
+  const init = { method, headers: { ...headers }, signal };
+  if (body !== undefined) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  let response;
+  try {
+    response = await fetch(path, init);
+  } catch (error) {
+    if (error.name === "AbortError") throw error;
+    throw new ApiError(0, "network", "The leaderboard cannot be reached. Check your connection.");
+  }
+  if (response.status === 204) return null;
+  const data = await response.json().catch(() => ({}));
+  if (!response.ok) throw new ApiError(response.status, data.error && data.error.code, data.error && data.error.message);
+  return data;
+}
+
+// A random Idempotency-Key. crypto.randomUUID exists only in secure
+// contexts (https, localhost); on plain http at a LAN address it does not.
+function newKey() {
+  if (window.crypto && crypto.randomUUID) return crypto.randomUUID();
+  const bytes = new Uint8Array(16);
+  crypto.getRandomValues(bytes);
+  return [...bytes].map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+function say(id, text, isError = false) {
+  $(id).textContent = text;
+  $(id).classList.toggle("error", isError);
+}
+
+function when(timestamp) {
+  return timestamp ? new Date(timestamp).toLocaleString() : "";
+}
+
+function avatar(image) {
+  const span = document.createElement("span");
+  span.className = "avatar";
+  span.style.background = `hsl(${image * 36}, 55%, 45%)`;
+  span.textContent = image;
+  span.setAttribute("aria-hidden", "true");
+  return span;
+}
+
+function entryRow(entry) {
+  const li = document.createElement("li");
+  li.className = "entry";
+  li.dataset.rank = entry.rank;
+  li.dataset.userId = entry.user.id;
+  if (state.me && state.me.id === entry.user.id) li.classList.add("me");
+  const rank = Object.assign(document.createElement("span"), { className: "rank", textContent: `#${entry.rank}` });
+  const name = Object.assign(document.createElement("button"), { className: "name", textContent: entry.user.display_name });
+  name.addEventListener("click", () => showProfile(entry.user.id));
+  const score = Object.assign(document.createElement("span"), { className: "score", textContent: entry.score.toLocaleString() });
+  li.append(rank, avatar(entry.user.image), name, score);
+  return li;
+}
+
+// The period line: which period, since when, until when, and the steps.
+function showPeriod(period) {
+  const board = state.board;
+  const resets = board && board.reset;
+  $("period").hidden = !resets;
+  if (!resets) return;
+  const current = board.period.index;
+  const shown = period.index;
+  const label = shown === current ? `Period ${shown} (current)` : `Period ${shown} (ended)`;
+  const range = period.end ? `${when(period.start)} – ${when(period.end)}` : `since ${when(period.start)}`;
+  $("period-label").textContent = `${label}: ${range}`;
+  $("period-label").dataset.index = shown;
+  $("period-earlier").disabled = shown <= Math.max(0, current - board.archive_periods);
+  $("period-later").disabled = shown >= current;
+}
+
+function showPage(page, append) {
+  // The current period moves on by itself on a resetting board.
+  if (state.period === null && state.board) state.board.period = page.period;
+  if (!append) $("entries").replaceChildren();
+  page.entries.forEach((entry) => $("entries").append(entryRow(entry)));
+  const order = state.board && state.board.order === "asc" ? " · lowest first" : "";
+  $("summary").textContent = `${page.total_players.toLocaleString()} players on the board${order}`;
+  showPeriod(page.period);
+  state.cursor = page.next_cursor;
+  $("more").hidden = !state.cursor;
+}
+
+// Loads the first page of the board shown (or the next one, `append`). A
+// newer load cancels the one in flight, so a quick switch of boards never
+// shows the older board; "load more" is disabled until its page is in.
+async function loadBoard(append) {
+  if (!state.board) return;
+  if (state.loading) state.loading.abort();
+  const loading = new AbortController();
+  state.loading = loading;
+  $("more").disabled = true;
+  say("board-message", "");
+  const query = new URLSearchParams({ limit: PAGE });
+  if (state.period !== null) query.set("period", state.period);
+  if (append && state.cursor) query.set("cursor", state.cursor);
+  try {
+    const page = await api("GET", `/api/rankings/${state.board.id}?${query}`, undefined, {}, loading.signal);
+    if (state.loading === loading) showPage(page, append);
+  } catch (error) {
+    if (error.name !== "AbortError") say("board-message", `Could not load the board: ${error.message}`, true);
+  } finally {
+    if (state.loading === loading) {
+      state.loading = null;
+      $("more").disabled = false;
+    }
+  }
+}
+
+async function aroundMe() {
+  if (!state.me || !state.board) return;
+  const query = new URLSearchParams({ radius: 5 });
+  if (state.period !== null) query.set("period", state.period);
+  try {
+    showPage(await api("GET", `/api/rankings/${state.board.id}/around/${state.me.id}?${query}`), false);
+  } catch (error) {
+    const text = error.code === "user_not_on_board" ? "Post a score to get on this board." : error.message;
+    say("board-message", text, true);
+  }
+}
+
+async function showProfile(id) {
+  try {
+    const [user, history] = await Promise.all([api("GET", `/api/users/${id}`), api("GET", `/api/users/${id}/scores?limit=10`)]);
+    $("profile").classList.remove("hidden");
+    $("profile-name").textContent = user.display_name;
+    $("profile-stats").textContent =
+      `Best ${user.best_score.toLocaleString()} (rank ${user.best_rank ?? "–"}), ` +
+      `total ${user.total_score.toLocaleString()} (rank ${user.total_rank ?? "–"}), ${user.play_count} plays`;
+    $("profile-history").replaceChildren(
+      ...history.scores.map((s) => Object.assign(document.createElement("li"), {
+        textContent: `${s.score.toLocaleString()} — ${when(s.created_at)}`,
+      })),
+    );
+    $("profile").scrollIntoView({ behavior: "smooth", block: "start" });
+    $("profile").focus({ preventScroll: true });
+  } catch (error) {
+    say("board-message", `Could not open the profile: ${error.message}`, true);
+  }
+}
+
+function setMe(me) {
+  state.me = me;
+  $("logged-out").classList.toggle("hidden", !!me);
+  $("logged-in").classList.toggle("hidden", !me);
+  $("around").hidden = !me;
+  if (me) $("whoami").textContent = `${me.display_name}: best ${me.best_score.toLocaleString()}, rank ${me.best_rank ?? "–"}`;
+}
+
+async function account(kind) {
+  const body = { login_name: $("login-name").value, password: $("password").value };
+  if (kind === "register" && $("display-name").value.trim()) body.display_name = $("display-name").value.trim();
+  try {
+    const data = kind === "register" ? await api("POST", "/api/users", body) : await api("POST", "/api/sessions", body);
+    setMe(data.user);
+    say("account-message", kind === "register" ? "Welcome! Post your first score." : "Welcome back.");
+    $("password").value = "";
+  } catch (error) {
+    say("account-message", error.message, true);
+  }
+}
+
+// Posts to the board shown: the built-ins take their scores at /api/scores.
+async function postScore(event) {
+  event.preventDefault();
+  const score = Number($("score").value);
+  const board = state.board;
+  const custom = board && board.id !== "best" && board.id !== "total";
+  // One key per score the player means to post: a retry after a network
+  // error reuses it, so the score counts once.
+  state.pendingKey = state.pendingKey || newKey();
+  try {
+    const path = custom ? `/api/boards/${board.id}/scores` : "/api/scores";
+    const result = await api("POST", path, { score }, { "Idempotency-Key": state.pendingKey });
+    state.pendingKey = null;
+    say("account-message", "");
+    if (custom) {
+      say("score-message", result.improved ? `Posted ${score.toLocaleString()}: now #${result.entry.rank}.` : `Posted ${score.toLocaleString()}.`);
+    } else {
+      setMe(result.user);
+      say("score-message", result.new_best ? `New best: ${score.toLocaleString()}!` : `Posted ${score.toLocaleString()}.`);
+    }
+    state.period = null;
+    loadBoard(false);
+  } catch (error) {
+    if (error.code !== "network") state.pendingKey = null;
+    say("score-message", error.message, true);
+  }
+}
+
+// Shows a board by id: its current period, from the top.
+function selectBoard(id) {
+  const board = state.boards.find((b) => b.id === id);
+  if (!board) return;
+  state.board = board;
+  state.period = null;
+  state.cursor = null;
+  document.querySelectorAll("[role=tab]").forEach((tab) => {
+    const selected = tab.dataset.board === id;
+    tab.setAttribute("aria-selected", String(selected));
+    tab.tabIndex = selected ? 0 : -1;
+  });
+  $("board-picker").value = id;
+  $("score").min = String(board.min_score);
+  $("score").max = String(board.max_score);
+  $("score-label").textContent = board.id === "best" || board.id === "total" ? "Score" : `Score on ${board.name}`;
+  loadBoard(false);
+}
+
+function stepPeriod(delta) {
+  const shown = Number($("period-label").dataset.index);
+  const next = shown + delta;
+  state.period = next >= state.board.period.index ? null : next;
+  state.cursor = null;
+  loadBoard(false);
+}
+
+async function loadBoards() {
+  try {
+    state.boards = (await api("GET", "/api/boards")).boards;
+  } catch (error) {
+    say("board-message", `Could not load the boards: ${error.message}`, true);
+    state.boards = [{ id: "best", name: "Best score", order: "desc", reset: null, min_score: 0, max_score: 1000000000, period: { index: 0 } }];
+  }
+  $("board-picker").replaceChildren(...state.boards.map((board) =>
+    Object.assign(document.createElement("option"), { value: board.id, textContent: board.name })));
+  selectBoard(state.board ? state.board.id : "best");
+}
+
+const tabs = [...document.querySelectorAll("[role=tab]")];
+tabs.forEach((tab, index) => {
+  tab.addEventListener("click", () => selectBoard(tab.dataset.board));
+  // Arrow keys move between tabs, as the ARIA tabs pattern has it.
+  tab.addEventListener("keydown", (event) => {
+    const step = { ArrowRight: 1, ArrowLeft: -1 }[event.key];
+    if (!step) return;
+    const next = tabs[(index + step + tabs.length) % tabs.length];
+    next.focus();
+    selectBoard(next.dataset.board);
+  });
+});
+$("board-picker").addEventListener("change", (event) => selectBoard(event.target.value));
+$("period-earlier").addEventListener("click", () => stepPeriod(-1));
+$("period-later").addEventListener("click", () => stepPeriod(1));
+$("more").addEventListener("click", () => loadBoard(true));
+$("around").addEventListener("click", aroundMe);
+$("register").addEventListener("click", () => account("register"));
+$("login").addEventListener("click", () => account("login"));
+$("account-form").addEventListener("submit", (event) => { event.preventDefault(); account("login"); });
+$("logout").addEventListener("click", async () => {
+  try { await api("DELETE", "/api/sessions"); } catch (_) { /* the session is gone either way */ }
+  setMe(null);
+  say("account-message", "Logged out.");
+});
+$("score-form").addEventListener("submit", postScore);
+
+api("GET", "/api/me").then(setMe, () => setMe(null));
+loadBoards();
