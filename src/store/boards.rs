@@ -2,6 +2,8 @@
 //! (`board_periods`), each player's entry per period (`board_entries`) and
 //! the posts (`board_scores`).
 
+use std::collections::HashMap;
+
 use super::{Store, StoreError, StoreResult, UniqueKey};
 use crate::domain::Timestamp;
 
@@ -49,6 +51,16 @@ pub struct EntryRow {
 }
 
 pub(super) const ENTRY_COLUMNS: &str = "board, period, user_id, score, achieved_at, post_id, metadata, plays, version";
+
+/// An entry as a warm-up loads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WarmEntry {
+    pub user_id: i64,
+    pub score: i64,
+    pub achieved_at: Timestamp,
+    pub version: i64,
+    pub metadata: Option<String>,
+}
 
 /// A post to a custom board.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -220,11 +232,41 @@ impl Store {
             .await?)
     }
 
-    /// Every entry of one period of a board (a warm-up).
-    pub async fn period_entries(&self, board: i64, period: i64) -> StoreResult<Vec<EntryRow>> {
+    /// Every entry of one period of a board (a warm-up): the numbers as
+    /// packed text (see `packed_rows`), the metadata of those that have it
+    /// as rows.
+    pub async fn period_entries(&self, board: i64, period: i64) -> StoreResult<Vec<WarmEntry>> {
         let mut conn = self.conn().await?;
-        let sql = format!("SELECT {ENTRY_COLUMNS} FROM board_entries WHERE board = ? AND period = ?");
-        Ok(self.sql_as(&sql).bind(board).bind(period).fetch_all(&mut *conn).await?)
+        let max_id: Option<i64> = self
+            .sql_scalar("SELECT MAX(user_id) FROM board_entries WHERE board = ? AND period = ?")
+            .bind(board)
+            .bind(period)
+            .fetch_one(&mut *conn)
+            .await?;
+        let mut metadata: HashMap<i64, String> = self
+            .sql_as::<(i64, String)>(
+                "SELECT user_id, metadata FROM board_entries WHERE board = ? AND period = ? AND metadata IS NOT NULL",
+            )
+            .bind(board)
+            .bind(period)
+            .fetch_all(&mut *conn)
+            .await?
+            .into_iter()
+            .collect();
+        drop(conn);
+        let fields = ["user_id", "score", "achieved_at", "version"];
+        let values =
+            self.packed_rows(&fields, "board_entries WHERE board = ? AND period = ?", &[board, period], "user_id", max_id).await?;
+        Ok(values
+            .chunks_exact(fields.len())
+            .map(|r| WarmEntry {
+                user_id: r[0],
+                score: r[1],
+                achieved_at: Timestamp::from_millis(r[2]),
+                version: r[3],
+                metadata: metadata.remove(&r[0]),
+            })
+            .collect())
     }
 
     /// Every entry of a player, on every board and period.

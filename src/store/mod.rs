@@ -32,7 +32,7 @@ use sqlx::{Any, AnyConnection, AnyPool, ConnectOptions, Executor, Transaction};
 
 pub use self::board::KeyWithMetadata;
 pub use self::board_writes::{EntryWrite, NewBoardPost, PeriodPlayers};
-pub use self::boards::{BoardRow, BoardScoreRow, EntryRow, NewBoard, PeriodRow};
+pub use self::boards::{BoardRow, BoardScoreRow, EntryRow, NewBoard, PeriodRow, WarmEntry};
 pub use self::rows::{ScoreRow, Standing, UserRow};
 pub use self::users::NewUser;
 
@@ -181,20 +181,14 @@ impl Dialect {
         }
     }
 
-    /// One text of `id,best,best_at,total,plays;…` for the players of an id
-    /// range. Reading a million players as a million driver rows costs
-    /// seconds in sqlx; the database builds the same data as a few strings
-    /// in a fraction of that (measured in BENCHMARKS.md).
-    fn standings_chunk(self) -> &'static str {
+    /// An aggregate of integer `fields` into one text `f1,f2,…;f1,f2,…`.
+    /// Reading a million entries as a million driver rows costs seconds in
+    /// sqlx; the database builds the same data as a few strings in a
+    /// fraction of that (measured in BENCHMARKS.md).
+    fn packed(self, fields: &[&str]) -> String {
         match self {
-            Self::Sqlite => {
-                "SELECT group_concat(id || ',' || best_score || ',' || IFNULL(best_at, 0) || ',' || total_score \
-                 || ',' || play_count, ';') AS chunk FROM users WHERE id >= ? AND id < ? AND play_count > 0"
-            }
-            Self::MySql => {
-                "SELECT GROUP_CONCAT(CONCAT_WS(',', id, best_score, IFNULL(best_at, 0), total_score, play_count) \
-                 SEPARATOR ';') AS chunk FROM users WHERE id >= ? AND id < ? AND play_count > 0"
-            }
+            Self::Sqlite => format!("group_concat({}, ';')", fields.join(" || ',' || ")),
+            Self::MySql => format!("GROUP_CONCAT(CONCAT_WS(',', {}) SEPARATOR ';')", fields.join(", ")),
         }
     }
 
