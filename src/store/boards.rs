@@ -255,8 +255,9 @@ impl Store {
             .collect();
         drop(conn);
         let fields = ["user_id", "score", "achieved_at", "version"];
-        let values =
-            self.packed_rows(&fields, "board_entries WHERE board = ? AND period = ?", &[board, period], "user_id", max_id).await?;
+        let values = self
+            .packed_rows(&fields, "board_entries WHERE board = ? AND period = ?", &[board, period], "user_id", max_id)
+            .await?;
         Ok(values
             .chunks_exact(fields.len())
             .map(|r| WarmEntry {
