@@ -52,6 +52,15 @@ pub struct EntryRow {
 
 pub(super) const ENTRY_COLUMNS: &str = "board, period, user_id, score, achieved_at, post_id, metadata, plays, version";
 
+/// What [`Store::purge_chunk`] deletes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Purge {
+    /// A period no longer kept.
+    Period { board: i64, period: i64 },
+    /// Everything of a deleted board.
+    Board(i64),
+}
+
 /// An entry as a warm-up loads it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WarmEntry {
@@ -156,18 +165,26 @@ impl Store {
         Ok(done.rows_affected() > 0)
     }
 
-    /// Deletes a board with its periods, entries and posts, in one
-    /// transaction; `false` when there is no such board.
+    /// Deletes a board from the catalog; `false` when there is no such
+    /// board. Its periods, entries and posts are left to
+    /// [`Store::purge_chunk`]: nothing reads them once the catalog has no
+    /// board of that number (numbers are never reused), and deleting a
+    /// million rows in this transaction would hold every post behind it.
     pub async fn delete_board(&self, number: i64) -> StoreResult<bool> {
         let mut tx = self.begin_write().await?;
-        for table in ["board_entries", "board_scores", "board_periods"] {
-            let sql = format!("DELETE FROM {table} WHERE board = ?");
-            self.sql(&sql).bind(number).execute(&mut *tx).await?;
-        }
         let done = self.sql("DELETE FROM boards WHERE number = ?").bind(number).execute(&mut *tx).await?;
         self.bump_catalog_version(&mut tx).await?;
         tx.commit().await?;
         Ok(done.rows_affected() > 0)
+    }
+
+    /// Boards deleted from the catalog whose rows are still stored.
+    pub async fn deleted_boards(&self) -> StoreResult<Vec<i64>> {
+        let mut conn = self.conn().await?;
+        Ok(self
+            .sql_scalar("SELECT DISTINCT board FROM board_periods WHERE board NOT IN (SELECT number FROM boards)")
+            .fetch_all(&mut *conn)
+            .await?)
     }
 
     /// The newest stored period of every board (where its clock resumes).
@@ -300,23 +317,27 @@ impl Store {
             .await?)
     }
 
-    /// Deletes up to `chunk` rows of a period that is no longer kept, in a
-    /// short transaction of its own (so that posts never wait long behind
-    /// it); returns how many went. The period row goes last.
-    pub async fn purge_period_chunk(&self, board: i64, period: i64, chunk: i64) -> StoreResult<u64> {
+    /// Deletes up to `chunk` rows of each of a purged period's (or deleted
+    /// board's) entries and posts, each statement committing on its own so
+    /// that posts never wait long behind it; returns how many went. The
+    /// period rows go last, once nothing else is left: they are what
+    /// [`Store::deleted_boards`] finds an unfinished purge by.
+    pub async fn purge_chunk(&self, purge: Purge, chunk: i64) -> StoreResult<u64> {
+        let (condition, binds) = match purge {
+            Purge::Period { board, period } => ("board = ? AND period = ?", vec![board, period]),
+            Purge::Board(board) => ("board = ?", vec![board]),
+        };
         let mut conn = self.conn().await?;
         let mut deleted = 0;
         for table in ["board_entries", "board_scores"] {
-            let sql = self.dialect.delete_chunk(table, "board = ? AND period = ?");
-            let done = self.sql(&sql).bind(board).bind(period).bind(chunk).execute(&mut *conn).await?;
-            deleted += done.rows_affected();
+            let sql = self.dialect.delete_chunk(table, condition);
+            let query = binds.iter().fold(self.sql(&sql), |query, value| query.bind(*value));
+            deleted += query.bind(chunk).execute(&mut *conn).await?.rows_affected();
         }
         if deleted == 0 {
-            self.sql("DELETE FROM board_periods WHERE board = ? AND period = ?")
-                .bind(board)
-                .bind(period)
-                .execute(&mut *conn)
-                .await?;
+            let sql = format!("DELETE FROM board_periods WHERE {condition}");
+            let query = binds.iter().fold(self.sql(&sql), |query, value| query.bind(*value));
+            query.execute(&mut *conn).await?;
         }
         Ok(deleted)
     }

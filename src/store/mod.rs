@@ -32,7 +32,7 @@ use sqlx::{Any, AnyConnection, AnyPool, ConnectOptions, Executor, Transaction};
 
 pub use self::board::KeyWithMetadata;
 pub use self::board_writes::{EntryWrite, NewBoardPost, PeriodPlayers};
-pub use self::boards::{BoardRow, BoardScoreRow, EntryRow, NewBoard, PeriodRow, WarmEntry};
+pub use self::boards::{BoardRow, BoardScoreRow, EntryRow, NewBoard, PeriodRow, Purge, WarmEntry};
 pub use self::rows::{ScoreRow, Standing, UserRow};
 pub use self::users::NewUser;
 

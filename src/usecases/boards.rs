@@ -19,7 +19,7 @@ use crate::error::{ApiError, ErrorCode};
 use crate::limits::Limit;
 use crate::scoring::{Post, Posted, Target};
 use crate::state::AppState;
-use crate::store::{BoardRow, BoardScoreRow, NewBoard, PeriodRow};
+use crate::store::{BoardRow, BoardScoreRow, NewBoard, PeriodRow, Purge};
 use crate::views::{
     BoardHistory, BoardHistoryItem, BoardList, BoardView, Metadata as MetadataView, PeriodEntry, PeriodList,
     PeriodView, UserBoardEntry, UserBoards,
@@ -481,16 +481,28 @@ pub async fn user_boards(state: &AppState, user_id: i64) -> Result<UserBoards, A
 const PURGE_CHUNK: i64 = 500;
 /// How often periods are recorded and archives trimmed.
 const KEEPER_INTERVAL: Duration = Duration::from_secs(1);
+/// Every how many keeper ticks the rows of deleted boards are looked for
+/// (a board deleted here is purged on the next such tick, or after a
+/// restart if this instance stopped before).
+const DELETED_BOARDS_INTERVAL: u64 = 5;
 
 /// Every second: records the periods that began (so that every period has
 /// its row with its bounds), and after a reset deletes the periods no
-/// longer kept, a few hundred rows per short transaction so that posts
-/// never wait behind it.
+/// longer kept; at start and then every `DELETED_BOARDS_INTERVAL`, deletes
+/// what deleted boards left. Rows go a few hundred per statement so that
+/// posts never wait behind it.
 pub async fn keep_periods(state: actix_web::web::Data<AppState>) {
     let mut recorded: HashMap<i64, i64> = HashMap::new();
     let mut interval = actix_web::rt::time::interval(KEEPER_INTERVAL);
+    let mut ticks: u64 = 0;
     loop {
         interval.tick().await;
+        if ticks % DELETED_BOARDS_INTERVAL == 0 {
+            if let Err(error) = purge_deleted_boards(&state).await {
+                tracing::warn!(%error, "deleting the rows of deleted boards failed");
+            }
+        }
+        ticks += 1;
         let now = Timestamp::now();
         for board in state.boards.all() {
             if board.spec.reset.is_none() {
@@ -514,11 +526,24 @@ pub async fn keep_periods(state: actix_web::web::Data<AppState>) {
     }
 }
 
-async fn purge_expired(state: &AppState, number: i64, oldest_kept: i64) -> Result<(), ApiError> {
-    for period in state.store.expired_periods(number, oldest_kept).await? {
-        while state.store.purge_period_chunk(number, period, PURGE_CHUNK).await? > 0 {
-            tokio::task::yield_now().await;
-        }
+async fn purge_expired(state: &AppState, board: i64, oldest_kept: i64) -> Result<(), ApiError> {
+    for period in state.store.expired_periods(board, oldest_kept).await? {
+        purge(state, Purge::Period { board, period }).await?;
+    }
+    Ok(())
+}
+
+async fn purge_deleted_boards(state: &AppState) -> Result<(), ApiError> {
+    for board in state.store.deleted_boards().await? {
+        purge(state, Purge::Board(board)).await?;
+        tracing::info!(board, "deleted the rows of a deleted board");
+    }
+    Ok(())
+}
+
+async fn purge(state: &AppState, what: Purge) -> Result<(), ApiError> {
+    while state.store.purge_chunk(what, PURGE_CHUNK).await? > 0 {
+        tokio::task::yield_now().await;
     }
     Ok(())
 }

@@ -29,7 +29,7 @@ backend_tests!(
 );
 
 async fn boards_are_created_listed_renamed_and_deleted(backend: Backend) {
-    let (app, _db) = spawn_admin_app(&backend).await;
+    let (app, db) = spawn_admin_app(&backend).await;
     // Arrange: a board with defaults and one with everything set.
     let plain = app.create_board(&json!({"id": "plain", "name": "Plain"})).await;
     assert_eq!(plain["order"], "desc");
@@ -66,12 +66,16 @@ async fn boards_are_created_listed_renamed_and_deleted(backend: Backend) {
     let (status, body) = app.admin(Method::PATCH, "/api/admin/boards/best", Some(&json!({"name": "x"}))).await;
     assert_error(status, &body, 403, "builtin_board");
 
-    // Deleting takes the entries with it; the id is free again.
+    // Deleting takes the entries with it (the rows a little later, in
+    // the background); the id is free again.
     let player = app.register("deleter").await;
     app.post_board_score(&player, "plain", 5).await;
     let (status, _) = app.admin(Method::DELETE, "/api/admin/boards/plain", None).await;
     assert_eq!(status, 204);
     assert_error_of(&app, "/api/rankings/plain", 404, "board_not_found").await;
+    assert_error_of(&app, &format!("/api/users/{}/scores?board=plain", player.id), 404, "board_not_found").await;
+    assert!(!app.get_json(&format!("/api/users/{}/boards", player.id)).await.1.to_string().contains("plain"));
+    wait_for_rows_of_deleted_boards_to_go(&db).await;
     let (status, body) = app.admin(Method::DELETE, "/api/admin/boards/plain", None).await;
     assert_error(status, &body, 404, "board_not_found");
     let (status, body) = app.admin(Method::DELETE, "/api/admin/boards/total", None).await;
@@ -93,6 +97,23 @@ async fn boards_are_created_listed_renamed_and_deleted(backend: Backend) {
         .await
         .unwrap();
     assert_eq!(response.status(), 404);
+}
+
+async fn wait_for_rows_of_deleted_boards_to_go(db: &crate::helpers::TestDatabase) {
+    let pool = db.connect().await;
+    let mut left = 0;
+    for _ in 0..100 {
+        left = 0;
+        for table in ["board_entries", "board_scores", "board_periods"] {
+            let sql = format!("SELECT COUNT(*) FROM {table} WHERE board NOT IN (SELECT number FROM boards)");
+            left += sqlx::query_scalar::<_, i64>(&sql).fetch_one(&pool).await.unwrap();
+        }
+        if left == 0 {
+            return;
+        }
+        actix_web::rt::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("{left} rows of a deleted board are still stored");
 }
 
 async fn assert_error_of(app: &TestApp, path: &str, status: u16, code: &str) {
