@@ -497,7 +497,7 @@ pub async fn keep_periods(state: actix_web::web::Data<AppState>) {
     let mut ticks: u64 = 0;
     loop {
         interval.tick().await;
-        if ticks % DELETED_BOARDS_INTERVAL == 0 {
+        if ticks.is_multiple_of(DELETED_BOARDS_INTERVAL) {
             if let Err(error) = purge_deleted_boards(&state).await {
                 tracing::warn!(%error, "deleting the rows of deleted boards failed");
             }
