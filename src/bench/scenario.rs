@@ -86,8 +86,13 @@ pub async fn player(ctx: Arc<Context>, worker: usize) {
     while ctx.running() {
         generation += 1;
         let Some(mut model) = next_player(&ctx, &mut rng, worker, generation).await else { continue };
-        // A game session starts with a level played (a custom board post).
+        // A game session starts as a client's does: the player's own
+        // profile, then a level played (a custom board post) and a score.
+        // (Fixed, so that even a run of a few seconds on a busy machine
+        // exercises each of them.)
+        check_me(&ctx, &model).await;
         super::boards::post(&ctx, &mut rng, &mut model).await;
+        post(&ctx, &mut rng, &mut model).await;
         let steps = rng.gen_range(5..25);
         for _ in 0..steps {
             if !ctx.running() {
