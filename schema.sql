@@ -23,15 +23,21 @@ CREATE TABLE IF NOT EXISTS users (
   total_score BIGINT NOT NULL DEFAULT 0,
   play_count BIGINT NOT NULL DEFAULT 0,
   created_at BIGINT NOT NULL,
+  -- bumped by every change to the row (a post, a deleted post, a ban, a
+  -- rename): orders the copies in the caches and the rank engines
+  version BIGINT NOT NULL DEFAULT 0,
+  -- set while the player is banned: off every board, nothing deleted
+  banned_at BIGINT NULL,
+  ban_reason VARCHAR(500) NULL,
   UNIQUE KEY users_login_key (login_key),
-  KEY users_best_board (best_score DESC, best_at, id),
-  -- best_at only marks players (NULL until the first score): it keeps
-  -- board reads that skip non-players inside the index
-  KEY users_total_board (total_score DESC, id, best_at)
+  -- The boards are the players with `banned_at IS NULL` and a `best_at`
+  -- (NULL until the first score): both tests stay inside these indexes.
+  KEY users_best_board (banned_at, best_score DESC, best_at, id),
+  KEY users_total_board (banned_at, total_score DESC, id, best_at)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
--- The append-only score log. No foreign key: users are never deleted, and
--- bulk loads and wipes stay simple and fast.
+-- The score log (a post leaves it only by moderation or the player's
+-- erasure). No foreign key: bulk loads and wipes stay simple and fast.
 CREATE TABLE IF NOT EXISTS scores (
   id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
   user_id BIGINT NOT NULL,
@@ -139,8 +145,10 @@ CREATE TABLE IF NOT EXISTS board_entries (
   plays BIGINT NOT NULL,
   -- bumped by every change: orders updates in the caches
   version BIGINT NOT NULL,
+  -- 1 while the player is banned
+  hidden TINYINT NOT NULL DEFAULT 0,
   PRIMARY KEY (board, period, user_id),
-  KEY board_entries_order (board, period, rank_score, achieved_at, user_id),
+  KEY board_entries_order (board, period, hidden, rank_score, achieved_at, user_id),
   KEY board_entries_user (user_id)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
@@ -155,4 +163,15 @@ CREATE TABLE IF NOT EXISTS board_scores (
   created_at BIGINT NOT NULL,
   KEY board_scores_by_user (user_id, board, id),
   KEY board_scores_by_period (board, period, user_id, id)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+-- Every admin action. `actor` names the admin token by a fingerprint
+-- (never the token); `detail` is a JSON object.
+CREATE TABLE IF NOT EXISTS audit_log (
+  id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
+  at BIGINT NOT NULL,
+  actor VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  action VARCHAR(32) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  target VARCHAR(200) NOT NULL,
+  detail VARCHAR(2000) NOT NULL
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;

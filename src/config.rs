@@ -13,6 +13,9 @@ pub enum PlantedFault {
     /// Posts to a resetting board are counted in the period before the
     /// one in force.
     WrongPeriod,
+    /// A removed post is recounted in the database and the caches, but the
+    /// rank engine is not told: the boards keep the old score.
+    StaleEngineAfterDelete,
 }
 
 /// The password hashing algorithm used for new hashes. Verification accepts

@@ -101,6 +101,21 @@ impl RateLimits {
         })
     }
 
+    /// Deletes every shared window keyed by an erased player's login key or
+    /// id (their names carry them); failures are only logged.
+    pub async fn forget_player(&self, login_key: &str, user_id: i64) {
+        let Some(redis) = &self.redis else { return };
+        let player_keys = [login_key.to_owned(), user_id.to_string(), format!("#{user_id}")];
+        let windows: Vec<String> = self
+            .limiters
+            .iter()
+            .flat_map(|(limit, _)| player_keys.iter().map(|key| redis.keys().rate_window(limit.name(), key)))
+            .collect();
+        if let Err(error) = redis.delete_many(&windows).await {
+            tracing::warn!(%error, "an erased player's rate windows could not be deleted");
+        }
+    }
+
     /// Forgets keys that are back to a full allowance (memory stays bounded).
     pub fn shrink(&self) {
         for (_, limiter) in &self.limiters {

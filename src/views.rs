@@ -355,3 +355,28 @@ pub struct UserBoardEntry {
 pub struct UserBoards {
     pub entries: Vec<UserBoardEntry>,
 }
+
+/// A record of the audit log.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct AuditEntry {
+    pub id: i64,
+    pub at: Timestamp,
+    /// Who: `admin:` and a fingerprint of the admin token (never the token).
+    pub actor: String,
+    /// `ban`, `unban`, `delete_score`, `rename`, `create_board`,
+    /// `rename_board`, `delete_board` or `initialize`.
+    pub action: String,
+    /// What: `user:{id}` or `board:{id}`, or `data` for initialize.
+    pub target: String,
+    /// The action's details (a reason, a score id, old and new names…).
+    #[schema(value_type = Object)]
+    pub detail: serde_json::Value,
+}
+
+/// `GET /api/admin/audit`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct AuditLog {
+    pub entries: Vec<AuditEntry>,
+    /// Pass as `before` for older records; null at the end.
+    pub next_before: Option<i64>,
+}

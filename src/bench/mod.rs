@@ -8,6 +8,7 @@
 mod boards;
 mod http;
 mod model;
+mod moderation;
 mod report;
 mod scenario;
 mod stats;
@@ -128,6 +129,8 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
         max_players: args.max_players,
         registered: Default::default(),
         boards: custom_boards,
+        admin_token: args.admin_token.clone(),
+        moderated: Default::default(),
     };
     if !recorder.failed() {
         quiet_check(&mut ctx).await;
@@ -281,6 +284,9 @@ async fn load(ctx: Arc<Context>, args: &BenchArgs) -> u32 {
         tasks.push(tokio::spawn(scenario::walker(Arc::clone(&ctx))));
     }
     tasks.push(tokio::spawn(boards::archivist(Arc::clone(&ctx))));
+    if ctx.admin_token.is_some() {
+        tasks.push(tokio::spawn(moderation::moderator(Arc::clone(&ctx))));
+    }
     let progress = tokio::spawn(progress(Arc::clone(&ctx)));
     let mut level = 0;
     let mut workers = 0;
@@ -372,10 +378,34 @@ async fn final_check(ctx: &Context) {
     }
     if ctx.full_walks {
         for board in Board::ALL {
-            full_walk(ctx, board, None, true, true, usize::MAX).await;
+            if let Some(entries) = full_walk(ctx, board.clone(), None, true, true, usize::MAX).await {
+                check_models_on(ctx, board, &entries, &certain);
+            }
         }
     }
     boards::final_check(ctx, &players).await;
+}
+
+/// Every exactly known bench player is on a quiet built-in board at the
+/// score the bench posted (recounted after its moderations), or absent
+/// without a post.
+fn check_models_on(ctx: &Context, board: Board, entries: &[validate::Entry], players: &[&PlayerModel]) {
+    let shown: HashMap<i64, i64> = entries.iter().map(|entry| (entry.id, entry.score)).collect();
+    for model in players {
+        let expected = match board {
+            Board::Total => model.total,
+            _ => model.best,
+        };
+        let wanted = (model.count > 0).then_some(expected);
+        if shown.get(&model.id).copied() != wanted {
+            ctx.critical(format!(
+                "final check: the {board} board shows player {} at {:?}, the bench expects {wanted:?}",
+                model.id,
+                shown.get(&model.id)
+            ));
+            return;
+        }
+    }
 }
 
 fn finish(args: &BenchArgs, recorder: &Recorder, level: u32, players: &[PlayerModel]) -> Outcome {

@@ -19,6 +19,9 @@ pub struct PlayerModel {
     pub count: i64,
     /// (id, score) of the newest accepted post.
     pub last_score: Option<(i64, i64)>,
+    /// Every accepted post (id, score, created_at), oldest first: what a
+    /// removed post is recounted from.
+    pub posts: Vec<(i64, i64, String)>,
     /// A post whose outcome is unknown (5xx, timeout): exact checks stop.
     pub uncertain: bool,
     /// Entries on the run's custom boards, by (board id, period).
@@ -40,6 +43,7 @@ impl PlayerModel {
             total: 0,
             count: 0,
             last_score: None,
+            posts: Vec::new(),
             uncertain: false,
             entries: HashMap::new(),
             uncertain_boards: HashSet::new(),
@@ -56,7 +60,19 @@ impl PlayerModel {
         self.total += score;
         self.count += 1;
         self.last_score = Some((score_id, score));
+        self.posts.push((score_id, score, created_at.to_owned()));
         new_best
+    }
+
+    /// Takes a post out (moderation) and recounts the aggregates from the
+    /// rest, as the contract says the server does.
+    pub fn remove(&mut self, score_id: i64) {
+        let posts = std::mem::take(&mut self.posts);
+        (self.best, self.best_at, self.total, self.count) = (0, None, 0, 0);
+        for (id, score, created_at) in posts.into_iter().filter(|(id, _, _)| *id != score_id) {
+            self.apply(id, score, &created_at);
+        }
+        self.last_score = self.posts.last().map(|(id, score, _)| (*id, *score));
     }
 }
 
@@ -120,6 +136,19 @@ impl Movements {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_removed_post_is_recounted_from_the_rest() {
+        let mut model = PlayerModel::new(1, "p".into(), "pw".into(), "t".into());
+        model.apply(10, 50, "t1");
+        model.apply(11, 80, "t2");
+        model.apply(12, 80, "t3");
+        model.remove(11);
+        assert_eq!((model.best, model.best_at.as_deref(), model.total, model.count), (80, Some("t3"), 130, 2));
+        model.remove(12);
+        model.remove(10);
+        assert_eq!((model.best, model.best_at, model.total, model.count, model.last_score), (0, None, 0, 0, None));
+    }
 
     #[test]
     fn applies_posts_like_the_contract() {

@@ -44,11 +44,35 @@ pub struct Context {
     pub registered: AtomicUsize,
     /// The custom boards this run created (with an admin token).
     pub boards: Vec<Arc<super::boards::BenchBoard>>,
+    /// With an admin token the run also moderates (see `bench::moderation`).
+    pub admin_token: Option<String>,
+    /// Players being moderated (`None`) or when their last moderation
+    /// ended: a page read before it may still show them as they were.
+    pub moderated: std::sync::Mutex<HashMap<i64, Option<Instant>>>,
 }
 
 impl Context {
     pub fn running(&self) -> bool {
         Instant::now() < self.deadline && !self.recorder.failed()
+    }
+
+    /// Whether a player was moderated lately (or is being): what a page
+    /// read a moment ago showed of them may have changed since.
+    pub fn moderated_lately(&self, id: i64) -> bool {
+        const LATELY: std::time::Duration = std::time::Duration::from_secs(10);
+        let Ok(moderated) = self.moderated.lock() else { return false };
+        moderated.get(&id).is_some_and(|ended| ended.is_none_or(|ended| ended.elapsed() < LATELY))
+    }
+
+    /// Whether a player was ever moderated in this run.
+    pub fn was_moderated(&self, id: i64) -> bool {
+        self.moderated.lock().map_or(true, |moderated| moderated.contains_key(&id))
+    }
+
+    /// Whether a moderation ran at some point since `since`.
+    pub fn moderated_since(&self, since: Instant) -> bool {
+        let Ok(moderated) = self.moderated.lock() else { return true };
+        moderated.values().any(|ended| ended.is_none_or(|ended| ended >= since))
     }
 
     pub fn critical(&self, text: String) {
@@ -451,6 +475,7 @@ async fn fetch_static(ctx: &Context) {
 /// Reads `pages` pages of a board by cursor or offset, checking each page,
 /// the continuity between them, and a batched lookup of the first page.
 async fn browse(ctx: &Context, rng: &mut StdRng, board: Board, keyset: bool, limit: i64, pages: usize) {
+    let started = Instant::now();
     let mut walk = Walk::default();
     let mut query = format!("limit={limit}");
     let mut offset = 0;
@@ -468,12 +493,13 @@ async fn browse(ctx: &Context, rng: &mut StdRng, board: Board, keyset: bool, lim
         };
         // An offset page is one snapshot whose first entry is at `offset`.
         let snapshot = if keyset { Ok(()) } else { check_page(&page, Some(offset)) };
+        walk.demotions = ctx.moderated_since(started);
         if let Err(why) = snapshot.and_then(|()| walk.add(page.clone(), keyset, false)) {
             return ctx.critical(format!("{path}: {why}"));
         }
         ctx.recorder.succeeded(Work::Read);
         if page_number == 0 {
-            lookup_page_users(ctx, &board, &page).await;
+            lookup_page_users(ctx, &board, &page, started).await;
             if let Some(entry) = page.entries.get(rng.gen_range(0..page.entries.len().max(1))) {
                 open_profile(ctx, &board, entry.id).await;
             }
@@ -491,7 +517,8 @@ async fn browse(ctx: &Context, rng: &mut StdRng, board: Board, keyset: bool, lim
 
 /// One batched call for a page's users: order kept, and residents (who
 /// never move) show the page's score with a rank no better than the page's.
-async fn lookup_page_users(ctx: &Context, board: &Board, page: &PageView) {
+/// `read_at`: when the page was asked for.
+async fn lookup_page_users(ctx: &Context, board: &Board, page: &PageView, read_at: Instant) {
     if page.entries.is_empty() {
         return;
     }
@@ -503,7 +530,9 @@ async fn lookup_page_users(ctx: &Context, board: &Board, page: &PageView) {
     }
     let users = reply.body["users"].as_array().cloned().unwrap_or_default();
     let got: Vec<i64> = users.iter().filter_map(|u| u["id"].as_i64()).collect();
-    let asked: Vec<i64> = page.entries.iter().map(|e| e.id).collect();
+    // A player banned since the page was read is left out.
+    let asked: Vec<i64> =
+        page.entries.iter().map(|e| e.id).filter(|id| got.contains(id) || !ctx.moderated_lately(*id)).collect();
     if got != asked {
         return ctx.critical(format!("batched lookup: asked {asked:?}, got {got:?}"));
     }
@@ -513,15 +542,19 @@ async fn lookup_page_users(ctx: &Context, board: &Board, page: &PageView) {
         // Profiles show the built-in boards only.
         Board::Custom { .. } => return ctx.recorder.succeeded(Work::Read),
     };
-    for (user, entry) in users.iter().zip(&page.entries) {
+    let entries = page.entries.iter().filter(|entry| got.contains(&entry.id));
+    for (user, entry) in users.iter().zip(entries) {
         if user.get("login_name").is_some() {
             return ctx.critical(format!("batched lookup: login_name is public for {}", entry.id));
         }
         if !ctx.resident.contains_key(&entry.id) {
             continue;
         }
+        // Ranks only get worse as others post; a moderation (a player
+        // above removed or moved down) can also make them better.
         let rank = user[rank_field].as_i64().unwrap_or(0);
-        if user[score_field] != entry.score || rank < entry.rank {
+        let rank_fell = rank < entry.rank && !ctx.moderated_since(read_at);
+        if user[score_field] != entry.score || rank_fell {
             return ctx.critical(format!(
                 "player {}: profile says {score_field} {} rank {rank}, the board said {} rank {} a moment before",
                 entry.id, user[score_field], entry.score, entry.rank
@@ -536,12 +569,17 @@ async fn lookup_page_users(ctx: &Context, board: &Board, page: &PageView) {
 async fn open_profile(ctx: &Context, board: &Board, id: i64) {
     let path = format!("/api/users/{id}");
     let Some(reply) = ctx.api.send("GET /api/users/{id}", ctx.api.request(Method::GET, &path)).await else { return };
+    // Banned, or their last post removed, since the page was read.
+    let moderated = ctx.moderated_lately(id);
+    if moderated && reply.status == 404 {
+        return ctx.recorder.succeeded(Work::Read);
+    }
     if !ctx.expect("profile", &reply, 200, None) {
         return;
     }
     let user = &reply.body;
     let plays = user["play_count"].as_i64().unwrap_or(-1);
-    let ranked = plays >= 1 && !user["best_rank"].is_null();
+    let ranked = moderated || (plays >= 1 && !user["best_rank"].is_null());
     if user["id"] != id || user.get("login_name").is_some() || (!ranked && !matches!(board, Board::Custom { .. })) {
         return ctx
             .critical(format!("profile {id}: wrong public profile of a ranked player: {}", shorten(&reply.text)));
@@ -580,6 +618,7 @@ pub async fn full_walk(
     exact: bool,
     max_pages: usize,
 ) -> Option<Vec<Entry>> {
+    let started = Instant::now();
     let mut walk = Walk::default();
     let mut entries = Vec::new();
     let period = period.map_or(String::new(), |index| format!("&period={index}"));
@@ -597,6 +636,7 @@ pub async fn full_walk(
                 return None;
             }
         };
+        walk.demotions = ctx.moderated_since(started);
         if let Err(why) = walk.add(page.clone(), keyset, exact) {
             ctx.critical(format!(
                 "{path} (walking the {board} board by {}): {why}",
@@ -604,6 +644,7 @@ pub async fn full_walk(
             ));
             return None;
         }
+
         ctx.recorder.succeeded(Work::Read);
         let total_players = page.total_players;
         entries.extend(page.entries.iter().cloned());
@@ -632,7 +673,10 @@ pub async fn walker(ctx: Arc<Context>) {
         let started = Instant::now();
         let Some(entries) = full_walk(&ctx, Board::Best, None, true, false, usize::MAX).await else { continue };
         let seen: std::collections::HashSet<i64> = entries.iter().map(|entry| entry.id).collect();
-        let must_see = ctx.resident.keys().copied().chain(ctx.movements.unmoved_since(started));
+        // Moderated players are left out: one whose last post was removed
+        // has left the board (the moderation checked that exactly).
+        let unmoved = ctx.movements.unmoved_since(started).into_iter().filter(|id| !ctx.was_moderated(*id));
+        let must_see = ctx.resident.keys().copied().chain(unmoved);
         for id in must_see {
             if !seen.contains(&id) {
                 ctx.critical(format!(

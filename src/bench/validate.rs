@@ -177,19 +177,22 @@ pub fn check_page(page: &PageView, first_position: Option<i64>) -> Result<(), St
 /// Consecutive pages of one walk: the next page continues the previous one.
 /// `keyset` walks (by cursor) must never move back up the board; `exact`
 /// (a quiet board) additionally requires tied ranks to match.
+/// `monotonic`: entries only get better while the walk runs (see
+/// [`Board::monotonic`] and [`Walk::demotions`]).
 pub fn check_continuation(
-    board: &Board,
     previous: &PageView,
     next: &PageView,
     keyset: bool,
     exact: bool,
+    monotonic: bool,
 ) -> Result<(), String> {
+    let board = &next.board;
     let (Some(last), Some(first)) = (previous.entries.last(), next.entries.first()) else { return Ok(()) };
     let last_group = previous.entries.iter().rev().take_while(|e| e.score == last.score).count() as i64;
     if keyset && board_order(board, last, first) != Ordering::Less {
         return Err(format!("the page after the cursor starts with {first:?}, not after {last:?}"));
     }
-    if !exact && !board.monotonic() {
+    if !exact && !monotonic {
         // Entries that get worse can move ranks either way between pages.
         return Ok(());
     }
@@ -220,6 +223,10 @@ pub fn check_continuation(
 pub struct Walk {
     pub seen: HashSet<i64>,
     pub entries: usize,
+    /// Set by the caller when a moderation (a removed post, a ban) ran
+    /// during the walk: it can move a player down past the cursor, so the
+    /// board is checked as one whose entries can get worse.
+    pub demotions: bool,
     previous: Option<PageView>,
 }
 
@@ -227,13 +234,14 @@ impl Walk {
     pub fn add(&mut self, page: PageView, keyset: bool, exact: bool) -> Result<(), String> {
         let position = if exact { Some(self.entries as i64) } else { None };
         check_page(&page, position)?;
+        let monotonic = page.board.monotonic() && !self.demotions;
         if let Some(previous) = &self.previous {
-            check_continuation(&page.board.clone(), previous, &page, keyset, exact)?;
+            check_continuation(previous, &page, keyset, exact, monotonic)?;
         }
         // On boards whose entries can get worse, a player passed by the
         // cursor can move below it and show again: keyset paging cannot
         // rule that out while others post.
-        let once = exact || page.board.monotonic();
+        let once = exact || monotonic;
         for entry in &page.entries {
             if keyset && !self.seen.insert(entry.id) && once {
                 return Err(format!("player {} appears twice in one cursor walk", entry.id));
@@ -281,7 +289,7 @@ mod tests {
         // As an offset page it breaks the snapshot rule…
         assert!(check_page(&restarted, Some(3)).is_err());
         // …and as a continuation it breaks even the live rule.
-        assert!(check_continuation(&Board::Best, &first, &restarted, true, false).is_err());
+        assert!(check_continuation(&first, &restarted, true, false, true).is_err());
         let mut walk = Walk::default();
         walk.add(first, true, false).unwrap();
         assert!(walk.add(restarted, true, false).is_err());
@@ -297,7 +305,7 @@ mod tests {
         // Dense ranking across a page boundary: page 2 starting at 3 after 1, 2, 2.
         let (first, _) = good_pages();
         let dense = page(vec![entry(3, 10, 5)]);
-        assert!(check_continuation(&Board::Best, &first, &dense, false, false).is_err());
+        assert!(check_continuation(&first, &dense, false, false, true).is_err());
     }
 
     #[test]
@@ -318,6 +326,15 @@ mod tests {
         let mut walk = Walk::default();
         walk.add(first.clone(), true, false).unwrap();
         assert!(walk.add(again.clone(), true, false).is_err());
+        // Unless a moderation moved players down meanwhile: player 2 lost
+        // a post and shows again below the cursor, at rank 2 again.
+        let demoted = page(vec![entry(2, 30, 2), entry(3, 10, 5)]);
+        let mut moderated = Walk { demotions: true, ..Walk::default() };
+        moderated.add(first.clone(), true, false).unwrap();
+        moderated.add(demoted.clone(), true, false).unwrap();
+        let mut unmoderated = Walk::default();
+        unmoderated.add(first.clone(), true, false).unwrap();
+        assert!(unmoderated.add(demoted, true, false).is_err());
         // An offset walk may legitimately show someone twice under load.
         let mut offset_walk = Walk::default();
         offset_walk.add(first, false, false).unwrap();
@@ -331,9 +348,9 @@ mod tests {
         assert!(check_page(&page(vec![entry(3, 40, 1)]), Some(1)).is_err());
         let (first, _) = good_pages();
         let tie_with_other_rank = page(vec![entry(3, 40, 4)]);
-        assert!(check_continuation(&Board::Best, &first, &tie_with_other_rank, true, true).is_err());
+        assert!(check_continuation(&first, &tie_with_other_rank, true, true, true).is_err());
         // Live: a tie whose rank grew is fine (someone overtook meanwhile).
-        check_continuation(&Board::Best, &first, &tie_with_other_rank, true, false).unwrap();
+        check_continuation(&first, &tie_with_other_rank, true, false, true).unwrap();
     }
 
     #[test]

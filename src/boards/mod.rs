@@ -118,15 +118,20 @@ impl PeriodClock {
             match (current.end, &self.schedule) {
                 (Some(end), Some(schedule)) if end <= t => {
                     periods.push_front(Period { index: current.index + 1, start: end, end: schedule.next_after(end) });
-                    periods.truncate(self.keep + 1);
+                    // One ended period more than kept: see below.
+                    periods.truncate(self.keep + 2);
                 }
-                _ => return current,
+                // Another caller with a later time may have moved the clock
+                // past `t` already (a batch takes its time a moment before
+                // it asks): `t` is in the period that had begun by then.
+                _ => return periods.iter().find(|period| period.start <= t).copied().unwrap_or(current),
             }
         }
     }
 
     fn recent(&self) -> Vec<Period> {
-        self.state.lock().map(|periods| periods.iter().copied().collect()).unwrap_or_default()
+        let periods = self.state.lock().map(|periods| periods.iter().copied().collect::<Vec<_>>());
+        periods.map(|periods| periods.into_iter().take(self.keep + 1).collect()).unwrap_or_default()
     }
 }
 
@@ -257,6 +262,21 @@ mod tests {
         );
         let recent: Vec<i64> = board.recent_periods().iter().map(|p| p.index).collect();
         assert_eq!(recent, [4, 3, 2]);
+    }
+
+    /// Found by a bench run: a post taken at x.996 s was counted in the
+    /// period that began at x+1 s, because a reader had moved the clock on
+    /// between the batch taking its time and asking for the period.
+    #[test]
+    fn a_time_before_the_latest_firing_stays_in_its_period() {
+        let created = Timestamp::from_millis(1_796_112_002_500);
+        let start = Period { index: 0, start: created, end: None };
+        // No archive at all: the period just ended is still known.
+        let board = CustomBoard::new(BoardSpec { created_at: created, ..spec(Some("* * * * * *"), 0) }, start).unwrap();
+        assert_eq!(board.period_at(Timestamp::from_millis(1_796_112_005_001)).index, 3);
+        assert_eq!(board.period_at(Timestamp::from_millis(1_796_112_004_996)).index, 2);
+        assert_eq!(board.period_at(Timestamp::from_millis(1_796_112_005_000)).index, 3);
+        assert_eq!(board.recent_periods().len(), 1, "only the current period is kept");
     }
 
     #[test]

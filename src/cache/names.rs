@@ -1,7 +1,10 @@
-//! Display names by user id. Names never change after registration, so an
-//! entry is valid until the data is wiped (admin initialize clears it).
+//! Display names by user id. A name changes only by a rename (admin or
+//! the player): this instance forgets that name at once; other instances
+//! see a shared version move (see `usecases::rankings::names`) and start
+//! over. Initialize clears everything.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, RwLock};
 
 /// Bounded: past `capacity` entries the cache starts over (a ranking page
@@ -9,11 +12,30 @@ use std::sync::{Arc, RwLock};
 pub struct NameCache {
     names: RwLock<HashMap<i64, Arc<str>>>,
     capacity: usize,
+    /// The shared names version the entries were read under.
+    version: AtomicI64,
 }
 
 impl NameCache {
     pub fn new(capacity: usize) -> Self {
-        Self { names: RwLock::new(HashMap::new()), capacity }
+        Self { names: RwLock::new(HashMap::new()), capacity, version: AtomicI64::new(0) }
+    }
+
+    /// Follows the shared names version: when it moved, every entry may be
+    /// stale and goes.
+    pub fn follow(&self, version: i64) {
+        if self.version.swap(version, Ordering::AcqRel) != version {
+            self.clear();
+        }
+    }
+
+    /// Forgets some players' names (renamed or erased here).
+    pub fn forget(&self, ids: &[i64]) {
+        if let Ok(mut names) = self.names.write() {
+            for id in ids {
+                names.remove(id);
+            }
+        }
     }
 
     /// The cached names of `ids`, and the ids that were not cached.

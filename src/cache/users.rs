@@ -5,7 +5,7 @@
 //! and before answering, so the player reads their own write from any
 //! instance. Entries are versioned by the data generation of the database
 //! snapshot they were read in (bumped by every initialize, in the same
-//! transaction as the new data) and then `play_count`: a slow refill from
+//! transaction as the new data) and then the row's `version`: a slow refill from
 //! the database can never replace a newer row, nor a row of replaced data a
 //! row of the new data. Readers fetch the current generation (the copy in
 //! Redis, raised before an initialize wipes anything) in the same `MGET`
@@ -53,29 +53,41 @@ impl UserCache {
         (found, missing)
     }
 
-    /// Stores rows (versioned by play count); failures are only logged.
+    /// Stores rows (versioned by the row's version); failures are only logged.
     pub async fn put_many(&self, rows: &[UserRow]) {
         let entries: Vec<(String, String, String)> = rows
             .iter()
-            .map(|row| (self.redis.keys().user_row(row.id), version(row.generation, row.play_count), encode(row)))
+            .map(|row| (self.redis.keys().user_row(row.id), version(row.generation, row.version), encode(row)))
             .collect();
-        if let Err(error) = self.redis.set_versioned(&entries, TTL).await {
+        self.set(&entries).await;
+    }
+
+    /// Marks an erased player's row as gone, above every version it had: a
+    /// refill read before the erasure cannot bring it back (readers take
+    /// the mark for a miss and find nothing in the database).
+    pub async fn forget(&self, row: &UserRow) {
+        let entry = (self.redis.keys().user_row(row.id), version(row.generation, row.version + 1), String::new());
+        self.set(&[entry]).await;
+    }
+
+    async fn set(&self, entries: &[(String, String, String)]) {
+        if let Err(error) = self.redis.set_versioned(entries, TTL).await {
             tracing::debug!(%error, "user rows not cached in Redis");
         }
     }
 }
 
-/// An entry's version: generation, then play count, as fixed-width hex
-/// (compared as text by the set script).
-fn version(generation: i64, plays: i64) -> String {
-    format!("{:012x}{:016x}", generation.max(0), plays.max(0))
+/// An entry's version: generation, then the row's version, as fixed-width
+/// hex (compared as text by the set script).
+fn version(generation: i64, row_version: i64) -> String {
+    format!("{:012x}{:016x}", generation.max(0), row_version.max(0))
 }
 
 /// Fields joined by tabs: display names cannot hold control characters and
 /// login names are `[A-Za-z0-9_.-]`, so a tab never occurs inside one.
 fn encode(row: &UserRow) -> String {
     format!(
-        "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
+        "{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}\t{}",
         row.login_name,
         row.display_name,
         row.best_score,
@@ -83,7 +95,9 @@ fn encode(row: &UserRow) -> String {
         row.best_score_id.unwrap_or(-1),
         row.total_score,
         row.play_count,
-        row.created_at.millis()
+        row.created_at.millis(),
+        row.version,
+        row.banned_at.map_or(-1, Timestamp::millis),
     )
 }
 
@@ -95,7 +109,9 @@ fn decode(id: i64, generation: i64, value: &str) -> Option<UserRow> {
         return None;
     }
     let parts: Vec<&str> = fields.split('\t').collect();
-    let [login_name, display_name, best, best_at, best_score_id, total, plays, created_at] = parts[..] else {
+    let [login_name, display_name, best, best_at, best_score_id, total, plays, created_at, row_version, banned_at] =
+        parts[..]
+    else {
         return None;
     };
     let number = |text: &str| text.parse::<i64>().ok();
@@ -109,6 +125,8 @@ fn decode(id: i64, generation: i64, value: &str) -> Option<UserRow> {
         total_score: number(total)?,
         play_count: number(plays)?,
         created_at: Timestamp::from_millis(number(created_at)?),
+        version: number(row_version)?,
+        banned_at: number(banned_at).filter(|t| *t >= 0).map(Timestamp::from_millis),
         generation,
     })
 }
@@ -130,6 +148,8 @@ mod tests {
             total_score: 400,
             play_count: 3,
             created_at: Timestamp::from_millis(1_780_000_000_000),
+            version: 5,
+            banned_at: Some(Timestamp::from_millis(1_790_000_000_999)),
         };
         assert_eq!(decode(7, 2, &format!("{}|{}", version(2, 3), encode(&row))), Some(row.clone()));
         let fresh = UserRow {
@@ -139,11 +159,14 @@ mod tests {
             best_score: 0,
             total_score: 0,
             generation: 0,
+            version: 0,
+            banned_at: None,
             ..row.clone()
         };
         assert_eq!(decode(7, 0, &format!("{}|{}", version(0, 0), encode(&fresh))), Some(fresh));
         assert_eq!(decode(7, 1, &format!("{}|{}", version(2, 3), encode(&row))), None, "another generation");
         assert_eq!(decode(7, 0, "garbage"), None);
+        assert_eq!(decode(7, 2, &format!("{}|", version(2, 6))), None, "an erased player's mark");
         assert_eq!(decode(7, 0, &format!("{}|too\tfew", version(0, 1))), None);
         assert!(version(1, 0) > version(0, 99) && version(1, 10) > version(1, 9));
     }

@@ -59,16 +59,20 @@ error_codes! {
     InvalidAdminToken = (403, "invalid_admin_token", "wrong admin token"),
     BuiltinBoard = (403, "builtin_board",
         "the built-in boards cannot be changed or deleted; their scores are posted to /api/scores"),
+    Banned = (403, "banned", "this player is banned"),
     // 404: nothing there.
     NotFound = (404, "not_found", "no such route"),
     UserNotFound = (404, "user_not_found", "no user with that id"),
     BoardNotFound = (404, "board_not_found", "no board with that id"),
     UserNotOnBoard = (404, "user_not_on_board", "the player has no entry on this board in this period"),
     PeriodNotFound = (404, "period_not_found", "no such period of this board (never existed, or no longer kept)"),
+    ScoreNotFound = (404, "score_not_found", "no score with that id on this board"),
     // 405, 409, 413, 415.
     MethodNotAllowed = (405, "method_not_allowed", "method not allowed"),
     LoginNameTaken = (409, "login_name_taken", "that login name is taken"),
     BoardExists = (409, "board_exists", "a board with that id exists"),
+    AlreadyBanned = (409, "already_banned", "the player is banned already"),
+    NotBanned = (409, "not_banned", "the player is not banned"),
     PayloadTooLarge = (413, "payload_too_large", "request body is too large"),
     UnsupportedMediaType = (415, "unsupported_media_type",
         "request body must be JSON (Content-Type: application/json)"),
@@ -97,6 +101,10 @@ error_codes! {
     InvalidMaxScore = (422, "invalid_max_score",
         "max_score must be an integer from min_score to 1000000000000000"),
     InvalidMetadata = (422, "invalid_metadata", "metadata must be a JSON object of at most 1 KiB"),
+    InvalidReason = (422, "invalid_reason", "reason must be 1 to 500 characters without control characters"),
+    InvalidCurrentPassword = (422, "invalid_current_password",
+        "a new password needs current_password, the password the player logs in with now"),
+    InvalidChange = (422, "invalid_change", "send display_name, password (with current_password), or both"),
     // 429: slow down.
     TooManyRequests = (429, "too_many_requests", "too many requests; wait a little"),
     // 500: a bug; details only in the log.

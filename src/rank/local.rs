@@ -28,8 +28,13 @@ use crate::store::Standing;
 /// What a group of boards (written together) keeps per player: enough to
 /// derive the player's key on each board, and a version.
 pub trait Row: Clone + Default {
-    /// Orders updates of one player; 0 means "not on the boards".
+    /// Orders updates of one player; 0: no row at all.
     fn version(&self) -> u32;
+    /// Whether the player is on the group's boards. A row that is not is a
+    /// tombstone: it keeps the version of the change that took the player
+    /// off (a removed post, a ban, an erasure), so that an older update
+    /// arriving late cannot put them back.
+    fn listed(&self) -> bool;
     /// The player's key on the group's board number `board`.
     fn key(&self, board: usize, id: i64) -> BoardKey;
     /// The metadata of the post that set the player's score, if the group
@@ -51,7 +56,13 @@ struct Rows<R> {
 }
 
 impl<R: Row> Rows<R> {
+    /// The row of a player on the boards.
     fn get(&self, id: i64) -> Option<&R> {
+        self.stored(id).filter(|row| row.listed())
+    }
+
+    /// The row of a player, tombstones included.
+    fn stored(&self, id: i64) -> Option<&R> {
         let row = match usize::try_from(id) {
             Ok(index) if index < DENSE_IDS => self.dense.get(index),
             _ => self.sparse.get(&id),
@@ -110,7 +121,7 @@ impl<R: Row> Group<R> {
     /// before rows were shared by the boards of a group, see BENCHMARKS.md).
     fn build(orders: Vec<Order>, rows: impl Iterator<Item = (i64, R)>) -> Self {
         let mut group = Self::new(orders);
-        let rows: Vec<(i64, R)> = rows.filter(|(_, row)| row.version() > 0).collect();
+        let rows: Vec<(i64, R)> = rows.filter(|(_, row)| row.version() > 0 && row.listed()).collect();
         group.rows.reserve(rows.iter().map(|(id, _)| *id).max().unwrap_or(0));
         let mut players = Vec::with_capacity(rows.len());
         for (id, row) in rows {
@@ -130,24 +141,29 @@ impl<R: Row> Group<R> {
         group
     }
 
-    /// Places a player on every board of the group, unless a newer state
-    /// of them is there. Returns whether anything changed.
+    /// Places a player on every board of the group (or takes them off, for
+    /// a row that is not listed), unless a newer state of them is there.
+    /// Returns whether anything changed.
     fn apply(&mut self, id: i64, row: R) -> bool {
         if row.version() == 0 {
             return false;
         }
-        if let Some(old) = self.rows.get(id).cloned() {
+        if let Some(old) = self.rows.stored(id).cloned() {
             if old.version() >= row.version() {
                 return false;
             }
-            for board in 0..self.sets.len() {
-                let key = self.packed(board, &old, id);
-                self.sets[board].remove(&key);
+            if old.listed() {
+                for board in 0..self.sets.len() {
+                    let key = self.packed(board, &old, id);
+                    self.sets[board].remove(&key);
+                }
             }
         }
-        for board in 0..self.sets.len() {
-            let key = self.packed(board, &row, id);
-            self.sets[board].insert(key);
+        if row.listed() {
+            for board in 0..self.sets.len() {
+                let key = self.packed(board, &row, id);
+                self.sets[board].insert(key);
+            }
         }
         self.rows.set(id, row);
         true
@@ -198,21 +214,25 @@ impl<R: Row> Group<R> {
 }
 
 /// A player's row of the built-in boards: 24 bytes (the best score is at
-/// most 1,000,000,000, the play count fits 32 bits).
+/// most 1,000,000,000, the version fits 32 bits). A tombstone (a player
+/// taken off the boards) has `best_at` [`UNLISTED`].
 #[derive(Debug, Clone, Copy, Default)]
 pub struct StandingRow {
     best: u32,
-    plays: u32,
+    version: u32,
     best_at: i64,
     total: i64,
 }
+
+/// The `best_at` of a tombstone: no real time is this early.
+const UNLISTED: i64 = i64::MIN;
 
 impl From<&Standing> for StandingRow {
     fn from(s: &Standing) -> Self {
         Self {
             best: u32::try_from(s.best.max(0)).unwrap_or(u32::MAX),
-            plays: u32::try_from(s.plays.max(0)).unwrap_or(u32::MAX),
-            best_at: s.best_at,
+            version: u32::try_from(s.version.max(0)).unwrap_or(u32::MAX),
+            best_at: if s.listed { s.best_at } else { UNLISTED },
             total: s.total,
         }
     }
@@ -224,7 +244,11 @@ const TOTAL: usize = 1;
 
 impl Row for StandingRow {
     fn version(&self) -> u32 {
-        self.plays
+        self.version
+    }
+
+    fn listed(&self) -> bool {
+        self.best_at != UNLISTED
     }
 
     fn key(&self, board: usize, id: i64) -> BoardKey {
@@ -241,12 +265,17 @@ pub struct EntryRow {
     score: i64,
     at: i64,
     version: u32,
+    listed: bool,
     metadata: Option<Arc<str>>,
 }
 
 impl Row for EntryRow {
     fn version(&self) -> u32 {
         self.version
+    }
+
+    fn listed(&self) -> bool {
+        self.listed
     }
 
     fn key(&self, _: usize, id: i64) -> BoardKey {
@@ -258,12 +287,15 @@ impl Row for EntryRow {
     }
 }
 
-/// An entry of a custom board as a committed post (or a warm-up) left it.
+/// An entry of a custom board as a committed post (or a warm-up, or a
+/// moderation) left it; not `listed` when it left the board (its post
+/// removed, its player banned or erased).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EntryChange {
     pub board: BoardPeriod,
     pub key: BoardKey,
     pub version: i64,
+    pub listed: bool,
     pub metadata: Option<Arc<str>>,
 }
 
@@ -273,6 +305,7 @@ impl EntryChange {
             score: self.key.score,
             at: self.key.at,
             version: u32::try_from(self.version.max(0)).unwrap_or(u32::MAX),
+            listed: self.listed,
             metadata: self.metadata.clone(),
         }
     }
@@ -433,8 +466,8 @@ mod tests {
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 
-    fn standing(id: i64, best: i64, best_at: i64, total: i64, plays: i64) -> Standing {
-        Standing { id, best, best_at, total, plays }
+    fn standing(id: i64, best: i64, best_at: i64, total: i64, version: i64) -> Standing {
+        Standing { id, best, best_at, total, version, listed: true }
     }
 
     fn all_keys(boards: &LocalBoards, board: Board) -> Vec<BoardKey> {
@@ -465,6 +498,24 @@ mod tests {
         assert!(!boards.apply(&standing(1, 30, 5, 30, 1)));
         assert_eq!(all_keys(&boards, Board::Total), [BoardKey { score: 80, at: 0, id: 1 }]);
         assert_eq!(boards.len(), 1);
+    }
+
+    #[test]
+    fn a_player_taken_off_stays_off_until_a_newer_state() {
+        let mut boards = LocalBoards::default();
+        boards.apply(&standing(1, 50, 10, 80, 2));
+        boards.apply(&standing(2, 40, 11, 40, 1));
+        let banned = Standing { listed: false, ..standing(1, 50, 10, 80, 3) };
+        assert!(boards.apply(&banned));
+        assert_eq!(all_keys(&boards, Board::Best).iter().map(|k| k.id).collect::<Vec<_>>(), [2]);
+        // A post recorded late, from before the ban, changes nothing.
+        assert!(!boards.apply(&standing(1, 90, 12, 170, 2)));
+        assert_eq!(boards.len(), 1);
+        let around = boards.slice(BoardPeriod::builtin(Board::Best), SliceStart::Around { id: 1, radius: 1 }, 3);
+        assert_eq!(around, None, "no window around a player who is off the board");
+        // Unbanned: back where the scores put them.
+        assert!(boards.apply(&standing(1, 50, 10, 80, 4)));
+        assert_eq!(all_keys(&boards, Board::Best).iter().map(|k| k.id).collect::<Vec<_>>(), [1, 2]);
     }
 
     #[test]

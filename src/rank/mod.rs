@@ -250,6 +250,7 @@ impl RankEngine {
                 board,
                 key: BoardKey { score: row.score, at: row.achieved_at.millis(), id: row.user_id },
                 version: row.version,
+                listed: true,
                 metadata: row.metadata.map(Arc::from),
             })
             .collect();
@@ -264,10 +265,10 @@ impl RankEngine {
                 let rows = self.store.board_standings().await?;
                 let entries: Vec<RebuildEntry> = rows
                     .iter()
-                    .filter(|s| s.plays > 0)
+                    .filter(|s| s.listed)
                     .map(|s| RebuildEntry {
                         id: s.id,
-                        version: s.plays,
+                        version: s.version,
                         members: builtin_members(s).into_iter().map(|(member, _)| (member, None)).collect(),
                     })
                     .collect();
@@ -371,7 +372,8 @@ impl RankEngine {
         });
     }
 
-    /// Records players' states after a committed score post.
+    /// Records players' states after a committed change (a post, a
+    /// moderation): on the built-in boards, or off them.
     pub async fn record(&self, users: &[UserRow]) {
         match &self.shared {
             None => {
@@ -391,7 +393,7 @@ impl RankEngine {
                     let members = builtin_members(&standing);
                     let record = Record {
                         id: standing.id,
-                        version: standing.plays,
+                        version: standing.version,
                         period: 0,
                         expire_at: None,
                         members: &members,
@@ -420,8 +422,12 @@ impl RankEngine {
             }
             Some(shared) => {
                 for (change, end) in changes {
-                    let members =
-                        [(key::Packed::of(change.board.order, change.key).member(), change.metadata.as_deref())];
+                    let member = if change.listed {
+                        key::Packed::of(change.board.order, change.key).member()
+                    } else {
+                        String::new()
+                    };
+                    let members = [(member, change.metadata.as_deref())];
                     let record = Record {
                         id: change.key.id,
                         version: change.version,
@@ -451,7 +457,7 @@ impl RankEngine {
         let (best, total) = (BoardPeriod::builtin(Board::Best), BoardPeriod::builtin(Board::Total));
         let scores: Vec<(BoardPeriod, i64)> = users
             .iter()
-            .filter(|u| u.play_count > 0)
+            .filter(|u| u.is_listed())
             .flat_map(|u| [(best, u.best_score), (total, u.total_score)])
             .collect();
         let ranks = self.ranks_of_scores(&scores).await?;
@@ -459,8 +465,8 @@ impl RankEngine {
         Ok(users
             .iter()
             .map(|user| {
-                // Only players were asked about, so only they take a pair.
-                let pair = if user.play_count > 0 { pairs.next() } else { None };
+                // Only players on the boards were asked about, so only they take a pair.
+                let pair = if user.is_listed() { pairs.next() } else { None };
                 match pair {
                     Some([best, total]) => UserRanks { best: Some(*best), total: Some(*total) },
                     _ => UserRanks::default(),

@@ -46,7 +46,10 @@ const ENDED_PERIOD_TTL_MS: i64 = 3_600_000;
 const RECORD: &str = r"
 -- KEYS: changes, seq, ready, then (set, entries) per board of the group
 -- ARGV: id, version, log (1 = append to the change log), log length, period,
---       expire at (ms, 0: never), then per board: member, metadata ('' for none)
+--       expire at (ms, 0: never), then per board: member ('' takes the player
+--       off the board), metadata ('' for none)
+-- An entries value is 'member version metadata', or '- version' for a
+-- player taken off (a tombstone: older updates arriving late lose to it).
 local id, version, period = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[5])
 local boards = (#KEYS - 3) / 2
 if ARGV[3] == '1' then
@@ -63,12 +66,21 @@ for i = 1, boards do
   local old = redis.call('HGET', entries, id)
   local newer = true
   if old then
-    local old_member, old_version = string.match(old, '^(%x+) (%d+)')
-    if tonumber(old_version) >= version then newer = false else redis.call('ZREM', set, old_member) end
+    local old_member, old_version = string.match(old, '^(%S+) (%d+)')
+    if tonumber(old_version) >= version then
+      newer = false
+    elseif old_member ~= '-' then
+      redis.call('ZREM', set, old_member)
+    end
   end
   if newer then
-    redis.call('ZADD', set, 0, member)
-    redis.call('HSET', entries, id, member .. ' ' .. version .. ' ' .. metadata)
+    if member == '' then
+      -- off the board: a tombstone keeps the version
+      redis.call('HSET', entries, id, '- ' .. version)
+    else
+      redis.call('ZADD', set, 0, member)
+      redis.call('HSET', entries, id, member .. ' ' .. version .. ' ' .. metadata)
+    end
     if ARGV[6] ~= '0' then
       redis.call('PEXPIREAT', set, ARGV[6])
       redis.call('PEXPIREAT', entries, ARGV[6])
@@ -100,8 +112,8 @@ elseif ARGV[1] == 'after' then
   position = redis.call('ZLEXCOUNT', KEYS[1], '-', '[' .. ARGV[2])
 else
   local entry = redis.call('HGET', KEYS[2], ARGV[2])
-  if not entry then return {-2} end
-  local mine = string.match(entry, '^(%x+)')
+  local mine = entry and string.match(entry, '^(%x+) ')
+  if not mine then return {-2} end
   position = redis.call('ZLEXCOUNT', KEYS[1], '-', '(' .. mine) - tonumber(ARGV[5])
   if position < 0 then position = 0 end
 end
@@ -131,8 +143,9 @@ local digits = tonumber(ARGV[2])
 local found = {}
 for i = 3, #ARGV do
   local entry = redis.call('HGET', KEYS[2], ARGV[i])
-  if entry then
-    local member, metadata = string.match(entry, '^(%x+) %d+ ?(.*)$')
+  local member, metadata
+  if entry then member, metadata = string.match(entry, '^(%x+) %d+ ?(.*)$') end
+  if member then
     local floor = string.sub(member, 1, digits) .. string.rep('0', string.len(member) - digits)
     local rank = redis.call('ZLEXCOUNT', KEYS[1], '-', '(' .. floor) + 1
     table.insert(found, {member, metadata, rank})
@@ -163,8 +176,12 @@ pub struct RedisSource {
     unlock: Script,
 }
 
-/// The members of a standing on the built-in boards (best, total).
+/// The members of a standing on the built-in boards (best, total); empty
+/// for a standing off the boards (the record script's tombstone).
 pub fn builtin_members(s: &Standing) -> [(String, Option<&'static str>); 2] {
+    if !s.listed {
+        return [(String::new(), None), (String::new(), None)];
+    }
     [
         (Packed::of(Order::Desc, BoardKey { score: s.best, at: s.best_at, id: s.id }).member(), None),
         (Packed::of(Order::Desc, BoardKey { score: s.total, at: 0, id: s.id }).member(), None),

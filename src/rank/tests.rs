@@ -42,7 +42,8 @@ async fn memory_store() -> Store {
 }
 
 /// Players with at most a few distinct scores and times: ties everywhere.
-/// Some never played; sometimes nobody did, sometimes one player did.
+/// Some never played, some are banned; sometimes nobody played, sometimes
+/// one player did.
 fn random_standings(rng: &mut ChaCha8Rng) -> Vec<Standing> {
     let players = match rng.gen_range(0..10) {
         0 => 0,
@@ -54,7 +55,8 @@ fn random_standings(rng: &mut ChaCha8Rng) -> Vec<Standing> {
             let plays = if rng.gen_bool(0.2) { 0 } else { rng.gen_range(1..4) };
             let best = if plays == 0 { 0 } else { rng.gen_range(0..6) * 10 };
             let total = if plays == 0 { 0 } else { best + rng.gen_range(0..3) * 10 };
-            Standing { id, best, best_at: rng.gen_range(1..4), total, plays }
+            let banned = plays > 0 && rng.gen_bool(0.1);
+            Standing { id, best, best_at: rng.gen_range(1..4), total, version: plays, listed: plays > 0 && !banned }
         })
         .collect()
 }
@@ -76,36 +78,43 @@ fn random_entries(rng: &mut ChaCha8Rng, board: BoardPeriod) -> Vec<EntryChange> 
             board,
             key: BoardKey { score: rng.gen_range(-3..4) * 10, at: rng.gen_range(1..4), id },
             version: rng.gen_range(1..5),
+            // Some entries are of banned players: hidden.
+            listed: rng.gen_bool(0.9),
             metadata: rng.gen_bool(0.5).then(|| Arc::from(format!(r#"{{"run":{id}}}"#))),
         });
     }
     entries
 }
 
-/// The users table holding exactly these standings.
+/// The users table holding exactly these standings (a standing with a
+/// version that is not listed is a banned player's).
 async fn load(store: &Store, standings: &[Standing]) {
     for s in standings {
         let name = format!("p{}", s.id);
         sqlx::query(
             "INSERT INTO users (id, login_name, login_key, display_name, password_hash, best_score, best_at, \
-             total_score, play_count, created_at) VALUES (?, ?, ?, ?, 'x', ?, ?, ?, ?, 0)",
+             total_score, play_count, created_at, version, banned_at) VALUES (?, ?, ?, ?, 'x', ?, ?, ?, ?, 0, ?, ?)",
         )
         .bind(s.id)
         .bind(&name)
         .bind(&name)
         .bind(&name)
         .bind(s.best)
-        .bind((s.plays > 0).then_some(s.best_at))
+        .bind((s.version > 0).then_some(s.best_at))
         .bind(s.total)
-        .bind(s.plays)
+        .bind(s.version)
+        .bind(s.version)
+        .bind((s.version > 0 && !s.listed).then_some(1_i64))
         .execute(store.pool())
         .await
         .unwrap();
     }
-    sqlx::query("UPDATE board_stats SET players = (SELECT COUNT(*) FROM users WHERE best_at IS NOT NULL)")
-        .execute(store.pool())
-        .await
-        .unwrap();
+    sqlx::query(
+        "UPDATE board_stats SET players = (SELECT COUNT(*) FROM users WHERE best_at IS NOT NULL AND banned_at IS NULL)",
+    )
+    .execute(store.pool())
+    .await
+    .unwrap();
 }
 
 /// The board_entries and board_periods rows holding exactly these entries.
@@ -118,7 +127,7 @@ async fn load_entries(store: &Store, board: BoardPeriod, entries: &[EntryChange]
         };
         sqlx::query(
             "INSERT INTO board_entries (board, period, user_id, score, rank_score, achieved_at, post_id, metadata, \
-             plays, version) VALUES (?, ?, ?, ?, ?, ?, 0, ?, 1, ?)",
+             plays, version, hidden) VALUES (?, ?, ?, ?, ?, ?, 0, ?, 1, ?, ?)",
         )
         .bind(number)
         .bind(board.period)
@@ -128,6 +137,7 @@ async fn load_entries(store: &Store, board: BoardPeriod, entries: &[EntryChange]
         .bind(entry.key.at)
         .bind(entry.metadata.as_deref())
         .bind(entry.version)
+        .bind(i64::from(!entry.listed))
         .execute(store.pool())
         .await
         .unwrap();
@@ -135,7 +145,7 @@ async fn load_entries(store: &Store, board: BoardPeriod, entries: &[EntryChange]
     sqlx::query("INSERT INTO board_periods (board, period, starts_at, players) VALUES (?, ?, 0, ?)")
         .bind(number)
         .bind(board.period)
-        .bind(entries.len() as i64)
+        .bind(entries.iter().filter(|entry| entry.listed).count() as i64)
         .execute(store.pool())
         .await
         .unwrap();
@@ -145,7 +155,7 @@ async fn load_entries(store: &Store, board: BoardPeriod, entries: &[EntryChange]
 fn brute_force(standings: &[Standing], board: Board) -> Vec<(i64, BoardKey)> {
     let mut keys: Vec<BoardKey> = standings
         .iter()
-        .filter(|s| s.plays > 0)
+        .filter(|s| s.listed)
         .map(|s| match board {
             Board::Total => BoardKey { score: s.total, at: 0, id: s.id },
             _ => BoardKey { score: s.best, at: s.best_at, id: s.id },
@@ -175,10 +185,10 @@ async fn redis_source(
     let source = RedisSource::new(Arc::clone(client));
     let builtin: Vec<RebuildEntry> = standings
         .iter()
-        .filter(|s| s.plays > 0)
+        .filter(|s| s.listed)
         .map(|s| RebuildEntry {
             id: s.id,
-            version: s.plays,
+            version: s.version,
             members: builtin_members(s).into_iter().map(|(member, _)| (member, None)).collect(),
         })
         .collect();
@@ -188,6 +198,7 @@ async fn redis_source(
         .expect("TEST_REDIS_URL is set but Redis is not reachable");
     let custom: Vec<RebuildEntry> = entries
         .iter()
+        .filter(|e| e.listed)
         .map(|e| RebuildEntry {
             id: e.key.id,
             version: e.version,
@@ -272,7 +283,7 @@ async fn every_source_answers_exactly_like_a_brute_force_sort() {
             let ranks = local.ranks_of_scores(&scores).await.unwrap();
             assert_eq!(ranks, expected.iter().map(|(rank, _)| *rank).collect::<Vec<_>>(), "seed {seed} {board}");
         }
-        let mut sorted: Vec<BoardKey> = entries.iter().map(|e| e.key).collect();
+        let mut sorted: Vec<BoardKey> = entries.iter().filter(|e| e.listed).map(|e| e.key).collect();
         sorted.sort_by(|a, b| {
             let by_score =
                 if order == crate::domain::Order::Asc { a.score.cmp(&b.score) } else { b.score.cmp(&a.score) };
@@ -313,14 +324,15 @@ async fn every_source_answers_exactly_like_a_brute_force_sort() {
 #[tokio::test]
 async fn later_posts_move_a_player_on_every_source_alike() {
     let best = BoardPeriod::builtin(Board::Best);
-    let first = [
-        Standing { id: 1, best: 50, best_at: 10, total: 50, plays: 1 },
-        Standing { id: 2, best: 40, best_at: 11, total: 40, plays: 1 },
-    ];
-    // Player 2 overtakes; a stale update of player 1 arrives late.
+    let standing = |id, best, best_at, version| Standing { id, best, best_at, total: best, version, listed: true };
+    let first = [standing(1, 50, 10, 1), standing(2, 40, 11, 1), standing(3, 30, 12, 1)];
+    // Player 2 overtakes; a stale update of player 1 arrives late; player 3
+    // is banned (taken off), and a stale post of theirs arrives after it.
     let updates = [
-        Standing { id: 2, best: 60, best_at: 12, total: 100, plays: 2 },
-        Standing { id: 1, best: 50, best_at: 10, total: 50, plays: 1 },
+        standing(2, 60, 12, 2),
+        standing(1, 50, 10, 1),
+        Standing { listed: false, ..standing(3, 30, 12, 2) },
+        standing(3, 90, 13, 1),
     ];
     let local = LocalSource::default();
     *local.boards.write().await = LocalBoards::from_standings(&first);
@@ -329,6 +341,10 @@ async fn later_posts_move_a_player_on_every_source_alike() {
     }
     let top = local.slice(best, SliceStart::Offset(0), 5).await.unwrap().unwrap();
     assert_eq!(top.entries.iter().map(|e| e.key.id).collect::<Vec<_>>(), [2, 1]);
+    assert_eq!(top.total, 2);
+    let around_banned = local.slice(best, SliceStart::Around { id: 3, radius: 1 }, 3).await.unwrap();
+    assert_eq!(around_banned, None);
+    assert!(local.ranked(best, &[3]).await.unwrap().entries.is_empty());
 
     // A custom board: a later period replaces the one held; an earlier one is ignored.
     let custom = BoardPeriod { board: Board::Custom(3), order: crate::domain::Order::Asc, period: 1 };
@@ -336,6 +352,7 @@ async fn later_posts_move_a_player_on_every_source_alike() {
         board: BoardPeriod { period, ..custom },
         key: BoardKey { score, at: 5, id },
         version: 1,
+        listed: true,
         metadata: None,
     };
     {
@@ -354,12 +371,17 @@ async fn later_posts_move_a_player_on_every_source_alike() {
         let redis = redis_source(&client, &first, custom, &[]).await;
         for update in &updates {
             let members = builtin_members(update);
-            let record = Record { id: update.id, version: update.plays, period: 0, expire_at: None, members: &members };
+            let record =
+                Record { id: update.id, version: update.version, period: 0, expire_at: None, members: &members };
             redis.record(best, &record).await.unwrap();
         }
         let shared = redis.slice(best, SliceStart::Offset(0), 5).await.unwrap().unwrap();
+        let shared_around = redis.slice(best, SliceStart::Around { id: 3, radius: 1 }, 3).await.unwrap();
+        let shared_ranked = redis.ranked(best, &[3]).await.unwrap();
         client.delete_matching(&client.keys().everything()).await.unwrap();
         assert_eq!(shared, top);
+        assert_eq!(shared_around, None);
+        assert!(shared_ranked.entries.is_empty());
     }
 }
 
@@ -371,7 +393,14 @@ async fn pages_cursors_and_windows() {
     let standings: Vec<Standing> = [(1, 50), (2, 40), (3, 40), (4, 40), (5, 10)]
         .iter()
         .enumerate()
-        .map(|(i, (id, score))| Standing { id: *id, best: *score, best_at: i as i64, total: *score, plays: 1 })
+        .map(|(i, (id, score))| Standing {
+            id: *id,
+            best: *score,
+            best_at: i as i64,
+            total: *score,
+            version: 1,
+            listed: true,
+        })
         .collect();
     *engine.local.boards.write().await = LocalBoards::from_standings(&standings);
 
@@ -401,6 +430,8 @@ async fn pages_cursors_and_windows() {
         total_score: total,
         play_count: plays,
         created_at: Timestamp::from_millis(0),
+        version: plays,
+        banned_at: None,
         generation: 0,
     };
     let (player, idle) = (row(5, 10, 10, 1), row(6, 0, 0, 0));

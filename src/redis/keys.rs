@@ -34,6 +34,12 @@ impl Keys {
         format!("{}:user:{id}", self.prefix)
     }
 
+    /// The counter every change of a display name bumps: each instance
+    /// drops its cached names when it moves.
+    pub fn names_version(&self) -> String {
+        format!("{}:names-version", self.prefix)
+    }
+
     /// The counter every initialize bumps, which every instance watches.
     pub fn data_generation(&self) -> String {
         format!("{}:data-generation", self.prefix)

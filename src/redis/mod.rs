@@ -128,6 +128,19 @@ impl RedisClient {
         bounded(async { Ok(self.conn().await?.del(key).await?) }).await
     }
 
+    /// Deletes several keys in one round trip.
+    pub async fn delete_many(&self, keys: &[String]) -> RedisResult<()> {
+        if keys.is_empty() {
+            return Ok(());
+        }
+        bounded(async { Ok(self.conn().await?.del(keys).await?) }).await
+    }
+
+    /// Adds one to a counter; returns the new value.
+    pub async fn increment(&self, key: &str) -> RedisResult<i64> {
+        bounded(async { Ok(self.conn().await?.incr(key, 1).await?) }).await
+    }
+
     /// Values of several keys in one round trip (`MGET`).
     pub async fn get_many(&self, keys: &[String]) -> RedisResult<Vec<Option<String>>> {
         if keys.is_empty() {

@@ -1,4 +1,5 @@
 //! `/api/admin/initialize`: wipe everything and load a generated dataset.
+//! Recorded in the audit log (the first record of the new data).
 //! Exists only when `ADMIN_TOKEN` is configured.
 
 use actix_web::{web, HttpRequest, HttpResponse};
@@ -9,7 +10,7 @@ use super::bearer_token;
 use crate::dataset::DatasetSpec;
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
-use crate::usecases::admin;
+use crate::usecases::{admin, moderation};
 
 #[derive(Deserialize, Default)]
 struct InitializeBody {
@@ -31,13 +32,16 @@ pub async fn initialize(
     // here: the payload extractor has no JSON error handler of its own.
     body: Result<web::Bytes, actix_web::Error>,
 ) -> Result<HttpResponse, ApiError> {
-    admin::authorize(&state, bearer_token(&request))?;
+    let actor = admin::authorize(&state, bearer_token(&request))?;
     let body = body.map_err(|error| match error.as_error::<actix_web::error::PayloadError>() {
         Some(actix_web::error::PayloadError::Overflow) => ApiError::new(ErrorCode::PayloadTooLarge),
         _ => ApiError::with_message(ErrorCode::InvalidBody, "the request body could not be read"),
     })?;
     let spec = parse_spec(&body)?;
     let done = admin::initialize(&state, spec).await?;
+    // The log was wiped with the rest: this is its first record.
+    let detail = json!({"users": spec.users, "scores": spec.scores, "seed": spec.seed});
+    moderation::record(&state, &actor, "initialize", "data", detail).await;
     Ok(HttpResponse::Ok().json(json!({
         "users": spec.users, "scores": spec.scores, "seed": spec.seed,
         "elapsed_ms": done.elapsed.as_millis() as u64,

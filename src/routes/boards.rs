@@ -11,7 +11,7 @@ use crate::domain::{parse_before, IdempotencyKey, PageLimit};
 use crate::error::ApiError;
 use crate::scoring::Posted;
 use crate::state::AppState;
-use crate::usecases::{admin, boards};
+use crate::usecases::{admin, boards, moderation};
 
 #[utoipa::path(get, path = "/api/boards", tag = "boards",
     responses((status = 200, description = "The built-in boards first, then the custom ones by id", body = crate::views::BoardList)))]
@@ -92,8 +92,11 @@ pub async fn create(
     request: HttpRequest,
     body: JsonObject,
 ) -> Result<HttpResponse, ApiError> {
-    admin::authorize(&state, bearer_token(&request))?;
-    Ok(HttpResponse::Created().json(boards::create(&state, &body).await?))
+    let actor = admin::authorize(&state, bearer_token(&request))?;
+    let board = boards::create(&state, &body).await?;
+    let detail = serde_json::to_value(&board).unwrap_or_default();
+    moderation::record(&state, &actor, "create_board", &format!("board:{}", board.id), detail).await;
+    Ok(HttpResponse::Created().json(board))
 }
 
 #[utoipa::path(patch, path = "/api/admin/boards/{board}", tag = "boards",
@@ -107,8 +110,11 @@ pub async fn rename(
     path: web::Path<String>,
     body: JsonObject,
 ) -> Result<HttpResponse, ApiError> {
-    admin::authorize(&state, bearer_token(&request))?;
-    Ok(HttpResponse::Ok().json(boards::rename(&state, &path, &body).await?))
+    let actor = admin::authorize(&state, bearer_token(&request))?;
+    let board = boards::rename(&state, &path, &body).await?;
+    let detail = serde_json::json!({"name": board.name});
+    moderation::record(&state, &actor, "rename_board", &format!("board:{}", board.id), detail).await;
+    Ok(HttpResponse::Ok().json(board))
 }
 
 #[utoipa::path(delete, path = "/api/admin/boards/{board}", tag = "boards",
@@ -120,7 +126,8 @@ pub async fn delete(
     request: HttpRequest,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    admin::authorize(&state, bearer_token(&request))?;
+    let actor = admin::authorize(&state, bearer_token(&request))?;
     boards::delete(&state, &path).await?;
+    moderation::record(&state, &actor, "delete_board", &format!("board:{path}"), serde_json::json!({})).await;
     Ok(HttpResponse::NoContent().finish())
 }

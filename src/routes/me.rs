@@ -1,10 +1,14 @@
-//! `/api/me`: the logged-in player.
+//! `/api/me`: the logged-in player, who can change their display name and
+//! password or erase their account.
 
 use actix_web::{web, HttpResponse};
 
-use crate::auth::AuthUser;
+use super::JsonObject;
+use crate::auth::{expired_session_cookie, AuthUser};
+use crate::domain::{DisplayName, Password};
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
+use crate::usecases::accounts::{self, OwnChange};
 use crate::usecases::players;
 use crate::views::Me;
 
@@ -15,4 +19,40 @@ pub async fn me(state: web::Data<AppState>, auth: AuthUser) -> Result<HttpRespon
     // A session whose user is gone is no session.
     let (user, ranks) = players::profile(&state, auth.user_id).await?.ok_or(ErrorCode::InvalidSession)?;
     Ok(HttpResponse::Ok().json(Me::new(&user, ranks)))
+}
+
+#[utoipa::path(patch, path = "/api/me", tag = "accounts",
+    security(("bearer" = []), ("session_cookie" = [])),
+    request_body = crate::routes::openapi::ChangeMeRequest,
+    responses((status = 200, description = "Changed. A new password ends every other session of the player; \
+        this one stays", body = crate::views::Me)))]
+pub async fn change(state: web::Data<AppState>, auth: AuthUser, body: JsonObject) -> Result<HttpResponse, ApiError> {
+    let present = |field: &str| body.get(field).filter(|value| !value.is_null());
+    let change = OwnChange {
+        display_name: present("display_name").map(DisplayName::parse).transpose()?,
+        password: present("password").map(|raw| Password::parse(Some(raw))).transpose()?,
+        // Any string: a wrong one is simply wrong (401), like at login.
+        current_password: match present("current_password") {
+            None => None,
+            Some(raw) => Some(Password::parse(Some(raw)).map_err(|_| ErrorCode::InvalidCredentials)?),
+        },
+    };
+    let (user, ranks) = accounts::change_own_account(&state, auth.user_id, &auth.token_hash, change).await?;
+    Ok(HttpResponse::Ok().json(Me::new(&user, ranks)))
+}
+
+#[utoipa::path(delete, path = "/api/me", tag = "accounts",
+    security(("bearer" = []), ("session_cookie" = [])),
+    request_body = crate::routes::openapi::EraseMeRequest,
+    responses((status = 204, description = "Erased: the player, every post and entry, sessions and idempotency \
+        keys. Every board closes up; the login name is free again")))]
+pub async fn erase(state: web::Data<AppState>, auth: AuthUser, body: JsonObject) -> Result<HttpResponse, ApiError> {
+    let password = match body.get("password") {
+        Some(serde_json::Value::String(_)) => {
+            Password::parse(body.get("password")).map_err(|_| ErrorCode::InvalidCredentials)?
+        }
+        _ => return Err(ApiError::with_message(ErrorCode::InvalidPassword, "password must be a string")),
+    };
+    accounts::erase_own_account(&state, auth.user_id, &password).await?;
+    Ok(HttpResponse::NoContent().cookie(expired_session_cookie()).finish())
 }

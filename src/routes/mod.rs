@@ -6,6 +6,7 @@ mod admin;
 mod boards;
 mod health;
 mod me;
+mod moderation;
 pub mod openapi;
 mod rankings;
 mod scores;
@@ -60,7 +61,14 @@ routes! {
             InvalidLoginName, InvalidPassword, TooManyRequests, HashingBusy, DatabaseUnavailable],
         delete: sessions::logout => [SessionRequired, InvalidSession, DatabaseUnavailable],
     },
-    "/api/me" => { get: me::me => [SessionRequired, InvalidSession, DatabaseUnavailable] },
+    "/api/me" => {
+        get: me::me => [SessionRequired, InvalidSession, DatabaseUnavailable],
+        patch: me::change => [InvalidJson, InvalidBody, PayloadTooLarge, UnsupportedMediaType, SessionRequired,
+            InvalidSession, InvalidCredentials, InvalidDisplayName, InvalidPassword, InvalidCurrentPassword,
+            InvalidChange, TooManyRequests, HashingBusy, DatabaseUnavailable],
+        delete: me::erase => [InvalidJson, InvalidBody, PayloadTooLarge, UnsupportedMediaType, SessionRequired,
+            InvalidSession, InvalidCredentials, InvalidPassword, TooManyRequests, HashingBusy, DatabaseUnavailable],
+    },
     "/api/scores" => {
         post: scores::post_score => [InvalidJson, InvalidBody, InvalidIdempotencyKey, SessionRequired, InvalidSession,
             PayloadTooLarge, UnsupportedMediaType, InvalidScore, IdempotencyKeyReused, TooManyRequests,
@@ -99,6 +107,28 @@ routes! {
             InvalidAdminToken, NotFound, BoardNotFound, BuiltinBoard, InvalidName, DatabaseUnavailable],
         delete: boards::delete => [AdminTokenRequired, InvalidAdminToken, NotFound, BoardNotFound, BuiltinBoard,
             DatabaseUnavailable],
+    },
+    "/api/admin/scores/{id}" => {
+        delete: moderation::delete_score => [AdminTokenRequired, InvalidAdminToken, NotFound, ScoreNotFound,
+            UserNotFound, DatabaseUnavailable],
+    },
+    "/api/admin/boards/{board}/scores/{id}" => {
+        delete: moderation::delete_board_score => [AdminTokenRequired, InvalidAdminToken, NotFound, BoardNotFound,
+            BuiltinBoard, ScoreNotFound, UserNotFound, DatabaseUnavailable],
+    },
+    "/api/admin/users/{id}" => {
+        patch: moderation::rename => [InvalidJson, InvalidBody, PayloadTooLarge, UnsupportedMediaType,
+            AdminTokenRequired, InvalidAdminToken, NotFound, UserNotFound, InvalidDisplayName, DatabaseUnavailable],
+    },
+    "/api/admin/users/{id}/ban" => {
+        post: moderation::ban => [InvalidJson, InvalidBody, PayloadTooLarge, UnsupportedMediaType, AdminTokenRequired,
+            InvalidAdminToken, NotFound, UserNotFound, AlreadyBanned, InvalidReason, DatabaseUnavailable],
+        delete: moderation::unban => [AdminTokenRequired, InvalidAdminToken, NotFound, UserNotFound, NotBanned,
+            DatabaseUnavailable],
+    },
+    "/api/admin/audit" => {
+        get: moderation::audit => [InvalidLimit, InvalidBefore, InvalidQuery, AdminTokenRequired, InvalidAdminToken,
+            NotFound, DatabaseUnavailable],
     },
     "/api/admin/initialize" => {
         post: admin::initialize => [InvalidJson, InvalidBody, PayloadTooLarge, AdminTokenRequired, InvalidAdminToken,

@@ -111,6 +111,39 @@ pub struct RenameBoardRequest {
     pub name: String,
 }
 
+/// `POST /api/admin/users/{id}/ban`.
+#[derive(Serialize, ToSchema)]
+pub struct BanRequest {
+    /// Why, for the audit log.
+    #[schema(min_length = 1, max_length = 500)]
+    pub reason: String,
+}
+
+/// `PATCH /api/admin/users/{id}`.
+#[derive(Serialize, ToSchema)]
+pub struct RenameUserRequest {
+    #[schema(min_length = 1, max_length = 32)]
+    pub display_name: String,
+}
+
+/// `PATCH /api/me`: a display name, a password, or both.
+#[derive(Serialize, ToSchema)]
+pub struct ChangeMeRequest {
+    #[schema(min_length = 1, max_length = 32)]
+    pub display_name: Option<String>,
+    /// A new password (8 to 72 bytes); needs `current_password`.
+    pub password: Option<String>,
+    /// The password the player logs in with now (401 when wrong).
+    pub current_password: Option<String>,
+}
+
+/// `DELETE /api/me`.
+#[derive(Serialize, ToSchema)]
+pub struct EraseMeRequest {
+    /// The player's password, to confirm.
+    pub password: String,
+}
+
 /// `POST /api/admin/initialize` (the body may be empty).
 #[derive(Serialize, ToSchema)]
 pub struct InitializeRequest {
@@ -162,6 +195,8 @@ impl Modify for SessionAuth {
         super::sessions::login,
         super::sessions::logout,
         super::me::me,
+        super::me::change,
+        super::me::erase,
         super::scores::post_score,
         super::users::user_boards,
         super::rankings::page,
@@ -174,6 +209,12 @@ impl Modify for SessionAuth {
         super::boards::create,
         super::boards::rename,
         super::boards::delete,
+        super::moderation::delete_score,
+        super::moderation::delete_board_score,
+        super::moderation::ban,
+        super::moderation::unban,
+        super::moderation::rename,
+        super::moderation::audit,
         super::admin::initialize,
     ),
     components(schemas(
@@ -183,7 +224,8 @@ impl Modify for SessionAuth {
         views::PeriodView, views::BoardView, views::BoardList, views::PeriodEntry, views::PeriodList,
         views::BoardScoreView, views::BoardScoreResult, views::BoardHistoryItem, views::BoardHistory,
         views::UserBoardEntry, views::UserBoards, views::Metadata, BoardScoreRequest, BoardRequest,
-        RenameBoardRequest,
+        RenameBoardRequest, BanRequest, RenameUserRequest, ChangeMeRequest, EraseMeRequest, views::AuditEntry,
+        views::AuditLog,
     )),
     modifiers(&SessionAuth, &ErrorResponses),
 )]

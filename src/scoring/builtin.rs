@@ -1,5 +1,6 @@
-//! A batch's posts to the built-in boards: the players' rows, the
-//! `/api/scores` log, and the aggregates on the user row.
+//! A batch's posts to the built-in boards: the players' rows (of every
+//! post of the batch, locked first), the `/api/scores` log, and the
+//! aggregates on the user row.
 
 use std::collections::HashMap;
 
@@ -7,20 +8,31 @@ use sqlx::AnyConnection;
 
 use super::{BatchError, Job, Pending, Target};
 use crate::domain::{Score, Timestamp};
+use crate::error::ErrorCode;
 use crate::rank::RankEngine;
 use crate::store::{Store, UserRow};
 use crate::views::{Me, ScoreResult, ScoreView};
 
-/// The rows of the players posting to the built-in boards, locked, and
-/// their totals before the batch.
+/// The rows of the batch's players, locked, and their totals before the
+/// batch.
 pub(super) struct Players {
     rows: HashMap<i64, UserRow>,
     before: HashMap<i64, (i64, i64)>,
 }
 
 impl Players {
-    pub(super) fn contains(&self, id: i64) -> bool {
-        self.rows.contains_key(&id)
+    /// Why this player cannot post, if they cannot: gone (erased while the
+    /// session was checked) or banned.
+    pub(super) fn refusal(&self, id: i64) -> Option<ErrorCode> {
+        match self.rows.get(&id) {
+            None => Some(ErrorCode::InvalidSession),
+            Some(row) if row.banned_at.is_some() => Some(ErrorCode::Banned),
+            Some(_) => None,
+        }
+    }
+
+    pub(super) fn display_name(&self, id: i64) -> &str {
+        self.rows.get(&id).map_or("", |row| row.display_name.as_str())
     }
 }
 
@@ -30,14 +42,15 @@ pub(super) struct Changed {
     pub rows: Vec<UserRow>,
 }
 
-/// Locks the rows of the players posting to the built-in boards, in id order.
+/// Locks the rows of every player of the batch, in id order: a post to any
+/// board checks its player against a ban or an erasure under this lock,
+/// and every moderation takes it first too.
 pub(super) async fn lock_players(
     store: &Store,
     conn: &mut AnyConnection,
     batch: &[Job],
 ) -> Result<Players, BatchError> {
-    let mut ids: Vec<i64> =
-        batch.iter().filter(|job| matches!(job.post.target, Target::Builtin)).map(|job| job.post.user_id).collect();
+    let mut ids: Vec<i64> = batch.iter().map(|job| job.post.user_id).collect();
     ids.sort_unstable();
     ids.dedup();
     let rows: HashMap<i64, UserRow> =
@@ -73,14 +86,8 @@ pub(super) async fn apply(
     let mut applied = Vec::with_capacity(new_posts.len());
     for ((index, user_id, score), score_id) in new_posts.iter().zip(ids) {
         let Some(row) = players.rows.get_mut(user_id) else { continue };
-        let new_best = row.play_count == 0 || score.value() > row.best_score;
-        if new_best {
-            row.best_score = score.value();
-            row.best_at = Some(now);
-            row.best_score_id = Some(score_id);
-        }
-        row.total_score += score.value();
-        row.play_count += 1;
+        let new_best = count_post(row, score.value(), score_id, now);
+        row.version += 1;
         // The player as this post left them (a later post of the batch may move them again).
         applied.push((
             *index,
@@ -119,4 +126,21 @@ pub(super) async fn apply(
         store.add_board_players(conn, first_scores as i64).await?;
     }
     Ok(Changed { rows: changed })
+}
+
+/// Counts one post into a player's aggregates: the sum, the count, and the
+/// best with the time and id of the first post that reached it (a tie is
+/// not a new best). Returns whether it set a new best. The score writer
+/// and a recount after a removed post (`usecases::moderation`) both go
+/// through here, so they cannot disagree.
+pub(crate) fn count_post(row: &mut UserRow, score: i64, score_id: i64, at: Timestamp) -> bool {
+    let new_best = row.play_count == 0 || score > row.best_score;
+    if new_best {
+        row.best_score = score;
+        row.best_at = Some(at);
+        row.best_score_id = Some(score_id);
+    }
+    row.total_score += score;
+    row.play_count += 1;
+    new_best
 }

@@ -18,6 +18,9 @@
 mod builtin;
 mod custom;
 
+pub(crate) use builtin::count_post;
+pub(crate) use custom::next_entry;
+
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -241,12 +244,13 @@ impl Writer {
         // Lock what the posts change, in an order every batch shares:
         // players' rows, then boards, then entries.
         let mut players = builtin::lock_players(store, &mut tx, batch).await?;
-        let custom = custom::lock(store, &mut tx, batch, now, self.policy.planted_fault).await?;
+        let custom = custom::lock(store, &mut tx, batch, &players, now, self.policy.planted_fault).await?;
         for (index, job) in batch.iter().enumerate() {
-            let gone = match &job.post.target {
-                Target::Builtin => (!players.contains(job.post.user_id)).then_some(ErrorCode::InvalidSession),
-                Target::Custom { board, .. } => custom.refusal(board.spec.number, job.post.user_id),
+            let board_gone = match &job.post.target {
+                Target::Builtin => None,
+                Target::Custom { board, .. } => custom.refusal(board.spec.number),
             };
+            let gone = board_gone.or_else(|| players.refusal(job.post.user_id));
             if let Some(code) = gone {
                 pending[index] = Pending::Failed(code.into());
             }

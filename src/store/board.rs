@@ -45,51 +45,51 @@ struct BoardSql {
 }
 
 const BEST_SQL: BoardSql = BoardSql {
-    keys_at: "SELECT id, best_score AS score, best_at AS at, NULL AS metadata FROM users WHERE best_at IS NOT NULL \
+    keys_at: "SELECT id, best_score AS score, best_at AS at, NULL AS metadata FROM users WHERE banned_at IS NULL AND best_at IS NOT NULL \
               ORDER BY best_score DESC, best_at, id LIMIT ? OFFSET ?",
-    keys_after: "SELECT id, best_score AS score, best_at AS at, NULL AS metadata FROM users WHERE best_at IS NOT NULL \
+    keys_after: "SELECT id, best_score AS score, best_at AS at, NULL AS metadata FROM users WHERE banned_at IS NULL AND best_at IS NOT NULL \
                  AND best_score <= ? AND (best_score < ? OR (best_score = ? AND (best_at > ? OR (best_at = ? AND id > ?)))) \
                  ORDER BY best_score DESC, best_at, id LIMIT ?",
     // A row with a strictly greater score than a given one is always a
     // player (scores are never negative): no `best_at` test needed.
-    better_than: "(SELECT COUNT(*) FROM users WHERE best_score > ?)",
-    tied_before: "(SELECT COUNT(*) FROM users WHERE best_at IS NOT NULL AND best_score = ? \
+    better_than: "(SELECT COUNT(*) FROM users WHERE banned_at IS NULL AND best_score > ?)",
+    tied_before: "(SELECT COUNT(*) FROM users WHERE banned_at IS NULL AND best_at IS NOT NULL AND best_score = ? \
                   AND (best_at < ? OR (best_at = ? AND id < ?)))",
     key_of: "SELECT id, best_score AS score, best_at AS at, NULL AS metadata FROM users \
-             WHERE id = ? AND best_at IS NOT NULL",
+             WHERE id = ? AND banned_at IS NULL AND best_at IS NOT NULL",
     keys_of: "SELECT id, best_score AS score, best_at AS at, NULL AS metadata FROM users \
-              WHERE best_at IS NOT NULL AND id IN ({ids})",
+              WHERE banned_at IS NULL AND best_at IS NOT NULL AND id IN ({ids})",
 };
 
 const TOTAL_SQL: BoardSql = BoardSql {
-    keys_at: "SELECT id, total_score AS score, NULL AS at, NULL AS metadata FROM users WHERE best_at IS NOT NULL \
+    keys_at: "SELECT id, total_score AS score, NULL AS at, NULL AS metadata FROM users WHERE banned_at IS NULL AND best_at IS NOT NULL \
               ORDER BY total_score DESC, id LIMIT ? OFFSET ?",
-    keys_after: "SELECT id, total_score AS score, NULL AS at, NULL AS metadata FROM users WHERE best_at IS NOT NULL \
+    keys_after: "SELECT id, total_score AS score, NULL AS at, NULL AS metadata FROM users WHERE banned_at IS NULL AND best_at IS NOT NULL \
                  AND total_score <= ? AND (total_score < ? OR (total_score = ? AND id > ?)) \
                  ORDER BY total_score DESC, id LIMIT ?",
-    better_than: "(SELECT COUNT(*) FROM users WHERE total_score > ?)",
-    tied_before: "(SELECT COUNT(*) FROM users WHERE best_at IS NOT NULL AND total_score = ? AND id < ?)",
+    better_than: "(SELECT COUNT(*) FROM users WHERE banned_at IS NULL AND total_score > ?)",
+    tied_before: "(SELECT COUNT(*) FROM users WHERE banned_at IS NULL AND best_at IS NOT NULL AND total_score = ? AND id < ?)",
     key_of: "SELECT id, total_score AS score, NULL AS at, NULL AS metadata FROM users \
-             WHERE id = ? AND best_at IS NOT NULL",
+             WHERE id = ? AND banned_at IS NULL AND best_at IS NOT NULL",
     keys_of: "SELECT id, total_score AS score, NULL AS at, NULL AS metadata FROM users \
-              WHERE best_at IS NOT NULL AND id IN ({ids})",
+              WHERE banned_at IS NULL AND best_at IS NOT NULL AND id IN ({ids})",
 };
 
 /// Every statement of a custom board starts with `board = ? AND period = ?`.
 const CUSTOM_SQL: BoardSql = BoardSql {
     keys_at: "SELECT user_id AS id, score, achieved_at AS at, metadata FROM board_entries \
-              WHERE board = ? AND period = ? ORDER BY rank_score, achieved_at, user_id LIMIT ? OFFSET ?",
+              WHERE board = ? AND period = ? AND hidden = 0 ORDER BY rank_score, achieved_at, user_id LIMIT ? OFFSET ?",
     keys_after: "SELECT user_id AS id, score, achieved_at AS at, metadata FROM board_entries \
-                 WHERE board = ? AND period = ? AND rank_score >= ? AND (rank_score > ? OR (rank_score = ? \
+                 WHERE board = ? AND period = ? AND hidden = 0 AND rank_score >= ? AND (rank_score > ? OR (rank_score = ? \
                  AND (achieved_at > ? OR (achieved_at = ? AND user_id > ?)))) \
                  ORDER BY rank_score, achieved_at, user_id LIMIT ?",
-    better_than: "(SELECT COUNT(*) FROM board_entries WHERE board = ? AND period = ? AND rank_score < ?)",
-    tied_before: "(SELECT COUNT(*) FROM board_entries WHERE board = ? AND period = ? AND rank_score = ? \
+    better_than: "(SELECT COUNT(*) FROM board_entries WHERE board = ? AND period = ? AND hidden = 0 AND rank_score < ?)",
+    tied_before: "(SELECT COUNT(*) FROM board_entries WHERE board = ? AND period = ? AND hidden = 0 AND rank_score = ? \
                   AND (achieved_at < ? OR (achieved_at = ? AND user_id < ?)))",
     key_of: "SELECT user_id AS id, score, achieved_at AS at, metadata FROM board_entries \
-             WHERE board = ? AND period = ? AND user_id = ?",
+             WHERE board = ? AND period = ? AND hidden = 0 AND user_id = ?",
     keys_of: "SELECT user_id AS id, score, achieved_at AS at, metadata FROM board_entries \
-              WHERE board = ? AND period = ? AND user_id IN ({ids})",
+              WHERE board = ? AND period = ? AND hidden = 0 AND user_id IN ({ids})",
 };
 
 fn board_sql(board: Board) -> &'static BoardSql {
@@ -169,17 +169,18 @@ struct NameRow {
 }
 
 impl Store {
-    /// Every player on the built-in boards (at least one score), read as
+    /// Every player on the built-in boards (at least one score, not banned), read as
     /// packed text (see [`Store::packed_rows`]).
     pub async fn board_standings(&self) -> StoreResult<Vec<Standing>> {
         let mut conn = self.conn().await?;
         let max_id: Option<i64> = self.sql_scalar("SELECT MAX(id) FROM users").fetch_one(&mut *conn).await?;
         drop(conn);
-        let fields = ["id", "best_score", "IFNULL(best_at, 0)", "total_score", "play_count"];
-        let values = self.packed_rows(&fields, "users WHERE play_count > 0", &[], "id", max_id).await?;
+        let fields = ["id", "best_score", "IFNULL(best_at, 0)", "total_score", "version"];
+        let from = "users WHERE play_count > 0 AND banned_at IS NULL";
+        let values = self.packed_rows(&fields, from, &[], "id", max_id).await?;
         Ok(values
             .chunks_exact(fields.len())
-            .map(|r| Standing { id: r[0], best: r[1], best_at: r[2], total: r[3], plays: r[4] })
+            .map(|r| Standing { id: r[0], best: r[1], best_at: r[2], total: r[3], version: r[4], listed: true })
             .collect())
     }
 

@@ -249,20 +249,22 @@ impl Store {
             .await?)
     }
 
-    /// Every entry of one period of a board (a warm-up): the numbers as
+    /// Every listed entry of one period of a board (a warm-up; a banned
+    /// player's entries are hidden): the numbers as
     /// packed text (see `packed_rows`), the metadata of those that have it
     /// as rows.
     pub async fn period_entries(&self, board: i64, period: i64) -> StoreResult<Vec<WarmEntry>> {
         let mut conn = self.conn().await?;
         let max_id: Option<i64> = self
-            .sql_scalar("SELECT MAX(user_id) FROM board_entries WHERE board = ? AND period = ?")
+            .sql_scalar("SELECT MAX(user_id) FROM board_entries WHERE board = ? AND period = ? AND hidden = 0")
             .bind(board)
             .bind(period)
             .fetch_one(&mut *conn)
             .await?;
         let mut metadata: HashMap<i64, String> = self
             .sql_as::<(i64, String)>(
-                "SELECT user_id, metadata FROM board_entries WHERE board = ? AND period = ? AND metadata IS NOT NULL",
+                "SELECT user_id, metadata FROM board_entries WHERE board = ? AND period = ? AND hidden = 0 \
+                 AND metadata IS NOT NULL",
             )
             .bind(board)
             .bind(period)
@@ -273,7 +275,13 @@ impl Store {
         drop(conn);
         let fields = ["user_id", "score", "achieved_at", "version"];
         let values = self
-            .packed_rows(&fields, "board_entries WHERE board = ? AND period = ?", &[board, period], "user_id", max_id)
+            .packed_rows(
+                &fields,
+                "board_entries WHERE board = ? AND period = ? AND hidden = 0",
+                &[board, period],
+                "user_id",
+                max_id,
+            )
             .await?;
         Ok(values
             .chunks_exact(fields.len())

@@ -5,13 +5,13 @@ use sqlx::{AnyConnection, Executor, QueryBuilder};
 use super::{Store, StoreResult};
 use crate::dataset::Dataset;
 
-/// Rows per multi-row INSERT: about 20k bound parameters, under SQLite's
+/// Rows per multi-row INSERT: about 24k bound parameters, under SQLite's
 /// 32,766 and MySQL's 65,535 limits.
 const USER_ROWS_PER_INSERT: usize = 2_000;
 const SCORE_ROWS_PER_INSERT: usize = 5_000;
 
 /// Everything initialize replaces (not `data_generation`, which counts them).
-const TABLES: [&str; 9] = [
+const TABLES: [&str; 10] = [
     "users",
     "scores",
     "sessions",
@@ -21,6 +21,7 @@ const TABLES: [&str; 9] = [
     "board_periods",
     "board_entries",
     "board_scores",
+    "audit_log",
 ];
 
 impl Store {
@@ -42,7 +43,7 @@ impl Store {
         for chunk in data.users.chunks(USER_ROWS_PER_INSERT) {
             let mut insert = QueryBuilder::new(
                 "INSERT INTO users (id, login_name, login_key, display_name, password_hash, best_score, best_at, \
-                 best_score_id, total_score, play_count, created_at) ",
+                 best_score_id, total_score, play_count, created_at, version) ",
             );
             insert.push_values(chunk, |mut row, user| {
                 row.push_bind(user.id)
@@ -55,7 +56,9 @@ impl Store {
                     .push_bind(user.best_score_id)
                     .push_bind(user.total_score)
                     .push_bind(user.play_count)
-                    .push_bind(user.created_at);
+                    .push_bind(user.created_at)
+                    // One change per post, as the score writer counts them.
+                    .push_bind(user.play_count);
             });
             self.statements.inc();
             insert.build().persistent(false).execute(&mut *conn).await?;

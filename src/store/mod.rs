@@ -15,6 +15,7 @@ mod board_writes;
 mod boards;
 mod bulk;
 mod idempotency;
+mod moderation;
 mod rows;
 mod scores;
 mod sessions;
@@ -33,6 +34,7 @@ use sqlx::{Any, AnyConnection, AnyPool, ConnectOptions, Executor, Transaction};
 pub use self::board::KeyWithMetadata;
 pub use self::board_writes::{EntryWrite, NewBoardPost, PeriodPlayers};
 pub use self::boards::{BoardRow, BoardScoreRow, EntryRow, NewBoard, PeriodRow, Purge, WarmEntry};
+pub use self::moderation::{AuditRecord, AuditRow};
 pub use self::rows::{ScoreRow, Standing, UserRow};
 pub use self::users::NewUser;
 

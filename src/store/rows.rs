@@ -45,6 +45,11 @@ pub struct UserRow {
     pub total_score: i64,
     pub play_count: i64,
     pub created_at: Timestamp,
+    /// Bumped by every change to the row (a post, a removed post, a ban or
+    /// unban, a new display name): orders its copies in caches and engines.
+    pub version: i64,
+    /// Set while the player is banned (off every board, nothing deleted).
+    pub banned_at: Option<Timestamp>,
     /// The data generation of the snapshot this row was read in (see
     /// `data_generation` in the schema): what a cached copy is labelled with.
     pub generation: i64,
@@ -52,7 +57,7 @@ pub struct UserRow {
 
 /// The columns [`UserRow`] reads, for the statements that select it.
 pub(super) const USER_COLUMNS: &str = "id, login_name, display_name, best_score, best_at, best_score_id, \
-     total_score, play_count, created_at, (SELECT generation FROM data_generation WHERE id = 1) AS generation";
+     total_score, play_count, created_at, version, banned_at, (SELECT generation FROM data_generation WHERE id = 1) AS generation";
 
 /// One post of the `/api/scores` log.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -63,14 +68,17 @@ pub struct ScoreRow {
 }
 
 /// The aggregates that place a player on both built-in boards: what the
-/// rank engine is warmed from. `plays` orders updates of one player.
+/// rank engine is warmed from. `version` orders updates of one player;
+/// a standing that is not `listed` (no score left, or banned) takes the
+/// player off the boards.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Standing {
     pub id: i64,
     pub best: i64,
     pub best_at: i64,
     pub total: i64,
-    pub plays: i64,
+    pub version: i64,
+    pub listed: bool,
 }
 
 impl Standing {
@@ -81,7 +89,15 @@ impl Standing {
             best: user.best_score,
             best_at: user.best_at.map_or(0, Timestamp::millis),
             total: user.total_score,
-            plays: user.play_count,
+            version: user.version,
+            listed: user.is_listed(),
         }
+    }
+}
+
+impl UserRow {
+    /// Whether the player is on the built-in boards: played, not banned.
+    pub fn is_listed(&self) -> bool {
+        self.play_count > 0 && self.banned_at.is_none()
     }
 }

@@ -13,6 +13,9 @@ pub struct SessionRow {
 }
 
 impl Store {
+    /// Starts a session of a player who exists and is not banned (checked
+    /// in the same statement, so a ban or an erasure that commits first
+    /// wins); `false` when there is no such player.
     pub async fn insert_session(
         &self,
         conn: &mut AnyConnection,
@@ -20,15 +23,19 @@ impl Store {
         user_id: i64,
         now: Timestamp,
         expires_at: Timestamp,
-    ) -> StoreResult<()> {
-        self.sql("INSERT INTO sessions (token_hash, user_id, created_at, expires_at) VALUES (?, ?, ?, ?)")
+    ) -> StoreResult<bool> {
+        let done = self
+            .sql(
+                "INSERT INTO sessions (token_hash, user_id, created_at, expires_at) \
+                 SELECT ?, id, ?, ? FROM users WHERE id = ? AND banned_at IS NULL",
+            )
             .bind(token_hash)
-            .bind(user_id)
             .bind(now)
             .bind(expires_at)
+            .bind(user_id)
             .execute(&mut *conn)
             .await?;
-        Ok(())
+        Ok(done.rows_affected() == 1)
     }
 
     /// The live (unexpired) session with this token hash.

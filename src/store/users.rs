@@ -20,6 +20,7 @@ pub struct NewUser<'a> {
 pub struct Credentials {
     pub id: i64,
     pub password_hash: String,
+    pub banned_at: Option<Timestamp>,
 }
 
 impl Store {
@@ -40,11 +41,20 @@ impl Store {
         self.insert_returning_id(conn, query).await.map_err(StoreError::taken_as(UniqueKey::LoginName))
     }
 
-    /// The id and stored password hash for a login key.
+    /// The id, stored password hash and ban for a login key.
     pub async fn credentials(&self, conn: &mut AnyConnection, login_key: &str) -> StoreResult<Option<Credentials>> {
         Ok(self
-            .sql_as("SELECT id, password_hash FROM users WHERE login_key = ?")
+            .sql_as("SELECT id, password_hash, banned_at FROM users WHERE login_key = ?")
             .bind(login_key)
+            .fetch_optional(&mut *conn)
+            .await?)
+    }
+
+    /// The stored credentials of a player.
+    pub async fn credentials_of(&self, conn: &mut AnyConnection, user_id: i64) -> StoreResult<Option<Credentials>> {
+        Ok(self
+            .sql_as("SELECT id, password_hash, banned_at FROM users WHERE id = ?")
+            .bind(user_id)
             .fetch_optional(&mut *conn)
             .await?)
     }
@@ -122,7 +132,8 @@ impl Store {
         let sql = format!(
             "UPDATE users SET best_score = CASE id {cases} END, best_at = CASE id {cases} END, \
              best_score_id = CASE id {cases} END, total_score = total_score + CASE id {cases} END, \
-             play_count = play_count + CASE id {cases} END WHERE id IN ({ids})"
+             play_count = play_count + CASE id {cases} END, version = version + CASE id {cases} END \
+             WHERE id IN ({ids})"
         );
         let mut query = self.sql_once(&sql);
         for (row, _, _) in changes {
@@ -137,6 +148,10 @@ impl Store {
         for (row, total_added, _) in changes {
             query = query.bind(row.id).bind(*total_added);
         }
+        for (row, _, plays_added) in changes {
+            query = query.bind(row.id).bind(*plays_added);
+        }
+        // Each post is a change of the row.
         for (row, _, plays_added) in changes {
             query = query.bind(row.id).bind(*plays_added);
         }

@@ -9,6 +9,7 @@ use crate::limits::Limit;
 use crate::rank::UserRanks;
 use crate::state::AppState;
 use crate::store::{NewUser, UserRow};
+use crate::usecases::moderation::{self, AccountChange};
 use crate::usecases::players;
 
 /// How long Redis may answer for a session without asking the database.
@@ -64,14 +65,18 @@ pub async fn login(state: &AppState, address: &str, attempt: LoginAttempt) -> Re
     let mut conn = state.store.conn().await?;
     let credentials = state.store.credentials(&mut conn, &login_name.key()).await?;
     drop(conn); // not held across the (slow) hash
-    let (user_id, stored_hash) = match credentials {
-        Some(found) => (Some(found.id), Some(found.password_hash)),
-        None => (None, None),
+    let (user_id, stored_hash, banned) = match credentials {
+        Some(found) => (Some(found.id), Some(found.password_hash), found.banned_at.is_some()),
+        None => (None, None, false),
     };
     let verification = state.passwords.verify(&password, stored_hash).await?;
     let (Some(user_id), Verification::Valid { rehash }) = (user_id, verification) else {
         return Err(ErrorCode::InvalidCredentials.into());
     };
+    // Only the right password learns of the ban.
+    if banned {
+        return Err(ErrorCode::Banned.into());
+    }
     if let Some(new_hash) = rehash {
         let mut conn = state.store.conn().await?;
         state.store.set_password_hash(&mut conn, user_id, &new_hash).await?;
@@ -84,7 +89,10 @@ async fn start_session(state: &AppState, user_id: i64) -> Result<SessionStarted,
     let now = Timestamp::now();
     let expires_at = now.plus_millis(state.settings.session_ttl_secs.saturating_mul(1_000));
     let mut conn = state.store.conn().await?;
-    state.store.insert_session(&mut conn, &token.hash(), user_id, now, expires_at).await?;
+    if !state.store.insert_session(&mut conn, &token.hash(), user_id, now, expires_at).await? {
+        // Banned or erased since the password was checked.
+        return Err(ErrorCode::Banned.into());
+    }
     drop(conn);
     let (user, ranks) = players::profile(state, user_id)
         .await?
@@ -130,4 +138,55 @@ pub async fn session_user(state: &AppState, token_hash: &str) -> Result<Option<i
         }
     }
     Ok(Some(session.user_id))
+}
+
+/// Checks a logged-in player's password (a change of password or an
+/// erasure asks for it): 401 `invalid_credentials` when wrong. Counted
+/// like logins of the account, so a stolen session cannot guess it.
+async fn check_password(state: &AppState, user_id: i64, password: &Password) -> Result<(), ApiError> {
+    let mut conn = state.store.conn().await?;
+    let credentials = state.store.credentials_of(&mut conn, user_id).await?.ok_or(ErrorCode::InvalidSession)?;
+    drop(conn); // not held across the (slow) hash
+    state.limits.check(Limit::LoginPerAccount, &format!("#{user_id}")).await?;
+    match state.passwords.verify(password, Some(credentials.password_hash)).await? {
+        Verification::Valid { .. } => Ok(()),
+        Verification::Invalid => Err(ErrorCode::InvalidCredentials.into()),
+    }
+}
+
+/// What `PATCH /api/me` asks for.
+pub struct OwnChange {
+    pub display_name: Option<DisplayName>,
+    pub password: Option<Password>,
+    pub current_password: Option<Password>,
+}
+
+/// A player changes their display name and/or password; a new password
+/// needs the current one and ends every other session of theirs.
+pub async fn change_own_account(
+    state: &AppState,
+    user_id: i64,
+    session: &str,
+    change: OwnChange,
+) -> Result<(UserRow, UserRanks), ApiError> {
+    if change.display_name.is_none() && change.password.is_none() {
+        return Err(ErrorCode::InvalidChange.into());
+    }
+    let password_hash = match (&change.password, &change.current_password) {
+        (None, _) => None,
+        (Some(_), None) => return Err(ErrorCode::InvalidCurrentPassword.into()),
+        (Some(new), Some(current)) => {
+            check_password(state, user_id, current).await?;
+            Some(state.passwords.hash(new).await?)
+        }
+    };
+    let change = AccountChange { display_name: change.display_name, password_hash };
+    moderation::change_account(state, user_id, session, change).await?;
+    players::profile(state, user_id).await?.ok_or_else(|| ErrorCode::InvalidSession.into())
+}
+
+/// A player erases their account, after giving their password.
+pub async fn erase_own_account(state: &AppState, user_id: i64, password: &Password) -> Result<(), ApiError> {
+    check_password(state, user_id, password).await?;
+    moderation::erase(state, user_id).await
 }

@@ -10,11 +10,13 @@ use crate::dataset::{generate, DatasetSpec};
 use crate::domain::Password;
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
+use crate::usecases::moderation::Actor;
 
 /// Checks a presented admin token against the configured one, comparing
-/// digests in constant time. 404 when no token is configured (the admin
-/// routes do not exist then).
-pub fn authorize(state: &AppState, presented: Option<&str>) -> Result<(), ApiError> {
+/// digests in constant time; the caller is named in the audit log by a
+/// fingerprint of the token (never the token). 404 when no token is
+/// configured (the admin routes do not exist then).
+pub fn authorize(state: &AppState, presented: Option<&str>) -> Result<Actor, ApiError> {
     let Some(expected) = state.settings.admin_token.as_deref() else {
         return Err(ErrorCode::NotFound.into());
     };
@@ -22,7 +24,8 @@ pub fn authorize(state: &AppState, presented: Option<&str>) -> Result<(), ApiErr
     let (a, b) = (Sha256::digest(presented.as_bytes()), Sha256::digest(expected.as_bytes()));
     let difference = a.iter().zip(b.iter()).fold(0u8, |acc, (x, y)| acc | (x ^ y));
     if difference == 0 {
-        Ok(())
+        let fingerprint: String = a[..6].iter().map(|byte| format!("{byte:02x}")).collect();
+        Ok(Actor(format!("admin:{fingerprint}")))
     } else {
         Err(ErrorCode::InvalidAdminToken.into())
     }

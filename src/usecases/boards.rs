@@ -83,7 +83,7 @@ pub async fn resolve(state: &AppState, id: &str) -> Result<BoardRef, ApiError> {
 }
 
 /// The custom board with this id: 403 for the built-in ones.
-async fn resolve_custom(state: &AppState, id: &str) -> Result<Arc<CustomBoard>, ApiError> {
+pub async fn resolve_custom(state: &AppState, id: &str) -> Result<Arc<CustomBoard>, ApiError> {
     match resolve(state, id).await? {
         BoardRef::Custom(custom) => Ok(custom),
         BoardRef::Builtin(_) => Err(ErrorCode::BuiltinBoard.into()),

@@ -7,6 +7,7 @@
 pub mod accounts;
 pub mod admin;
 pub mod boards;
+pub mod moderation;
 pub mod operations;
 pub mod players;
 pub mod rankings;

@@ -9,10 +9,11 @@ use crate::state::AppState;
 use crate::store::{ScoreRow, UserRow};
 
 /// Users with their ranks, whatever their number in one query to the
-/// database (and one to Redis); unknown ids are left out, order is the
-/// order asked.
+/// database (and one to Redis); unknown and banned ids are left out, order
+/// is the order asked.
 pub async fn profiles(state: &AppState, ids: &[i64]) -> Result<Vec<(UserRow, UserRanks)>, ApiError> {
-    let rows = rows(state, ids).await?;
+    let mut rows = rows(state, ids).await?;
+    rows.retain(|row| row.banned_at.is_none());
     let refs: Vec<&UserRow> = rows.iter().collect();
     let ranks = state.ranks.ranks_of(&refs).await?;
     let mut by_id: HashMap<i64, (UserRow, UserRanks)> =
@@ -50,10 +51,10 @@ pub struct History {
     pub next_before: Option<i64>,
 }
 
-/// Up to `limit` posts older than `before`; 404 for an unknown player.
+/// Up to `limit` posts older than `before`; 404 for an unknown (or banned) player.
 pub async fn history(state: &AppState, id: i64, before: Option<i64>, limit: i64) -> Result<History, ApiError> {
     let mut conn = state.store.conn().await?;
-    if state.store.user(&mut conn, id).await?.is_none() {
+    if state.store.user(&mut conn, id).await?.is_none_or(|user| user.banned_at.is_some()) {
         return Err(ErrorCode::UserNotFound.into());
     }
     let mut scores = state.store.score_history(&mut conn, id, before, limit + 1).await?;

@@ -93,8 +93,9 @@ pub async fn around(
     }
     let mut conn = state.store.conn().await?;
     match state.store.user(&mut conn, user_id).await? {
-        Some(_) => Err(ErrorCode::UserNotOnBoard.into()),
-        None => Err(ErrorCode::UserNotFound.into()),
+        Some(user) if user.banned_at.is_none() => Err(ErrorCode::UserNotOnBoard.into()),
+        // A banned player is as unknown to others as an erased one.
+        _ => Err(ErrorCode::UserNotFound.into()),
     }
 }
 
@@ -128,8 +129,22 @@ pub async fn friends(
     Ok(Bytes::from(serde_json::to_vec(&page).map_err(ApiError::internal)?))
 }
 
-/// Display names of players: cached, else one query.
+/// Display names of players: cached, else one query. With Redis, the cache
+/// first follows the shared names version (a rename on any instance moves
+/// it); if Redis cannot say, the names come from the database.
 async fn names(state: &AppState, ids: &[i64]) -> Result<HashMap<i64, Arc<str>>, ApiError> {
+    if ids.is_empty() {
+        return Ok(HashMap::new());
+    }
+    if let Some(redis) = &state.redis {
+        match redis.counter(&redis.keys().names_version()).await {
+            Ok(version) => state.caches.names.follow(version),
+            Err(_) => {
+                let loaded = state.store.display_names(ids).await?;
+                return Ok(loaded.into_iter().map(|(id, name)| (id, Arc::from(name))).collect());
+            }
+        }
+    }
     let (mut names, missing) = state.caches.names.lookup(ids);
     if !missing.is_empty() {
         let loaded = state.store.display_names(&missing).await?;

@@ -50,6 +50,8 @@ async fn a_short_bench_passes_on_hiscore(backend: Backend) {
         "/",
         "/api/boards/{board}/scores",
         "/api/admin/boards",
+        "/api/admin/scores/{id}",
+        "/api/admin/users/{id}/ban",
     ] {
         assert!(paths.contains(&expected), "{expected} not exercised: {paths:?}");
     }
@@ -73,6 +75,21 @@ async fn the_bench_catches_a_post_counted_in_the_wrong_period() {
         bench::run(BenchArgs { duration: 8, ..args(app.address.clone(), Some("bench-token"), &out) }).await.unwrap();
     assert!(!outcome.summary.pass, "the planted bug went unnoticed");
     assert!(outcome.verdict.contains("counted in period"), "the failure names the period: {}", outcome.verdict);
+}
+
+/// hiscore with a planted bug: a removed post is recounted everywhere but
+/// in the rank engine, whose boards keep the old score. The bench's
+/// moderation must notice at its next read.
+#[actix_web::test]
+async fn the_bench_catches_a_rank_engine_left_stale_by_a_removed_post() {
+    let db = TestDatabase::new(&Backend::Sqlite).await;
+    let app =
+        spawn_app_on(&db, &["--admin-token", "bench-token", "--planted-fault", "stale-engine-after-delete"]).await;
+    let out = tempfile::tempdir().unwrap();
+    let outcome =
+        bench::run(BenchArgs { duration: 4, ..args(app.address.clone(), Some("bench-token"), &out) }).await.unwrap();
+    assert!(!outcome.summary.pass, "the planted bug went unnoticed");
+    assert!(outcome.verdict.contains("after a removed post"), "the failure names the removal: {}", outcome.verdict);
 }
 
 /// A fake server whose pages rank each page from 1 (the classic bug).

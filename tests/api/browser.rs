@@ -214,6 +214,42 @@ async fn the_ranking_page_works_in_chromium_through_nginx() {
     assert_eq!(browser.ranks_shown().await, ranks_and_ids(&period_page), "the page shows the period as the API does");
     assert_eq!(ranks_and_ids(&period_page), [(1, runners[1].id), (2, runners[0].id)], "lowest time first");
 
+    // The player's own account: a new display name shows on the board; a
+    // new password needs the current one; deleting needs a confirmation
+    // and takes the player off every board.
+    browser.click("tab-best").await;
+    browser.script("document.getElementById('settings').open = true;").await;
+    browser.type_into("new-display-name", "Bea Renamed").await;
+    browser.click("change-name").await;
+    browser.wait("document.getElementById('whoami').textContent.startsWith('Bea Renamed')").await;
+    browser
+        .wait("[...document.querySelectorAll('#entries li.me .name')].some(n => n.textContent === 'Bea Renamed')")
+        .await;
+    browser.type_into("current-password", "not my password").await;
+    browser.type_into("new-password", "an even better one").await;
+    browser.click("change-password").await;
+    browser.wait("document.getElementById('settings-message').classList.contains('error')").await;
+    browser.type_into("current-password", "a good password").await;
+    browser.click("change-password").await;
+    browser.wait("document.getElementById('settings-message').textContent.startsWith('Password changed')").await;
+    let (status, _) = app.login("browser_player", "an even better one").await;
+    assert_eq!(status, 200, "the new password logs in");
+    browser.type_into("delete-password", "an even better one").await;
+    browser.click("delete-account").await;
+    browser.wait("!document.getElementById('delete-confirm').hidden").await;
+    assert_eq!(
+        app.login("browser_player", "an even better one").await.0,
+        200,
+        "nothing deleted before the confirmation"
+    );
+    browser.click("delete-confirm").await;
+    browser.wait("!document.getElementById('logged-out').classList.contains('hidden')").await;
+    browser.wait("document.querySelectorAll('#entries li.me').length === 0").await;
+    assert_eq!(app.login("browser_player", "an even better one").await.0, 401, "the account is gone");
+    let (_, top) =
+        crate::helpers::json_of(reqwest::get(format!("{site}/api/rankings/best?limit=100")).await.unwrap()).await;
+    assert!(!top.to_string().contains("Bea Renamed"), "{top}");
+
     let screenshot = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/browser-test/ranking-page.png");
     browser.screenshot(&screenshot).await;
     browser.call(reqwest::Method::DELETE, "", Value::Null).await;

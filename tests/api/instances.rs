@@ -169,3 +169,49 @@ async fn a_bench_run_passes_through_nginx_on_three_instances() {
         assert!(text.contains("route=\"/api/rankings/{board}\""), "an instance served no page");
     }
 }
+
+#[actix_web::test]
+async fn moderation_on_one_instance_shows_on_the_other_at_the_next_read() {
+    let Some(backend) = Backend::mariadb_redis() else { return };
+    let db = TestDatabase::new(&backend).await;
+    let admin = ["--admin-token", crate::helpers::ADMIN];
+    let a = spawn_app_on(&db, &admin).await;
+    let b = spawn_app_on(&db, &admin).await;
+    a.create_board(&json!({"id": "arena", "name": "Arena"})).await;
+    let cheat = a.register("cheat").await;
+    let honest = a.register("honest").await;
+    a.post_score(&honest, 50).await;
+    let huge = a.post_score(&cheat, 900).await["score"]["id"].as_i64().unwrap();
+    a.post_score(&cheat, 40).await;
+    a.post_board_score(&cheat, "arena", 900).await;
+    a.post_board_score(&honest, "arena", 50).await;
+    // B has read (and cached) everything before the moderation.
+    for board in ["best", "total", "arena"] {
+        assert_eq!(b.ranking(board, "").await["entries"][0]["user"]["id"], cheat.id, "{board}");
+    }
+    b.get_json(&format!("/api/users/{}", cheat.id)).await;
+
+    let (status, _) = a.admin(reqwest::Method::DELETE, &format!("/api/admin/scores/{huge}"), None).await;
+    assert_eq!(status, 204);
+    assert_eq!(ranks_and_ids(&b.ranking("best", "").await), [(1, honest.id), (2, cheat.id)]);
+    let (_, profile) = b.get_json(&format!("/api/users/{}", cheat.id)).await;
+    assert_eq!((profile["best_score"].clone(), profile["play_count"].clone()), (json!(40), json!(1)));
+
+    let ban = json!({"reason": "cheating"});
+    let (status, _) = a.admin(reqwest::Method::POST, &format!("/api/admin/users/{}/ban", cheat.id), Some(&ban)).await;
+    assert_eq!(status, 200);
+    for board in ["best", "total", "arena"] {
+        let page = b.ranking(board, "").await;
+        assert_eq!((ranks_and_ids(&page), page["total_players"].clone()), (vec![(1, honest.id)], json!(1)), "{board}");
+    }
+    assert_eq!(b.get_authed("/api/me", &cheat.token).await.0, StatusCode::UNAUTHORIZED);
+    assert_eq!(b.get_json(&format!("/api/users/{}", cheat.id)).await.0, StatusCode::NOT_FOUND);
+
+    let rename = json!({"display_name": "Honest Abe"});
+    a.admin(reqwest::Method::PATCH, &format!("/api/admin/users/{}", honest.id), Some(&rename)).await;
+    for board in ["best", "arena"] {
+        assert_eq!(b.ranking(board, "").await["entries"][0]["user"]["display_name"], "Honest Abe", "{board}");
+    }
+    a.admin(reqwest::Method::DELETE, &format!("/api/admin/users/{}/ban", cheat.id), None).await;
+    assert_eq!(ranks_and_ids(&b.ranking("arena", "").await), [(1, cheat.id), (2, honest.id)]);
+}

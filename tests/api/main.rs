@@ -20,6 +20,7 @@ mod fuzz;
 mod instances;
 mod limits;
 mod migrations;
+mod moderation;
 mod operations;
 mod rankings;
 mod restarts;

@@ -1,7 +1,8 @@
 // The hiscore ranking page: every board (the built-ins and custom ones),
 // their periods (step to earlier ones), "load more" by cursor, around me,
-// register / login / logout, posting a score with an Idempotency-Key, and
-// profiles with history. No framework, no CDN: it works offline.
+// register / login / logout, posting a score with an Idempotency-Key,
+// profiles with history, and the player's own account settings (display
+// name, password, deleting the account). No framework, no CDN: it works offline.
 "use strict";
 
 const PAGE = 10;
@@ -28,6 +29,9 @@ const PLAIN = {
   too_many_requests: "Slow down a little and try again.",
   database_unavailable: "The leaderboard is busy; try again in a moment.",
   period_not_found: "That period is no longer kept.",
+  banned: "This account is banned.",
+  invalid_current_password: "Enter your current password to set a new one.",
+  invalid_change: "Enter a new display name or password first.",
 };
 
 class ApiError extends Error {
@@ -300,3 +304,48 @@ $("score-form").addEventListener("submit", postScore);
 
 api("GET", "/api/me").then(setMe, () => setMe(null));
 loadBoards();
+
+// The player's own account: a new display name, a new password (which ends
+// their other sessions), or deleting the account after a confirmation.
+async function changeAccount(body, done) {
+  try {
+    setMe(await api("PATCH", "/api/me", body));
+    say("settings-message", done);
+    loadBoard(false);
+    return true;
+  } catch (error) {
+    say("settings-message", error.message, true);
+    return false;
+  }
+}
+
+$("change-name").addEventListener("click", () =>
+  changeAccount({ display_name: $("new-display-name").value.trim() }, "Your display name has changed."));
+
+$("change-password").addEventListener("click", async () => {
+  const body = { password: $("new-password").value, current_password: $("current-password").value };
+  if (await changeAccount(body, "Password changed. Your other sessions have ended.")) {
+    $("current-password").value = "";
+    $("new-password").value = "";
+  }
+});
+
+$("delete-account").addEventListener("click", () => {
+  $("delete-confirm").hidden = false;
+  say("settings-message", "This erases your account, every score and every entry for good. Press “Yes, delete everything” to go on.", true);
+});
+
+$("delete-confirm").addEventListener("click", async () => {
+  try {
+    await api("DELETE", "/api/me", { password: $("delete-password").value });
+    $("delete-password").value = "";
+    $("delete-confirm").hidden = true;
+    $("settings").open = false;
+    say("settings-message", "");
+    setMe(null);
+    say("account-message", "Your account has been deleted.");
+    loadBoard(false);
+  } catch (error) {
+    say("settings-message", error.message, true);
+  }
+});

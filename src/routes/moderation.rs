@@ -1,0 +1,145 @@
+//! `/api/admin/scores`, `/api/admin/users` and `/api/admin/audit`:
+//! removing posts, bans, renames, and the audit log. Exist only when
+//! `ADMIN_TOKEN` is configured.
+
+use actix_web::{web, HttpRequest, HttpResponse};
+use serde::Deserialize;
+
+use super::{bearer_token, parse_id, JsonObject};
+use crate::domain::{parse_before, DisplayName, PageLimit};
+use crate::error::{ApiError, ErrorCode};
+use crate::state::AppState;
+use crate::usecases::{admin, boards, moderation, players};
+use crate::views::{AuditEntry, AuditLog, PublicUser};
+
+#[utoipa::path(delete, path = "/api/admin/scores/{id}", tag = "moderation",
+    security(("bearer" = [])),
+    params(("id" = i64, Path, minimum = 1, description = "A post's id in the `/api/scores` log")),
+    responses((status = 204, description = "Removed; the player's best, total and play count are recounted from \
+        what remains, on every board and instance at once")))]
+pub async fn delete_score(
+    state: web::Data<AppState>,
+    request: HttpRequest,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let actor = admin::authorize(&state, bearer_token(&request))?;
+    let id = parse_id(&path, ErrorCode::ScoreNotFound)?;
+    moderation::delete_score(&state, &actor, id).await?;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+#[utoipa::path(delete, path = "/api/admin/boards/{board}/scores/{id}", tag = "moderation",
+    security(("bearer" = [])),
+    params(
+        ("board" = String, Path, pattern = "^[a-z0-9_-]{1,64}$", description = "A custom board's id"),
+        ("id" = i64, Path, minimum = 1, description = "A post's id on that board"),
+    ),
+    responses((status = 204, description = "Removed; the entry of its period is recounted from the period's \
+        remaining posts (and leaves the board if none remain)")))]
+pub async fn delete_board_score(
+    state: web::Data<AppState>,
+    request: HttpRequest,
+    path: web::Path<(String, String)>,
+) -> Result<HttpResponse, ApiError> {
+    let actor = admin::authorize(&state, bearer_token(&request))?;
+    let (board, id) = path.into_inner();
+    let board = boards::resolve_custom(&state, &board).await?;
+    let id = parse_id(&id, ErrorCode::ScoreNotFound)?;
+    moderation::delete_board_score(&state, &actor, &board, id).await?;
+    Ok(HttpResponse::NoContent().finish())
+}
+
+#[utoipa::path(post, path = "/api/admin/users/{id}/ban", tag = "moderation",
+    security(("bearer" = [])),
+    params(("id" = i64, Path, minimum = 1, description = "User id")),
+    request_body = crate::routes::openapi::BanRequest,
+    responses((status = 200, description = "Banned: off every board and period, sessions ended; nothing deleted. \
+        The player as others saw them before the ban", body = crate::views::PublicUser)))]
+pub async fn ban(
+    state: web::Data<AppState>,
+    request: HttpRequest,
+    path: web::Path<String>,
+    body: JsonObject,
+) -> Result<HttpResponse, ApiError> {
+    let actor = admin::authorize(&state, bearer_token(&request))?;
+    let id = parse_id(&path, ErrorCode::UserNotFound)?;
+    let reason = moderation::parse_reason(body.get("reason"))?;
+    let row = moderation::set_ban(&state, &actor, id, Some(reason)).await?;
+    Ok(HttpResponse::Ok().json(PublicUser::new(&row, Default::default())))
+}
+
+#[utoipa::path(delete, path = "/api/admin/users/{id}/ban", tag = "moderation",
+    security(("bearer" = [])),
+    params(("id" = i64, Path, minimum = 1, description = "User id")),
+    responses((status = 200, description = "Unbanned: back on every board where their scores put them",
+        body = crate::views::PublicUser)))]
+pub async fn unban(
+    state: web::Data<AppState>,
+    request: HttpRequest,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let actor = admin::authorize(&state, bearer_token(&request))?;
+    let id = parse_id(&path, ErrorCode::UserNotFound)?;
+    moderation::set_ban(&state, &actor, id, None).await?;
+    let (user, ranks) = players::profile(&state, id).await?.ok_or(ErrorCode::UserNotFound)?;
+    Ok(HttpResponse::Ok().json(PublicUser::new(&user, ranks)))
+}
+
+#[utoipa::path(patch, path = "/api/admin/users/{id}", tag = "moderation",
+    security(("bearer" = [])),
+    params(("id" = i64, Path, minimum = 1, description = "User id")),
+    request_body = crate::routes::openapi::RenameUserRequest,
+    responses((status = 200, description = "Renamed, on every page of every instance at the next read",
+        body = crate::views::PublicUser)))]
+pub async fn rename(
+    state: web::Data<AppState>,
+    request: HttpRequest,
+    path: web::Path<String>,
+    body: JsonObject,
+) -> Result<HttpResponse, ApiError> {
+    let actor = admin::authorize(&state, bearer_token(&request))?;
+    let id = parse_id(&path, ErrorCode::UserNotFound)?;
+    let name = DisplayName::parse(body.get("display_name").unwrap_or(&serde_json::Value::Null))?;
+    let row = moderation::rename(&state, &actor, id, name).await?;
+    let ranks = match players::profile(&state, id).await? {
+        Some((_, ranks)) => ranks,
+        None => Default::default(), // banned: no ranks to show
+    };
+    Ok(HttpResponse::Ok().json(PublicUser::new(&row, ranks)))
+}
+
+#[derive(Deserialize)]
+pub struct AuditQuery {
+    limit: Option<String>,
+    before: Option<String>,
+}
+
+#[utoipa::path(get, path = "/api/admin/audit", tag = "moderation",
+    security(("bearer" = [])),
+    params(
+        ("limit" = Option<i64>, Query, minimum = 1, maximum = 100, description = "Records per page (default 20)"),
+        ("before" = Option<i64>, Query, minimum = 1, description = "A `next_before` from the previous page"),
+    ),
+    responses((status = 200, description = "Every admin action, newest first", body = crate::views::AuditLog)))]
+pub async fn audit(
+    state: web::Data<AppState>,
+    request: HttpRequest,
+    query: web::Query<AuditQuery>,
+) -> Result<HttpResponse, ApiError> {
+    admin::authorize(&state, bearer_token(&request))?;
+    let limit = PageLimit::parse(query.limit.as_deref(), 20)?;
+    let before = parse_before(query.before.as_deref())?;
+    let (rows, next_before) = moderation::audit_log(&state, before, limit.value()).await?;
+    let entries = rows
+        .into_iter()
+        .map(|row| AuditEntry {
+            id: row.id,
+            at: row.at,
+            actor: row.actor,
+            action: row.action,
+            target: row.target,
+            detail: serde_json::from_str(&row.detail).unwrap_or(serde_json::Value::Null),
+        })
+        .collect();
+    Ok(HttpResponse::Ok().json(AuditLog { entries, next_before }))
+}

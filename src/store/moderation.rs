@@ -1,0 +1,293 @@
+//! What moderation and self-service change: bans, removed posts, erased
+//! players, ended sessions, and the audit log. Each function runs on the
+//! caller's transaction, which has locked the player's row first (see
+//! [`Store::users_for_update`]): the same lock every score batch takes, so
+//! a post and a moderation of one player never interleave.
+//!
+//! Lock order, shared with the score writer: the player's row, then board
+//! periods, then entries, then `board_stats`.
+
+use sqlx::AnyConnection;
+
+use super::boards::{BoardScoreRow, EntryRow, ENTRY_COLUMNS};
+use super::rows::ScoreRow;
+use super::{Store, StoreResult};
+use crate::domain::Timestamp;
+
+/// A record of the audit log.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct AuditRow {
+    pub id: i64,
+    pub at: Timestamp,
+    pub actor: String,
+    pub action: String,
+    pub target: String,
+    /// A JSON object.
+    pub detail: String,
+}
+
+/// What a new audit record says.
+pub struct AuditRecord<'a> {
+    pub at: Timestamp,
+    pub actor: &'a str,
+    pub action: &'a str,
+    pub target: &'a str,
+    pub detail: &'a str,
+}
+
+impl Store {
+    /// Bans (`Some((when, reason))`) or unbans a player; a change of the row.
+    pub async fn set_ban(
+        &self,
+        conn: &mut AnyConnection,
+        user_id: i64,
+        ban: Option<(Timestamp, &str)>,
+    ) -> StoreResult<()> {
+        self.sql("UPDATE users SET banned_at = ?, ban_reason = ?, version = version + 1 WHERE id = ?")
+            .bind(ban.map(|(at, _)| at))
+            .bind(ban.map(|(_, reason)| reason))
+            .bind(user_id)
+            .execute(&mut *conn)
+            .await?;
+        Ok(())
+    }
+
+    /// Hides (a ban) or shows again (an unban) every entry of a player, on
+    /// every board and period, and moves the periods' player counts with
+    /// them; returns the entries as they are now.
+    pub async fn set_entries_hidden(
+        &self,
+        conn: &mut AnyConnection,
+        user_id: i64,
+        hidden: bool,
+    ) -> StoreResult<Vec<EntryRow>> {
+        // The periods first (the writer's lock order), counted while the
+        // entries still show where they were.
+        self.sql(
+            "UPDATE board_periods SET players = players + ? WHERE EXISTS (SELECT 1 FROM board_entries e \
+             WHERE e.board = board_periods.board AND e.period = board_periods.period AND e.user_id = ? \
+             AND e.hidden = ?)",
+        )
+        .bind(if hidden { -1_i64 } else { 1 })
+        .bind(user_id)
+        .bind(i64::from(!hidden))
+        .execute(&mut *conn)
+        .await?;
+        self.sql("UPDATE board_entries SET hidden = ?, version = version + 1 WHERE user_id = ? AND hidden = ?")
+            .bind(i64::from(hidden))
+            .bind(user_id)
+            .bind(i64::from(!hidden))
+            .execute(&mut *conn)
+            .await?;
+        self.entries_of_user_on(conn, user_id).await
+    }
+
+    /// Every entry of a player, on every board and period.
+    pub async fn entries_of_user_on(&self, conn: &mut AnyConnection, user_id: i64) -> StoreResult<Vec<EntryRow>> {
+        let sql = format!("SELECT {ENTRY_COLUMNS} FROM board_entries WHERE user_id = ? ORDER BY board, period");
+        Ok(self.sql_as(&sql).bind(user_id).fetch_all(&mut *conn).await?)
+    }
+
+    /// Ends a player's sessions, all of them or all but one; returns the
+    /// token hashes ended (for their cached copies).
+    pub async fn end_sessions(
+        &self,
+        conn: &mut AnyConnection,
+        user_id: i64,
+        keep: Option<&str>,
+    ) -> StoreResult<Vec<String>> {
+        let keep = keep.unwrap_or("");
+        let hashes: Vec<String> = self
+            .sql_scalar("SELECT token_hash FROM sessions WHERE user_id = ? AND token_hash <> ?")
+            .bind(user_id)
+            .bind(keep)
+            .fetch_all(&mut *conn)
+            .await?;
+        self.sql("DELETE FROM sessions WHERE user_id = ? AND token_hash <> ?")
+            .bind(user_id)
+            .bind(keep)
+            .execute(&mut *conn)
+            .await?;
+        Ok(hashes)
+    }
+
+    /// The player a post of `/api/scores` belongs to.
+    pub async fn score_owner(&self, conn: &mut AnyConnection, score_id: i64) -> StoreResult<Option<i64>> {
+        Ok(self.sql_scalar("SELECT user_id FROM scores WHERE id = ?").bind(score_id).fetch_optional(&mut *conn).await?)
+    }
+
+    /// Deletes a post of `/api/scores` if it is still this player's.
+    pub async fn delete_score(&self, conn: &mut AnyConnection, score_id: i64, user_id: i64) -> StoreResult<bool> {
+        let done = self
+            .sql("DELETE FROM scores WHERE id = ? AND user_id = ?")
+            .bind(score_id)
+            .bind(user_id)
+            .execute(&mut *conn)
+            .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Every post of a player in `/api/scores`, oldest first (a recount).
+    /// A locking read: it sees every post committed before the player's row
+    /// was locked, where a plain read could see the transaction's older
+    /// snapshot (MySQL's repeatable read takes it at the first plain read).
+    pub async fn all_scores_of(&self, conn: &mut AnyConnection, user_id: i64) -> StoreResult<Vec<ScoreRow>> {
+        let sql = format!(
+            "SELECT id, score, created_at FROM scores WHERE user_id = ? ORDER BY id{}",
+            self.dialect.share_lock()
+        );
+        Ok(self.sql_as(&sql).bind(user_id).fetch_all(&mut *conn).await?)
+    }
+
+    /// The player and period of a post on a custom board.
+    pub async fn board_score_owner(
+        &self,
+        conn: &mut AnyConnection,
+        board: i64,
+        score_id: i64,
+    ) -> StoreResult<Option<(i64, i64)>> {
+        Ok(self
+            .sql_as("SELECT user_id, period FROM board_scores WHERE id = ? AND board = ?")
+            .bind(score_id)
+            .bind(board)
+            .fetch_optional(&mut *conn)
+            .await?)
+    }
+
+    /// Takes a board period's row for this transaction (as the writer's
+    /// `lock_period` does); `false` when the period is gone (purged).
+    pub async fn lock_existing_period(&self, conn: &mut AnyConnection, board: i64, period: i64) -> StoreResult<bool> {
+        let sql =
+            format!("SELECT players FROM board_periods WHERE board = ? AND period = ?{}", self.dialect.lock_rows());
+        let found: Option<i64> = self.sql_scalar(&sql).bind(board).bind(period).fetch_optional(&mut *conn).await?;
+        Ok(found.is_some())
+    }
+
+    /// Deletes a post on a custom board if it is still this player's.
+    pub async fn delete_board_score(
+        &self,
+        conn: &mut AnyConnection,
+        board: i64,
+        score_id: i64,
+        user_id: i64,
+    ) -> StoreResult<bool> {
+        let done = self
+            .sql("DELETE FROM board_scores WHERE id = ? AND board = ? AND user_id = ?")
+            .bind(score_id)
+            .bind(board)
+            .bind(user_id)
+            .execute(&mut *conn)
+            .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Every post of a player in one period of a board, oldest first (a
+    /// recount of their entry).
+    pub async fn period_posts_of(
+        &self,
+        conn: &mut AnyConnection,
+        board: i64,
+        period: i64,
+        user_id: i64,
+    ) -> StoreResult<Vec<BoardScoreRow>> {
+        // A locking read, as in `all_scores_of`.
+        let sql = format!(
+            "SELECT id, board, period, user_id, score, metadata, created_at FROM board_scores \
+             WHERE board = ? AND period = ? AND user_id = ? ORDER BY id{}",
+            self.dialect.share_lock()
+        );
+        Ok(self.sql_as(&sql).bind(board).bind(period).bind(user_id).fetch_all(&mut *conn).await?)
+    }
+
+    /// Deletes a player's entry in a period (their last post there went).
+    pub async fn delete_entry(
+        &self,
+        conn: &mut AnyConnection,
+        board: i64,
+        period: i64,
+        user_id: i64,
+    ) -> StoreResult<()> {
+        self.sql("DELETE FROM board_entries WHERE board = ? AND period = ? AND user_id = ?")
+            .bind(board)
+            .bind(period)
+            .bind(user_id)
+            .execute(&mut *conn)
+            .await?;
+        Ok(())
+    }
+
+    /// Writes a player's aggregates as recounted from the log; a change of
+    /// the row.
+    pub async fn set_aggregates(&self, conn: &mut AnyConnection, row: &super::UserRow) -> StoreResult<()> {
+        self.sql(
+            "UPDATE users SET best_score = ?, best_at = ?, best_score_id = ?, total_score = ?, play_count = ?, \
+             version = ? WHERE id = ?",
+        )
+        .bind(row.best_score)
+        .bind(row.best_at)
+        .bind(row.best_score_id)
+        .bind(row.total_score)
+        .bind(row.play_count)
+        .bind(row.version)
+        .bind(row.id)
+        .execute(&mut *conn)
+        .await?;
+        Ok(())
+    }
+
+    /// Sets a player's display name; a change of the row.
+    pub async fn set_display_name(&self, conn: &mut AnyConnection, user_id: i64, name: &str) -> StoreResult<()> {
+        self.sql("UPDATE users SET display_name = ?, version = version + 1 WHERE id = ?")
+            .bind(name)
+            .bind(user_id)
+            .execute(&mut *conn)
+            .await?;
+        Ok(())
+    }
+
+    /// Appends to the audit log.
+    pub async fn audit(&self, conn: &mut AnyConnection, record: &AuditRecord<'_>) -> StoreResult<()> {
+        self.sql("INSERT INTO audit_log (at, actor, action, target, detail) VALUES (?, ?, ?, ?, ?)")
+            .bind(record.at)
+            .bind(record.actor)
+            .bind(record.action)
+            .bind(record.target)
+            .bind(record.detail)
+            .execute(&mut *conn)
+            .await?;
+        Ok(())
+    }
+
+    /// Up to `limit` audit records older than `before`, newest first.
+    pub async fn audit_log(&self, before: Option<i64>, limit: i64) -> StoreResult<Vec<AuditRow>> {
+        let mut conn = self.conn().await?;
+        Ok(self
+            .sql_as("SELECT id, at, actor, action, target, detail FROM audit_log WHERE id < ? ORDER BY id DESC LIMIT ?")
+            .bind(before.unwrap_or(i64::MAX))
+            .bind(limit)
+            .fetch_all(&mut *conn)
+            .await?)
+    }
+
+    /// Deletes everything of a player (an erasure): their posts, entries
+    /// (the periods' counts first), sessions, idempotency keys, and the row.
+    /// `listed` says whether they counted on the built-in boards.
+    pub async fn erase_user(&self, conn: &mut AnyConnection, user_id: i64, listed: bool) -> StoreResult<()> {
+        self.sql(
+            "UPDATE board_periods SET players = players - 1 WHERE EXISTS (SELECT 1 FROM board_entries e \
+             WHERE e.board = board_periods.board AND e.period = board_periods.period AND e.user_id = ? \
+             AND e.hidden = 0)",
+        )
+        .bind(user_id)
+        .execute(&mut *conn)
+        .await?;
+        for table in ["board_entries", "board_scores", "scores", "sessions", "idempotency_keys"] {
+            self.sql(&format!("DELETE FROM {table} WHERE user_id = ?")).bind(user_id).execute(&mut *conn).await?;
+        }
+        if listed {
+            self.add_board_players(conn, -1).await?;
+        }
+        self.sql("DELETE FROM users WHERE id = ?").bind(user_id).execute(&mut *conn).await?;
+        Ok(())
+    }
+}
