@@ -2,6 +2,7 @@
 //! here so that tests can start the real server on port 0 and ask `port()`.
 
 use std::net::TcpListener;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -33,6 +34,7 @@ pub struct Application {
     port: u16,
     server: Server,
     background: Background,
+    draining: Arc<AtomicBool>,
 }
 
 impl Application {
@@ -83,7 +85,9 @@ impl Application {
             redis,
             background: background.clone(),
             initializing: tokio::sync::Mutex::new(()),
+            draining: Arc::default(),
         });
+        let draining = Arc::clone(&state.draining);
         boards::reload_catalog(&state).await.map_err(|error| anyhow::anyhow!("loading the board catalog: {error}"))?;
         let warm_up = state.ranks.warm_up(false).await?;
         tracing::info!(entries = warm_up.entries, millis = warm_up.elapsed.as_millis() as u64, "rank engine warmed up");
@@ -121,6 +125,8 @@ impl Application {
             }
         })
         .workers(workers)
+        // Stop signals are handled in `run_until_stopped` (readiness first).
+        .disable_signals()
         .shutdown_timeout(30)
         // Files go out as headers then body chunks: with Nagle on, the body
         // waited for the client's delayed ACK, 40 ms per asset (measured:
@@ -133,7 +139,7 @@ impl Application {
         .listen(listener)?
         .run();
         tracing::info!(port, workers, "listening");
-        Ok(Self { port, server, background })
+        Ok(Self { port, server, background, draining })
     }
 
     pub fn port(&self) -> u16 {
@@ -145,12 +151,39 @@ impl Application {
         self.server.handle()
     }
 
-    /// Serves until SIGINT/SIGTERM or `handle().stop()` (actix drains
-    /// in-flight requests first), then stops every background task.
+    /// Serves until SIGINT/SIGTERM or `handle().stop()`, then stops every
+    /// background task. A signal first marks the instance as draining
+    /// (`/readyz` answers 503), then stops accepting connections and lets
+    /// in-flight requests finish (up to 30 s).
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
+        let handle = self.server.handle();
+        let draining = Arc::clone(&self.draining);
+        let signals = actix_web::rt::spawn(async move {
+            stop_signal().await;
+            draining.store(true, Ordering::Release);
+            tracing::info!("stop signal: draining in-flight requests");
+            handle.stop(true).await;
+        });
         let served = self.server.await;
+        signals.abort();
         self.background.stop();
         served
+    }
+}
+
+/// SIGINT or SIGTERM.
+async fn stop_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    match signal(SignalKind::terminate()) {
+        Ok(mut terminate) => {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = terminate.recv() => {}
+            }
+        }
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
     }
 }
 
@@ -159,12 +192,18 @@ impl Application {
 /// token), and the headers a client needs to read back.
 fn cors(origins: &[String]) -> Cors {
     let cors = origins.iter().fold(Cors::default(), |cors, origin| cors.allowed_origin(origin));
-    cors.allowed_methods(["GET", "POST", "DELETE"])
+    cors.allowed_methods(["GET", "POST", "PATCH", "DELETE"])
         .allowed_headers([
             header::AUTHORIZATION,
             header::CONTENT_TYPE,
+            header::IF_NONE_MATCH,
             header::HeaderName::from_static("idempotency-key"),
         ])
-        .expose_headers([header::RETRY_AFTER, header::HeaderName::from_static("x-request-id")])
+        .expose_headers([
+            header::RETRY_AFTER,
+            header::ETAG,
+            header::HeaderName::from_static("x-request-id"),
+            header::HeaderName::from_static("idempotent-replayed"),
+        ])
         .max_age(3600)
 }

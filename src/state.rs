@@ -1,5 +1,6 @@
 //! The state every handler shares (one instance per server, behind `web::Data`).
 
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use crate::auth::PasswordHasher;
@@ -38,4 +39,7 @@ pub struct AppState {
     /// One initialize at a time on this instance (two would interleave
     /// their wipes and loads).
     pub initializing: tokio::sync::Mutex<()>,
+    /// Set when a stop signal came: `/readyz` answers 503 while in-flight
+    /// requests finish.
+    pub draining: Arc<AtomicBool>,
 }

@@ -68,6 +68,8 @@ pub struct Page {
     pub next_cursor: Option<Cursor>,
     /// The engine's version this page was read at (see [`RankEngine::version`]).
     pub version: u64,
+    /// The source's count of the board's changes (see [`Slice::version`]).
+    pub board_version: u64,
 }
 
 impl Page {
@@ -534,6 +536,7 @@ impl RankEngine {
 
 /// A page of `count` entries from a slice that read one more.
 fn page_of(board: BoardPeriod, slice: Option<Slice>, count: usize, version: u64) -> Page {
+    let board_version = slice.as_ref().map_or(0, |slice| slice.version);
     let empty = |total: usize| Page {
         board,
         entries: Vec::new(),
@@ -541,6 +544,7 @@ fn page_of(board: BoardPeriod, slice: Option<Slice>, count: usize, version: u64)
         next_offset: None,
         next_cursor: None,
         version,
+        board_version,
     };
     let Some(mut slice) = slice else { return empty(0) };
     let has_more = slice.entries.len() > count;
@@ -561,6 +565,7 @@ fn page_of(board: BoardPeriod, slice: Option<Slice>, count: usize, version: u64)
         next_offset: has_more.then_some((slice.position + entries) as i64),
         next_cursor: has_more.then_some(Cursor { board, after: last }),
         version,
+        board_version: slice.version,
     }
 }
 

@@ -100,7 +100,7 @@ end
 ";
 
 const SLICE: &str = r"
--- KEYS: set, entries, ready
+-- KEYS: set, entries, ready, the group's change sequence
 -- ARGV: mode (offset | after | around), offset / member / id, count, score digits, radius, period, with metadata (1/0)
 local ready = redis.call('GET', KEYS[3])
 if not ready or tonumber(ARGV[6]) < tonumber(ready) then return {-1} end
@@ -132,7 +132,7 @@ local metadata = {}
 if ARGV[7] == '1' then
   for i, member in ipairs(members) do metadata[i] = metadata_of(KEYS[2], member) end
 end
-return {total, position, first_rank, members, metadata}
+return {total, position, first_rank, members, metadata, redis.call('GET', KEYS[4]) or '0'}
 ";
 
 const RANKED: &str = r"
@@ -433,6 +433,7 @@ impl BoardSource for RedisSource {
                 .key(group.set(&name))
                 .key(group.entries(&name))
                 .key(group.ready())
+                .key(group.sequence())
                 .arg(mode)
                 .arg(argument)
                 .arg(count)
@@ -450,8 +451,8 @@ impl BoardSource for RedisSource {
             Some(redis::Value::Int(-2)) => return Ok(None),
             _ => {}
         }
-        let [total, position, first_rank, members, metadata_values] =
-            <[redis::Value; 5]>::try_from(parts).map_err(|parts| RedisError::Protocol(format!("{parts:?}")))?;
+        let [total, position, first_rank, members, metadata_values, version] =
+            <[redis::Value; 6]>::try_from(parts).map_err(|parts| RedisError::Protocol(format!("{parts:?}")))?;
         let members: Vec<String> = redis::from_redis_value(members)?;
         let mut metadata_values: Vec<String> = redis::from_redis_value(metadata_values)?;
         metadata_values.resize(members.len(), String::new());
@@ -465,6 +466,7 @@ impl BoardSource for RedisSource {
             position: redis::from_redis_value::<i64>(position)?.max(0) as usize,
             first_rank: redis::from_redis_value(first_rank)?,
             entries,
+            version: redis::from_redis_value::<String>(version)?.parse().unwrap_or(0),
         }))
     }
 

@@ -36,6 +36,10 @@ pub struct Slice {
     /// 1 + entries with a strictly better score than the first (0 when empty).
     pub first_rank: i64,
     pub total: usize,
+    /// How many changes the board had seen when this was read, where the
+    /// source counts them (Redis: the group's change log); 0 elsewhere.
+    /// Part of a page's `ETag`.
+    pub version: u64,
 }
 
 /// Some players' entries on a board, in board order, each with its

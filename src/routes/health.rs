@@ -1,4 +1,4 @@
-//! `/healthz` and `/metrics`.
+//! `/healthz`, `/livez`, `/readyz` and `/metrics`.
 
 use actix_web::{web, HttpResponse};
 
@@ -12,6 +12,22 @@ use crate::usecases::operations;
 ))]
 pub async fn healthz(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
     Ok(HttpResponse::Ok().json(operations::health(&state).await?))
+}
+
+#[utoipa::path(get, path = "/livez", tag = "operations", responses(
+    (status = 200, description = "The process runs and answers (nothing else is checked)", body = crate::routes::openapi::Status),
+))]
+pub async fn livez() -> HttpResponse {
+    HttpResponse::Ok().json(serde_json::json!({"status": "ok"}))
+}
+
+#[utoipa::path(get, path = "/readyz", tag = "operations", responses(
+    (status = 200, description = "Ready for traffic: warmed up (the server listens only after its warm-up), \
+        the database answers, not draining", body = crate::routes::openapi::Status),
+))]
+pub async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
+    operations::readiness(&state).await?;
+    Ok(HttpResponse::Ok().json(serde_json::json!({"status": "ready"})))
 }
 
 #[utoipa::path(get, path = "/metrics", tag = "operations", responses(

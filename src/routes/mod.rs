@@ -43,6 +43,8 @@ macro_rules! routes {
 
 routes! {
     "/healthz" => { get: health::healthz => [DatabaseUnavailable] },
+    "/livez" => { get: health::livez => [] },
+    "/readyz" => { get: health::readyz => [ShuttingDown, DatabaseUnavailable] },
     "/metrics" => { get: health::metrics => [] },
     "/api/openapi.json" => { get: openapi::document => [] },
     "/api/users" => {

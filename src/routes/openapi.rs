@@ -166,6 +166,13 @@ pub struct Health {
     pub redis: String,
 }
 
+/// `GET /livez`, `GET /readyz`.
+#[derive(Serialize, ToSchema)]
+pub struct Status {
+    /// `ok` (live) or `ready`.
+    pub status: String,
+}
+
 /// Bearer token or `session` cookie, as the contract allows.
 struct SessionAuth;
 
@@ -186,6 +193,8 @@ impl Modify for SessionAuth {
     info(title = "hiscore", description = "A game score-ranking JSON API. Errors are always `ErrorBody`."),
     paths(
         super::health::healthz,
+        super::health::livez,
+        super::health::readyz,
         super::health::metrics,
         document,
         super::users::register,
@@ -218,7 +227,7 @@ impl Modify for SessionAuth {
         super::admin::initialize,
     ),
     components(schemas(
-        ErrorBody, ErrorDetail, RegisterRequest, LoginRequest, ScoreRequest, InitializeRequest, Health,
+        ErrorBody, ErrorDetail, Status, RegisterRequest, LoginRequest, ScoreRequest, InitializeRequest, Health,
         views::PublicUser, views::Me, views::SessionCreated, views::ScoreView, views::ScoreResult,
         views::ScoreHistory, views::UserRef, views::RankingEntry, views::RankingPage, views::UserList,
         views::PeriodView, views::BoardView, views::BoardList, views::PeriodEntry, views::PeriodList,

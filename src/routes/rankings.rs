@@ -1,9 +1,9 @@
 //! `/api/rankings/{board}`: pages of a board, the window around a player,
 //! and a friends board, for every board and period.
 
-use actix_web::http::header::ContentType;
+use actix_web::http::header::{self, ContentType};
 use actix_web::web::Bytes;
-use actix_web::{web, HttpResponse};
+use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
 
 use super::parse_id;
@@ -11,7 +11,7 @@ use crate::domain::{parse_offset, PageLimit, PeriodSelector, Radius, UserIds};
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
 use crate::usecases::boards::resolve;
-use crate::usecases::rankings::{self, PageRequest};
+use crate::usecases::rankings::{self, PageRequest, Rendered};
 
 #[derive(Deserialize)]
 pub struct PageQuery {
@@ -28,10 +28,17 @@ pub struct PageQuery {
         ("offset" = Option<i64>, Query, minimum = 0, description = "Position to start at, default 0 (not with `cursor`)"),
         ("cursor" = Option<String>, Query, pattern = "^[A-Za-z0-9_-]{40,64}$", description = "A `next_cursor` (opaque, checksummed: any other value is 400 `invalid_cursor`): keyset paging that never shows a player twice; it goes on in the period it began in"),
         ("period" = Option<String>, Query, pattern = "^(current|[0-9]{1,18})$", description = "`current` (default) or a kept period's index"),
+        ("If-None-Match" = Option<String>, Header, description = "The `ETag` of a copy the client holds: 304 while it is current"),
     ),
-    responses((status = 200, body = crate::views::RankingPage)))]
+    responses(
+        (status = 200, body = crate::views::RankingPage,
+            headers(("ETag" = String, description = "Changes whenever the page or its board changes"))),
+        (status = 304, description = "The copy named by `If-None-Match` is current; no body",
+            headers(("ETag" = String, description = "The current tag"))),
+    ))]
 pub async fn page(
     state: web::Data<AppState>,
+    request: HttpRequest,
     path: web::Path<String>,
     query: web::Query<PageQuery>,
 ) -> Result<HttpResponse, ApiError> {
@@ -45,7 +52,7 @@ pub async fn page(
         (Some(raw), None) => PageRequest::Cursor(raw),
         (None, offset) => PageRequest::Offset(parse_offset(offset.as_deref())?),
     };
-    Ok(json_response(rankings::page(&state, &board, period, limit, start).await?))
+    Ok(conditional(&request, rankings::page(&state, &board, period, limit, start).await?))
 }
 
 #[derive(Deserialize)]
@@ -60,10 +67,17 @@ pub struct AroundQuery {
         ("user_id" = i64, Path, minimum = 1, description = "The player in the middle"),
         ("radius" = Option<i64>, Query, minimum = 0, maximum = 50, description = "0..50 entries on each side, default 5"),
         ("period" = Option<String>, Query, pattern = "^(current|[0-9]{1,18})$", description = "`current` (default) or a kept period's index"),
+        ("If-None-Match" = Option<String>, Header, description = "The `ETag` of a copy the client holds: 304 while it is current"),
     ),
-    responses((status = 200, body = crate::views::RankingPage)))]
+    responses(
+        (status = 200, body = crate::views::RankingPage,
+            headers(("ETag" = String, description = "Changes whenever the window or its board changes"))),
+        (status = 304, description = "The copy named by `If-None-Match` is current; no body",
+            headers(("ETag" = String, description = "The current tag"))),
+    ))]
 pub async fn around(
     state: web::Data<AppState>,
+    request: HttpRequest,
     path: web::Path<(String, String)>,
     query: web::Query<AroundQuery>,
 ) -> Result<HttpResponse, ApiError> {
@@ -72,7 +86,7 @@ pub async fn around(
     let user_id = parse_id(&user_id, ErrorCode::UserNotFound)?;
     let radius = Radius::parse(query.radius.as_deref())?.value();
     let period = PeriodSelector::parse(query.period.as_deref())?;
-    Ok(json_response(rankings::around(&state, &board, period, user_id, radius).await?))
+    Ok(conditional(&request, rankings::around(&state, &board, period, user_id, radius).await?))
 }
 
 #[derive(Deserialize)]
@@ -101,4 +115,24 @@ pub async fn friends(
 
 fn json_response(body: Bytes) -> HttpResponse {
     HttpResponse::Ok().content_type(ContentType::json()).body(body)
+}
+
+/// 304 when the client already holds this page (`If-None-Match` names its
+/// tag, or `*`), else the page with its `ETag`. `no-cache`: clients and
+/// caches may keep it, but ask again (cheaply, with the tag) before use.
+fn conditional(request: &HttpRequest, page: Rendered) -> HttpResponse {
+    let held = request
+        .headers()
+        .get_all(header::IF_NONE_MATCH)
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .map(|tag| tag.trim())
+        .any(|tag| tag == "*" || tag.strip_prefix("W/").unwrap_or(tag) == page.etag);
+    let mut response = if held { HttpResponse::NotModified() } else { HttpResponse::Ok() };
+    response.insert_header((header::ETAG, page.etag.as_str())).insert_header((header::CACHE_CONTROL, "no-cache"));
+    if held {
+        response.finish()
+    } else {
+        response.content_type(ContentType::json()).body(page.body)
+    }
 }

@@ -25,6 +25,17 @@ pub async fn health(state: &AppState) -> Result<Health, ApiError> {
     }
 }
 
+/// `/readyz`: not draining, and the database answers.
+pub async fn readiness(state: &AppState) -> Result<(), ApiError> {
+    if state.draining.load(std::sync::atomic::Ordering::Acquire) {
+        return Err(ApiError::with_message(
+            ErrorCode::ShuttingDown,
+            "draining: in-flight requests finish, then it stops",
+        ));
+    }
+    health(state).await.map(|_| ())
+}
+
 /// The Prometheus text exposition, with the pool's gauges read now.
 pub fn metrics_text(state: &AppState, metrics: &Metrics) -> String {
     let pool = state.store.pool();

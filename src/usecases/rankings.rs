@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use actix_web::web::Bytes;
+use sha2::{Digest, Sha256};
 
 use super::boards::{resolve_period, BoardRef, ResolvedPeriod};
 use crate::cache::{PageKey, PageStart};
@@ -18,6 +19,26 @@ use crate::error::{ApiError, ErrorCode};
 use crate::rank::Page;
 use crate::state::AppState;
 use crate::views::{PeriodView, RankingEntry, RankingPage};
+
+/// A rendered page and its entity tag: a digest of the body and of the
+/// board's version when it was read, so it changes whenever the page or
+/// its board changes (a change anywhere on the board, even below the
+/// page), and a client polling with `If-None-Match` gets 304 until then.
+pub struct Rendered {
+    pub body: Bytes,
+    pub etag: String,
+}
+
+impl Rendered {
+    fn new(body: Bytes, version: u64, board_version: u64) -> Self {
+        let mut digest = Sha256::new();
+        digest.update(version.to_le_bytes());
+        digest.update(board_version.to_le_bytes());
+        digest.update(&body);
+        let hex: String = digest.finalize()[..10].iter().map(|byte| format!("{byte:02x}")).collect();
+        Self { body, etag: format!("\"{hex}\"") }
+    }
+}
 
 /// Where a page request starts.
 pub enum PageRequest<'a> {
@@ -35,7 +56,7 @@ pub async fn page(
     selector: PeriodSelector,
     limit: i64,
     start: PageRequest<'_>,
-) -> Result<Bytes, ApiError> {
+) -> Result<Rendered, ApiError> {
     let (resolved, start) = match start {
         PageRequest::Offset(offset) => (resolve_period(state, board, selector).await?, PageStart::Offset(offset)),
         PageRequest::Cursor(raw) => {
@@ -50,32 +71,36 @@ pub async fn page(
         }
     };
     let key = PageKey { board: resolved.board, limit, start };
-    if let Some(body) = state.caches.pages.get(&key, state.ranks.version()) {
-        return Ok(body);
+    let current = state.ranks.version();
+    if let Some(body) = state.caches.pages.get(&key, current) {
+        // Cached pages are the local index's, which has no board version of its own.
+        return Ok(Rendered::new(body, current, 0));
     }
     let build = || async {
         let page = match start {
             PageStart::Offset(offset) => state.ranks.page_at_offset(resolved.board, offset, limit).await?,
             PageStart::After(after) => state.ranks.page_after(Cursor { board: resolved.board, after }, limit).await?,
         };
-        let version = page.version;
-        render(state, board, resolved.view, page).await.map(|body| (version, body))
+        let (version, board_version) = (page.version, page.board_version);
+        render(state, board, resolved.view, page).await.map(|body| (version, board_version, body))
     };
     if state.redis.is_some() {
         // Shared boards are never cached: every request reads its own
         // snapshot, so a joined build could only be older.
-        return Ok(build().await?.1);
+        let (version, board_version, body) = build().await?;
+        return Ok(Rendered::new(body, version, board_version));
     }
     // A shared result that predates the latest post (the build began before
     // it) or a failed build is redone for this request, which then reports
     // its own error.
-    let shared = state.caches.page_builds.run(key.clone(), || async { build().await.ok() }).await;
+    let shared =
+        state.caches.page_builds.run(key.clone(), || async { build().await.ok().map(|(v, _, b)| (v, b)) }).await;
     let (version, body) = match shared {
         Some((version, body)) if version == state.ranks.version() => (version, body),
-        _ => build().await?,
+        _ => build().await.map(|(version, _, body)| (version, body))?,
     };
     state.caches.pages.put(key, version, body.clone());
-    Ok(body)
+    Ok(Rendered::new(body, version, 0))
 }
 
 /// Up to `radius` entries either side of a player: 404 `user_not_on_board`
@@ -86,10 +111,11 @@ pub async fn around(
     selector: PeriodSelector,
     user_id: i64,
     radius: i64,
-) -> Result<Bytes, ApiError> {
+) -> Result<Rendered, ApiError> {
     let resolved = resolve_period(state, board, selector).await?;
     if let Some(page) = state.ranks.around(resolved.board, user_id, radius).await? {
-        return render(state, board, resolved.view, page).await;
+        let (version, board_version) = (page.version, page.board_version);
+        return Ok(Rendered::new(render(state, board, resolved.view, page).await?, version, board_version));
     }
     let mut conn = state.store.conn().await?;
     match state.store.user(&mut conn, user_id).await? {

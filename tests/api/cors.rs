@@ -39,4 +39,10 @@ async fn cross_origin_access_is_only_for_configured_origins(backend: Backend) {
     let simple =
         open.client.get(open.url("/api/rankings/best")).header("origin", "https://other.example").send().await.unwrap();
     assert_eq!(simple.headers()["access-control-allow-origin"], "https://other.example");
+    // A client can read the page's tag and a replay's flag, and change its account.
+    let exposed = simple.headers()["access-control-expose-headers"].to_str().unwrap().to_ascii_lowercase();
+    for header in ["etag", "idempotent-replayed", "retry-after", "x-request-id"] {
+        assert!(exposed.contains(header), "{header} is not exposed: {exposed}");
+    }
+    assert!(methods.contains("PATCH"), "{methods}");
 }

@@ -16,6 +16,9 @@ async fn healthz_and_metrics(backend: Backend) {
     assert_eq!(body["status"], "ok");
     let expected_redis = if db.redis.is_some() { "ok" } else { "disabled" };
     assert_eq!(body["redis"], expected_redis, "{body}");
+    // Liveness asks nothing; readiness asks the database and the drain.
+    assert_eq!(app.get_json("/livez").await, (reqwest::StatusCode::OK, serde_json::json!({"status": "ok"})));
+    assert_eq!(app.get_json("/readyz").await, (reqwest::StatusCode::OK, serde_json::json!({"status": "ready"})));
 
     app.get("/api/rankings/best").await;
     let response = app.get("/metrics").await;

@@ -17,6 +17,7 @@ backend_tests!(
     a_cursor_walk_survives_overtaking_at_the_page_boundary,
     around_me_is_centred_and_ranked,
     ranking_errors,
+    pages_carry_an_etag_that_changes_with_the_board,
 );
 
 /// Five players whose best scores are 50, 40, 40, 40, 30 (posted in that
@@ -278,4 +279,42 @@ async fn random_posts_match_a_brute_force_sort(backend: Backend) {
             assert_eq!(profile[format!("{board}_rank")], *rank, "{board} rank of {id}");
         }
     }
+}
+
+/// The tag of a page fetched with `If-None-Match: held` (and the status).
+async fn conditional_get(app: &TestApp, path: &str, held: Option<&str>) -> (StatusCode, String, String) {
+    let mut request = app.client.get(app.url(path));
+    if let Some(tag) = held {
+        request = request.header("If-None-Match", tag);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status();
+    let tag = response.headers().get("etag").map(|v| v.to_str().unwrap().to_owned()).unwrap_or_default();
+    (status, tag, response.text().await.unwrap())
+}
+
+async fn pages_carry_an_etag_that_changes_with_the_board(backend: Backend) {
+    let (app, _db) = spawn_app(&backend).await;
+    let players = five_players(&app).await;
+    let top = "/api/rankings/best?limit=2";
+    let (status, tag, body) = conditional_get(&app, top, None).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(tag.starts_with('"') && tag.len() > 10, "{tag:?}");
+    // Held and current: 304 with no body, again and again.
+    for held in [tag.clone(), format!("W/{tag}"), format!("\"other\", {tag}"), "*".to_owned()] {
+        let (status, again, empty) = conditional_get(&app, top, Some(&held)).await;
+        assert_eq!((status, &again, empty.as_str()), (StatusCode::NOT_MODIFIED, &tag, ""), "{held}");
+    }
+    // A change below the page still changes the board, and so the tag.
+    app.post_score(&players[4], 35).await;
+    let (status, changed, new_body) = conditional_get(&app, top, Some(&tag)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_ne!(changed, tag);
+    assert_eq!(new_body, body, "the top two did not move");
+    // Around a player: the same rules.
+    let around = format!("/api/rankings/total/around/{}?radius=1", players[2].id);
+    let (_, tag, _) = conditional_get(&app, &around, None).await;
+    assert_eq!(conditional_get(&app, &around, Some(&tag)).await.0, StatusCode::NOT_MODIFIED);
+    app.post_score(&players[0], 1).await;
+    assert_eq!(conditional_get(&app, &around, Some(&tag)).await.0, StatusCode::OK);
 }
