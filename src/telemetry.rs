@@ -69,7 +69,20 @@ impl Metrics {
         out
     }
 
+    /// Counts a request. Labels come from fixed sets only, whatever the
+    /// client sends: a method the API does not use is `other`, a path that
+    /// is no route is `static` (a file served) or `unmatched`; otherwise
+    /// every odd method or path would add series that are never freed.
     fn observe(&self, method: &str, route: &str, status: u16, seconds: f64) {
+        const METHODS: [&str; 7] = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
+        let method = METHODS.iter().find(|known| **known == method).copied().unwrap_or("other");
+        let route = if crate::routes::ROUTES.iter().any(|(_, path)| *path == route) || route == "panicked" {
+            route
+        } else if (200..400).contains(&status) && matches!(method, "GET" | "HEAD") {
+            "static"
+        } else {
+            "unmatched"
+        };
         let status = status.to_string();
         let labels = [method, route, status.as_str()];
         self.requests.with_label_values(&labels).inc();

@@ -206,17 +206,22 @@ fn path_error(_: PathError, _: &HttpRequest) -> actix_web::Error {
 /// which serde would happily read as a one-field struct) is a 400.
 type JsonObject = web::Json<serde_json::Map<String, serde_json::Value>>;
 
-/// The client's address for per-address limits: the peer, or the first
-/// `X-Forwarded-For` hop when configured to trust the proxy in front.
+/// The client's address for per-address limits: the peer, or, when
+/// configured to trust the proxy in front, the last `X-Forwarded-For` hop
+/// (the one that proxy added: the shipped nginx sends only the address it
+/// saw). Only a well-formed IP address counts, written in its canonical
+/// form, so a client cannot choose arbitrary limiter keys.
 fn client_address(request: &HttpRequest, trust_forwarded_for: bool) -> String {
     let forwarded = trust_forwarded_for
         .then(|| request.headers().get("x-forwarded-for"))
         .flatten()
         .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.split(',').next())
-        .map(|first| first.trim().to_owned())
-        .filter(|first| !first.is_empty());
-    forwarded.or_else(|| request.peer_addr().map(|peer| peer.ip().to_string())).unwrap_or_default()
+        .and_then(|value| value.rsplit(',').next())
+        .and_then(|last| last.trim().parse::<std::net::IpAddr>().ok());
+    forwarded
+        .or_else(|| request.peer_addr().map(|peer| peer.ip()))
+        .map(|address| address.to_string())
+        .unwrap_or_default()
 }
 
 /// Parses a numeric id from a path segment; anything else names no resource.

@@ -89,3 +89,40 @@ async fn posts_closer_than_the_minimum_interval_are_refused(backend: Backend) {
     let result = app.post_score(&alice, 30).await;
     assert_eq!((result["user"]["play_count"].clone(), result["user"]["total_score"].clone()), (json!(2), json!(40)));
 }
+
+/// Found by probing: behind nginx, eight registrations with eight made-up
+/// `X-Forwarded-For` values all got 201 with a per-address limit of 5 (nginx
+/// appended the real address, the app took the client's first entry).
+#[actix_web::test]
+async fn a_forged_forwarded_for_does_not_escape_the_address_limit_behind_nginx() {
+    let db = TestDatabase::new(&Backend::Sqlite).await;
+    let args = ["--trust-forwarded-for", "--rate-register-per-address", "5"];
+    let app = spawn_app_on(&db, &args).await;
+    let upstream = app.address.trim_start_matches("http://").to_owned();
+    let Some(front) = crate::external::nginx_in_front_of(&upstream).await else { return };
+    let client = reqwest::Client::new();
+    let mut statuses = Vec::new();
+    for i in 0..8 {
+        let response = client
+            .post(format!("{}/api/users", front.site))
+            .header("X-Forwarded-For", format!("203.0.113.{i}"))
+            .json(&json!({"login_name": format!("forger{i}"), "password": PASSWORD}))
+            .send()
+            .await
+            .unwrap();
+        statuses.push(response.status().as_u16());
+    }
+    assert_eq!(statuses, [201, 201, 201, 201, 201, 429, 429, 429]);
+    // Straight to the app: only a well-formed address counts, and the last
+    // hop (the proxy's), never a client's first entry.
+    for forged in ["not-an-address", "203.0.113.9, 127.0.0.1"] {
+        let response = client
+            .post(app.url("/api/users"))
+            .header("X-Forwarded-For", forged)
+            .json(&json!({"login_name": "forger9", "password": PASSWORD}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 429, "{forged} escaped the limit");
+    }
+}

@@ -14,6 +14,43 @@ backend_tests!(
     an_unknown_login_takes_about_as_long_as_a_wrong_password
 );
 
+/// The number of request-counting series in `/metrics`.
+async fn request_series(app: &crate::helpers::TestApp) -> usize {
+    let text = app.get("/metrics").await.text().await.unwrap();
+    text.lines().filter(|line| line.starts_with("hiscore_http_requests_total{")).count()
+}
+
+/// Found by probing: three requests with methods FOOA, FOOB, FOOC added 51
+/// lines to /metrics, never freed. Odd methods and paths now land in fixed
+/// labels (`other`, `static`, `unmatched`).
+#[actix_web::test]
+async fn odd_methods_and_paths_add_no_metric_series() {
+    let db = TestDatabase::new(&Backend::Sqlite).await;
+    let app = spawn_app_on(&db, &["--static-dir", concat!(env!("CARGO_MANIFEST_DIR"), "/static")]).await;
+    let send = |method: &str, path: String| {
+        let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+        app.client.request(method, app.url(&path)).send()
+    };
+    // One of each kind first: the series they need exist from here on.
+    for (method, path) in [("FOO0", "/odd/0"), ("GET", "/odd/0"), ("GET", "/"), ("POST", "/odd/0"), ("GET", "/metrics")]
+    {
+        send(method, path.to_owned()).await.unwrap();
+    }
+    let before = request_series(&app).await;
+    for i in 1..=1_000 {
+        let (method, path) = match i % 4 {
+            0 => (format!("FOO{i}"), format!("/odd/{i}")),
+            1 => ("GET".to_owned(), format!("/odd/{i}/{}", "x".repeat(i % 50))),
+            2 => ("POST".to_owned(), format!("/odd/{i}")),
+            _ => (format!("M{i}"), "/api/rankings/best".to_owned()),
+        };
+        send(&method, path).await.unwrap();
+    }
+    // `M{i}` on a route is 405 `other`: one more series, once.
+    let after = request_series(&app).await;
+    assert!(after <= before + 1, "{before} series before, {after} after 1,000 odd requests");
+}
+
 async fn responses_say_nosniff_and_nothing_about_the_server(backend: Backend) {
     let db = TestDatabase::new(&backend).await;
     let app = spawn_app_on(&db, &["--static-dir", concat!(env!("CARGO_MANIFEST_DIR"), "/static")]).await;
