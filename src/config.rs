@@ -33,7 +33,8 @@ pub struct Settings {
     pub bind: String,
 
     /// `sqlite://path` (embedded, the default) or `mysql://user:pass@host/db`.
-    #[arg(long, env = "DATABASE_URL", default_value = "sqlite://data/hiscore.db", value_parser = parse_database_url)]
+    // Values hidden from --help: a URL may carry a password.
+    #[arg(long, env = "DATABASE_URL", hide_env_values = true, default_value = "sqlite://data/hiscore.db", value_parser = parse_database_url)]
     pub database_url: String,
 
     /// Do not apply database migrations at start; refuse to start unless
@@ -71,7 +72,7 @@ pub struct Settings {
 
     /// Redis for the shared board, sessions and cache invalidation across
     /// instances (`redis://host:6379`); without it everything stays in process.
-    #[arg(long, env = "REDIS_URL")]
+    #[arg(long, env = "REDIS_URL", hide_env_values = true)]
     pub redis_url: Option<String>,
 
     /// Prefix of every Redis key (several deployments can share one Redis).

@@ -77,6 +77,11 @@ impl UserIds {
             }
             if !ids.contains(&id) {
                 ids.push(id);
+                // Capped as they come: the duplicate check stays O(MAX²)
+                // however long the list a client sends.
+                if ids.len() > Self::MAX {
+                    return Err(invalid());
+                }
             }
         }
         // Counted before de-duplication would reject "1,1,…" needlessly;

@@ -18,7 +18,7 @@ use crate::views::Me;
 pub async fn me(state: web::Data<AppState>, auth: AuthUser) -> Result<HttpResponse, ApiError> {
     // A session whose user is gone is no session.
     let (user, ranks) = players::profile(&state, auth.user_id).await?.ok_or(ErrorCode::InvalidSession)?;
-    Ok(HttpResponse::Ok().json(Me::new(&user, ranks)))
+    Ok(private(Me::new(&user, ranks)))
 }
 
 #[utoipa::path(patch, path = "/api/me", tag = "accounts",
@@ -38,7 +38,7 @@ pub async fn change(state: web::Data<AppState>, auth: AuthUser, body: JsonObject
         },
     };
     let (user, ranks) = accounts::change_own_account(&state, auth.user_id, &auth.token_hash, change).await?;
-    Ok(HttpResponse::Ok().json(Me::new(&user, ranks)))
+    Ok(private(Me::new(&user, ranks)))
 }
 
 #[utoipa::path(delete, path = "/api/me", tag = "accounts",
@@ -55,4 +55,9 @@ pub async fn erase(state: web::Data<AppState>, auth: AuthUser, body: JsonObject)
     };
     accounts::erase_own_account(&state, auth.user_id, &password).await?;
     Ok(HttpResponse::NoContent().cookie(expired_session_cookie()).finish())
+}
+
+/// The player's own data: never kept by a cache.
+fn private(me: Me) -> HttpResponse {
+    HttpResponse::Ok().insert_header((actix_web::http::header::CACHE_CONTROL, "no-store")).json(me)
 }

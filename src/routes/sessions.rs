@@ -42,6 +42,8 @@ pub async fn login(
 /// A new session's answer: `{user: Me, token}` and the cookie.
 pub(super) fn session_started(state: &AppState, started: SessionStarted, status: StatusCode) -> HttpResponse {
     HttpResponse::build(status)
+        // A token and private data: never kept by a cache.
+        .insert_header((actix_web::http::header::CACHE_CONTROL, "no-store"))
         .cookie(session_cookie(&started.token, state.settings.session_ttl_secs))
         .json(SessionCreated { user: Me::new(&started.user, started.ranks), token: started.token.as_str().to_owned() })
 }

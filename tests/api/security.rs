@@ -14,6 +14,31 @@ backend_tests!(
     an_unknown_login_takes_about_as_long_as_a_wrong_password
 );
 
+/// Answers carrying a token or the player's own data are never cached;
+/// a `help` never shows a database or Redis password.
+#[actix_web::test]
+async fn private_answers_are_not_stored_and_help_hides_secrets() {
+    let db = TestDatabase::new(&Backend::Sqlite).await;
+    let app = spawn_app_on(&db, &[]).await;
+    let registered = app.register_raw(&json!({"login_name": "private", "password": PASSWORD})).await;
+    assert_eq!(registered.headers()["cache-control"], "no-store");
+    let token = json_of(registered).await.1["token"].as_str().unwrap().to_owned();
+    let login = app.post_json("/api/sessions", &json!({"login_name": "private", "password": PASSWORD})).await;
+    assert_eq!(login.headers()["cache-control"], "no-store");
+    let me = app.client.get(app.url("/api/me")).bearer_auth(&token).send().await.unwrap();
+    assert_eq!(me.headers()["cache-control"], "no-store");
+
+    let help = Command::new(env!("CARGO_BIN_EXE_hiscore"))
+        .args(["serve", "--help"])
+        .env("DATABASE_URL", "mysql://root:hunter2-db@127.0.0.1/x")
+        .env("REDIS_URL", "redis://:hunter2-redis@127.0.0.1")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&help.stdout);
+    assert!(text.contains("DATABASE_URL"), "{text}");
+    assert!(!text.contains("hunter2"), "--help shows a password: {text}");
+}
+
 /// The number of request-counting series in `/metrics`.
 async fn request_series(app: &crate::helpers::TestApp) -> usize {
     let text = app.get("/metrics").await.text().await.unwrap();
