@@ -16,7 +16,7 @@ out="${OUT:-./soak-out}"
 mkdir -p "$out"
 cargo build --release --quiet
 rm -rf "$out/data"
-ADMIN_TOKEN=soak RUST_LOG=warn ./target/release/hiscore serve --bind 127.0.0.1:18090 \
+ADMIN_TOKEN=soak-admin-token-long-enough-for-hiscore RUST_LOG=warn ./target/release/hiscore serve --bind 127.0.0.1:18090 \
   --database-url "sqlite://$out/data/hiscore.db" --static-dir static > "$out/server.log" 2>&1 &
 server=$!
 trap 'kill $server 2>/dev/null || true' EXIT
@@ -34,7 +34,7 @@ echo "seconds,rss_kib,fds,players" > "$out/soak.csv"
 ) &
 sampler=$!
 # One load level for the whole run (the step is longer than the run).
-./target/release/hiscore bench --target http://127.0.0.1:18090 --admin-token soak --duration "$duration" \
+./target/release/hiscore bench --target http://127.0.0.1:18090 --admin-token soak-admin-token-long-enough-for-hiscore --duration "$duration" \
   --concurrency "$concurrency" --step-secs $((duration + 60)) --max-players "$max_players" --json "$out/bench.json" > "$out/bench.txt" 2>&1 || true
 kill $server; wait $server 2>/dev/null || true
 kill $sampler 2>/dev/null || true

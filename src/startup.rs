@@ -38,7 +38,8 @@ pub struct Application {
 }
 
 impl Application {
-    pub async fn build(settings: Settings) -> anyhow::Result<Self> {
+    pub async fn build(mut settings: Settings) -> anyhow::Result<Self> {
+        settings.admin_token = checked_admin_token(settings.admin_token.take())?;
         let metrics = Metrics::new()?;
         let migrations = if settings.no_migrate { Migrations::Require } else { Migrations::Apply };
         let store = Store::connect(
@@ -168,6 +169,25 @@ impl Application {
         signals.abort();
         self.background.stop();
         served
+    }
+}
+
+/// Admin tokens shorter than this are refused at start.
+const MIN_ADMIN_TOKEN_CHARS: usize = 32;
+
+/// An empty token (what docker-compose passes for an unset variable) turns
+/// the admin routes off; a short one stops the start: it could be guessed.
+fn checked_admin_token(token: Option<String>) -> anyhow::Result<Option<String>> {
+    match token {
+        Some(token) if token.is_empty() => {
+            tracing::warn!("ADMIN_TOKEN is empty: the admin routes are off");
+            Ok(None)
+        }
+        Some(token) if token.chars().count() < MIN_ADMIN_TOKEN_CHARS => anyhow::bail!(
+            "ADMIN_TOKEN must be at least {MIN_ADMIN_TOKEN_CHARS} characters (e.g. `openssl rand -hex 24`): \
+             a short token can be guessed"
+        ),
+        token => Ok(token),
     }
 }
 

@@ -135,7 +135,7 @@ async fn bench(target: &str, duration: u64) -> Outcome {
     let out = tempfile::tempdir().unwrap();
     hiscore::bench::run(BenchArgs {
         target: target.to_owned(),
-        admin_token: Some("t".into()),
+        admin_token: Some("test-admin-token-0123456789abcdef".into()),
         duration,
         concurrency: 2,
         users: 300,
@@ -280,7 +280,7 @@ fn a_bench_run_rides_out_a_database_outage() {
     outage_test("a_bench_run_rides_out_a_database_outage", async {
         let backend = Backend::mariadb_redis().expect("TEST_SERVICE_OUTAGES=1 needs TEST_MYSQL_URL and TEST_REDIS_URL");
         let db = TestDatabase::new(&backend).await;
-        let app = spawn_app_on(&db, &["--admin-token", "t"]).await;
+        let app = spawn_app_on(&db, &["--admin-token", "test-admin-token-0123456789abcdef"]).await;
 
         let plan = meanwhile(|| {
             std::thread::sleep(Duration::from_secs(5));
@@ -306,7 +306,7 @@ fn a_bench_run_on_two_instances_rides_out_a_redis_restart_and_a_flushall() {
     outage_test("a_bench_run_on_two_instances_rides_out_a_redis_restart_and_a_flushall", async {
         let backend = Backend::mariadb_redis().expect("TEST_SERVICE_OUTAGES=1 needs TEST_MYSQL_URL and TEST_REDIS_URL");
         let db = TestDatabase::new(&backend).await;
-        let args = ["--admin-token", "t", "--trust-forwarded-for"];
+        let args = ["--admin-token", "test-admin-token-0123456789abcdef", "--trust-forwarded-for"];
         let apps = [spawn_app_on(&db, &args).await, spawn_app_on(&db, &args).await];
         let upstreams: Vec<&str> = apps.iter().map(|app| app.address.trim_start_matches("http://")).collect();
         let Some(front) = external::nginx_in_front_of(&upstreams.join(",")).await else { return };

@@ -11,7 +11,7 @@ backend_tests!(
     initialize_wipes_and_loads_deterministically
 );
 
-const ADMIN: [&str; 2] = ["--admin-token", "let-me-in"];
+const ADMIN: [&str; 2] = ["--admin-token", "let-me-in-with-a-token-of-32-characters"];
 
 async fn initialize_is_404_without_an_admin_token(backend: Backend) {
     let (app, _db) = spawn_app(&backend).await;
@@ -26,10 +26,12 @@ async fn initialize_checks_the_token(backend: Backend) {
     assert_error(status, &body, 403, "invalid_admin_token");
     let (status, body) = json_of(app.post_json("/api/admin/initialize", &json!({})).await).await;
     assert_error(status, &body, 401, "admin_token_required");
-    let (status, body) = app.initialize("let-me-in", &json!({"users": -5})).await;
+    let (status, body) = app.initialize("let-me-in-with-a-token-of-32-characters", &json!({"users": -5})).await;
     assert_error(status, &body, 422, "invalid_users");
     // Found by the fuzz test: an oversized body was a plain-text 413.
-    let (status, body) = app.initialize("let-me-in", &json!({"users": 1, "padding": "x".repeat(20_000)})).await;
+    let (status, body) = app
+        .initialize("let-me-in-with-a-token-of-32-characters", &json!({"users": 1, "padding": "x".repeat(20_000)}))
+        .await;
     assert_error(status, &body, 413, "payload_too_large");
 }
 
@@ -39,7 +41,7 @@ async fn initialize_wipes_and_loads_deterministically(backend: Backend) {
     let alice = app.register("alice").await;
 
     let spec = json!({"users": 200, "scores": 2000, "seed": 42});
-    let (status, body) = app.initialize("let-me-in", &spec).await;
+    let (status, body) = app.initialize("let-me-in-with-a-token-of-32-characters", &spec).await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["users"], 200);
     assert_eq!(body["scores"], 2000);
@@ -58,8 +60,8 @@ async fn initialize_wipes_and_loads_deterministically(backend: Backend) {
     assert!(total_plays > 0);
 
     let first = pages(&app).await;
-    app.initialize("let-me-in", &json!({"users": 10, "scores": 10, "seed": 1})).await;
-    let (status, _) = app.initialize("let-me-in", &spec).await;
+    app.initialize("let-me-in-with-a-token-of-32-characters", &json!({"users": 10, "scores": 10, "seed": 1})).await;
+    let (status, _) = app.initialize("let-me-in-with-a-token-of-32-characters", &spec).await;
     assert_eq!(status, 200);
     assert_eq!(pages(&app).await, first, "same seed, byte-identical pages");
 
@@ -92,8 +94,23 @@ async fn initialize_ends_every_session_even_cached_ones(backend: Backend) {
     let alice = app.register("alice").await;
     // Used once, so that a cache (Redis) holds the session too.
     assert_eq!(app.get_authed("/api/me", &alice.token).await.0, 200);
-    let (status, _) = app.initialize("let-me-in", &json!({"users": 5, "scores": 5})).await;
+    let (status, _) =
+        app.initialize("let-me-in-with-a-token-of-32-characters", &json!({"users": 5, "scores": 5})).await;
     assert_eq!(status, 200);
     let (status, body) = app.get_authed("/api/me", &alice.token).await;
     assert_error(status, &body, 401, "invalid_session");
+}
+
+/// An empty token (docker-compose's value for an unset variable) leaves the
+/// admin routes off; a short one stops the start with a clear message.
+#[actix_web::test]
+async fn empty_admin_tokens_are_off_and_short_ones_refused() {
+    let db = TestDatabase::new(&Backend::Sqlite).await;
+    let app = spawn_app_on(&db, &["--admin-token", ""]).await;
+    let (status, body) = app.initialize("", &json!({})).await;
+    assert_error(status, &body, 404, "not_found");
+    let args = ["hiscore", "--database-url", &db.url, "--bind", "127.0.0.1:0", "--admin-token", "short-token"];
+    let settings = hiscore::config::Settings::try_parse_from(args).unwrap();
+    let refused = hiscore::startup::Application::build(settings).await.err().expect("a short token is refused");
+    assert!(refused.to_string().contains("at least 32 characters"), "{refused}");
 }

@@ -32,10 +32,13 @@ fn args(target: String, admin_token: Option<&str>, out: &tempfile::TempDir) -> B
 async fn a_short_bench_passes_on_hiscore(backend: Backend) {
     let db = TestDatabase::new(&backend).await;
     let static_dir = concat!(env!("CARGO_MANIFEST_DIR"), "/static");
-    let app = spawn_app_on(&db, &["--admin-token", "bench-token", "--static-dir", static_dir]).await;
+    let app =
+        spawn_app_on(&db, &["--admin-token", "bench-token-long-enough-for-the-check", "--static-dir", static_dir])
+            .await;
     let out = tempfile::tempdir().unwrap();
 
-    let outcome = bench::run(args(app.address.clone(), Some("bench-token"), &out)).await.unwrap();
+    let outcome =
+        bench::run(args(app.address.clone(), Some("bench-token-long-enough-for-the-check"), &out)).await.unwrap();
 
     assert!(outcome.summary.pass, "{}\n{:#?}", outcome.verdict, outcome.summary.messages);
     assert!(outcome.verdict.starts_with("score: ") && outcome.verdict.ends_with(" pass"), "{}", outcome.verdict);
@@ -68,11 +71,19 @@ async fn a_short_bench_passes_on_hiscore(backend: Backend) {
 #[actix_web::test]
 async fn the_bench_catches_a_post_counted_in_the_wrong_period() {
     let db = TestDatabase::new(&Backend::Sqlite).await;
-    let app = spawn_app_on(&db, &["--admin-token", "bench-token", "--planted-fault", "wrong-period"]).await;
+    let app = spawn_app_on(
+        &db,
+        &["--admin-token", "bench-token-long-enough-for-the-check", "--planted-fault", "wrong-period"],
+    )
+    .await;
     let out = tempfile::tempdir().unwrap();
     // Long enough for the three-second board to reset twice.
-    let outcome =
-        bench::run(BenchArgs { duration: 8, ..args(app.address.clone(), Some("bench-token"), &out) }).await.unwrap();
+    let outcome = bench::run(BenchArgs {
+        duration: 8,
+        ..args(app.address.clone(), Some("bench-token-long-enough-for-the-check"), &out)
+    })
+    .await
+    .unwrap();
     assert!(!outcome.summary.pass, "the planted bug went unnoticed");
     assert!(outcome.verdict.contains("counted in period"), "the failure names the period: {}", outcome.verdict);
 }
@@ -83,11 +94,18 @@ async fn the_bench_catches_a_post_counted_in_the_wrong_period() {
 #[actix_web::test]
 async fn the_bench_catches_a_rank_engine_left_stale_by_a_removed_post() {
     let db = TestDatabase::new(&Backend::Sqlite).await;
-    let app =
-        spawn_app_on(&db, &["--admin-token", "bench-token", "--planted-fault", "stale-engine-after-delete"]).await;
+    let app = spawn_app_on(
+        &db,
+        &["--admin-token", "bench-token-long-enough-for-the-check", "--planted-fault", "stale-engine-after-delete"],
+    )
+    .await;
     let out = tempfile::tempdir().unwrap();
-    let outcome =
-        bench::run(BenchArgs { duration: 4, ..args(app.address.clone(), Some("bench-token"), &out) }).await.unwrap();
+    let outcome = bench::run(BenchArgs {
+        duration: 4,
+        ..args(app.address.clone(), Some("bench-token-long-enough-for-the-check"), &out)
+    })
+    .await
+    .unwrap();
     assert!(!outcome.summary.pass, "the planted bug went unnoticed");
     assert!(outcome.verdict.contains("after a removed post"), "the failure names the removal: {}", outcome.verdict);
 }

@@ -138,7 +138,8 @@ async fn a_bench_run_passes_through_nginx_on_three_instances() {
     let Some(backend) = Backend::mariadb_redis() else { return };
     let db = TestDatabase::new(&backend).await;
     let static_dir = concat!(env!("CARGO_MANIFEST_DIR"), "/static");
-    let args = ["--admin-token", "t", "--static-dir", static_dir, "--trust-forwarded-for"];
+    let args =
+        ["--admin-token", "test-admin-token-0123456789abcdef", "--static-dir", static_dir, "--trust-forwarded-for"];
     let apps = [spawn_app_on(&db, &args).await, spawn_app_on(&db, &args).await, spawn_app_on(&db, &args).await];
     let upstreams: Vec<String> = apps.iter().map(|app| app.address.trim_start_matches("http://").to_owned()).collect();
     let Some(front) = crate::external::nginx_in_front_of(&upstreams.join(",")).await else { return };
@@ -146,7 +147,7 @@ async fn a_bench_run_passes_through_nginx_on_three_instances() {
 
     let outcome = hiscore::bench::run(hiscore::bench::BenchArgs {
         target: front.site.clone(),
-        admin_token: Some("t".into()),
+        admin_token: Some("test-admin-token-0123456789abcdef".into()),
         duration: 4,
         concurrency: 3,
         users: 200,

@@ -83,9 +83,9 @@ async fn a_database_of_the_release_before_migrations_is_adopted(backend: Backend
     // Arrange: the pages this version serves for a dataset it loaded itself…
     let spec = DatasetSpec { users: 60, scores: 500, seed: 11 };
     let fresh_db = TestDatabase::new(&backend).await;
-    let fresh = spawn_app_on(&fresh_db, &["--admin-token", "t"]).await;
+    let fresh = spawn_app_on(&fresh_db, &["--admin-token", "test-admin-token-0123456789abcdef"]).await;
     let body = json!({"users": spec.users, "scores": spec.scores, "seed": spec.seed});
-    assert_eq!(fresh.initialize("t", &body).await.0, 200);
+    assert_eq!(fresh.initialize("test-admin-token-0123456789abcdef", &body).await.0, 200);
     let expected = pages_of(&fresh).await;
     // …and a database the first release made, holding the same data.
     let old = TestDatabase::new(&backend).await;

@@ -34,8 +34,9 @@ async fn healthz_and_metrics(backend: Backend) {
 
 async fn pages_and_batches_cost_a_constant_number_of_queries(backend: Backend) {
     let db = TestDatabase::new(&backend).await;
-    let app = spawn_app_on(&db, &["--admin-token", "t"]).await;
-    let (status, _) = app.initialize("t", &json!({"users": 300, "scores": 3000, "seed": 3})).await;
+    let app = spawn_app_on(&db, &["--admin-token", "test-admin-token-0123456789abcdef"]).await;
+    let (status, _) =
+        app.initialize("test-admin-token-0123456789abcdef", &json!({"users": 300, "scores": 3000, "seed": 3})).await;
     assert_eq!(status, 200);
     let first_page_cursor = app.ranking("best", "limit=5").await["next_cursor"].as_str().unwrap().to_owned();
 
@@ -119,7 +120,7 @@ backend_tests!(the_openapi_document_describes_exactly_the_routes);
 async fn the_openapi_document_describes_exactly_the_routes(backend: Backend) {
     let db = TestDatabase::new(&backend).await;
     // With an admin token, so that initialize exists (and answers 401 here).
-    let app = spawn_app_on(&db, &["--admin-token", "t"]).await;
+    let app = spawn_app_on(&db, &["--admin-token", "test-admin-token-0123456789abcdef"]).await;
     let (status, document) = app.get_json("/api/openapi.json").await;
     assert_eq!(status, 200);
     assert!(document["openapi"].as_str().unwrap().starts_with("3."));

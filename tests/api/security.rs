@@ -145,7 +145,7 @@ async fn passwords_and_tokens_never_reach_the_logs() {
     let log = std::fs::File::create(&log_path).unwrap();
     let mut server = Command::new(env!("CARGO_BIN_EXE_hiscore"))
         .args(["serve", "--bind", &format!("127.0.0.1:{port}"), "--database-url", &db.url, "--bcrypt-cost", "4"])
-        .args(["--static-dir", "/nonexistent", "--admin-token", "admin-secret-token"])
+        .args(["--static-dir", "/nonexistent", "--admin-token", "admin-secret-token-that-is-long-enough"])
         .env("RUST_LOG", "trace") // everything, sqlx statements included
         .stdout(Stdio::from(log.try_clone().unwrap()))
         .stderr(Stdio::from(log))
@@ -191,7 +191,7 @@ async fn passwords_and_tokens_never_reach_the_logs() {
     client.delete(format!("{base}/api/sessions")).bearer_auth(&token).send().await.unwrap();
     client
         .post(format!("{base}/api/admin/initialize"))
-        .bearer_auth("admin-secret-token")
+        .bearer_auth("admin-secret-token-that-is-long-enough")
         .json(&json!({"users": 1}))
         .send()
         .await
@@ -201,7 +201,7 @@ async fn passwords_and_tokens_never_reach_the_logs() {
 
     let log = std::fs::read_to_string(&log_path).unwrap();
     assert!(log.lines().count() > 20, "the log should be busy at trace level:\n{log}");
-    for secret in [password, "wrong-password-here", &token, &second_token, "admin-secret-token"] {
+    for secret in [password, "wrong-password-here", &token, &second_token, "admin-secret-token-that-is-long-enough"] {
         assert!(!log.contains(secret), "a secret reached the log: {secret}");
     }
 }
