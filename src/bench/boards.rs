@@ -240,12 +240,15 @@ pub async fn archivist(ctx: Arc<Context>) {
             };
             match archived.get(&period) {
                 Some(before) if *before != entries => {
-                    return ctx.critical(format!(
-                        "period {period} of {} changed after it ended: {} entries before, {} now",
-                        board.id(),
-                        before.len(),
-                        entries.len()
-                    ));
+                    if !explained_by_moderation(&ctx, before, &entries) {
+                        return ctx.critical(format!(
+                            "period {period} of {} changed after it ended: {} entries before, {} now",
+                            board.id(),
+                            before.len(),
+                            entries.len()
+                        ));
+                    }
+                    archived.insert(period, entries);
                 }
                 Some(_) => {}
                 None => {
@@ -254,6 +257,20 @@ pub async fn archivist(ctx: Arc<Context>) {
             }
         }
     }
+}
+
+/// Whether an ended period's change is a ban or unban of a moderated
+/// player (their entry hidden or shown, the ranks behind it moving): the
+/// other entries, in order, with their scores and times, are unchanged.
+fn explained_by_moderation(ctx: &Context, before: &[Entry], now: &[Entry]) -> bool {
+    let moderated = |list: &[Entry]| list.iter().any(|entry| ctx.was_moderated(entry.id));
+    let others = |list: &[Entry]| -> Vec<(i64, i64, Option<String>)> {
+        list.iter()
+            .filter(|entry| !ctx.was_moderated(entry.id))
+            .map(|entry| (entry.id, entry.score, entry.at.clone()))
+            .collect()
+    };
+    (moderated(before) || moderated(now)) && others(before) == others(now)
 }
 
 /// After the load, on quiet boards: every period a bench player posted

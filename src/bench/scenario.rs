@@ -637,6 +637,9 @@ pub async fn full_walk(
             }
         };
         walk.demotions = ctx.moderated_since(started);
+        // A quiet board is not quiet while a moderation runs: it moves
+        // players off, on or down (every period, ended ones included).
+        let exact = exact && !walk.demotions;
         if let Err(why) = walk.add(page.clone(), keyset, exact) {
             ctx.critical(format!(
                 "{path} (walking the {board} board by {}): {why}",
@@ -652,7 +655,7 @@ pub async fn full_walk(
             (true, Some(cursor), _) => format!("limit={WALK_PAGE}&cursor={cursor}{period}"),
             (false, _, Some(next)) => format!("limit={WALK_PAGE}&offset={next}{period}"),
             _ => {
-                if exact && total_players != entries.len() as i64 {
+                if exact && !ctx.moderated_since(started) && total_players != entries.len() as i64 {
                     ctx.critical(format!(
                         "the {board} board lists {} players but says total_players = {total_players}",
                         entries.len()
