@@ -392,7 +392,8 @@ pub async fn history(
 ) -> Result<BoardHistory, ApiError> {
     let custom = resolve_custom(state, id).await?;
     let mut conn = state.store.conn().await?;
-    if state.store.user(&mut conn, user_id).await?.is_none() {
+    // A banned player is as unknown to others as an erased one.
+    if state.store.user(&mut conn, user_id).await?.is_none_or(|user| user.banned_at.is_some()) {
         return Err(ErrorCode::UserNotFound.into());
     }
     drop(conn);

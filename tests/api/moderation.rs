@@ -178,8 +178,10 @@ async fn a_ban_takes_a_player_off_every_board_and_an_unban_brings_them_back(back
     }
     let (_, periods) = app.get_json("/api/boards/level-1/periods").await;
     assert_eq!(periods["periods"][0]["players"], 2);
-    let (status, body) = app.get_json(&format!("/api/users/{}", ace.id)).await;
-    assert_error(status, &body, 404, "user_not_found");
+    for path in ["", "/scores", "/scores?board=level-1", "/boards"] {
+        let (status, body) = app.get_json(&format!("/api/users/{}{path}", ace.id)).await;
+        assert_error(status, &body, 404, "user_not_found");
+    }
     let (_, batch) = app.get_json(&format!("/api/users?ids={},{}", ace.id, bee.id)).await;
     assert_eq!(batch["users"].as_array().unwrap().len(), 1, "{batch}");
     // Sessions are dead; logins and posts are refused.
