@@ -79,8 +79,10 @@ pub struct Settings {
     #[arg(long, env = "REDIS_PREFIX", default_value = "hiscore")]
     pub redis_prefix: String,
 
-    /// Score posts committed together at most (group commit).
-    #[arg(long, env = "WRITE_BATCH_MAX", default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    /// Score posts committed together at most (group commit). At most
+    /// 2,000: the widest statement of a batch binds 13 values per player,
+    /// and SQLite takes 32,766 at most (MySQL 65,535).
+    #[arg(long, env = "WRITE_BATCH_MAX", default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=2_000))]
     pub write_batch_max: u32,
 
     /// How long (µs) the writer waits for more posts once it has one.
@@ -142,9 +144,15 @@ pub struct Settings {
     #[arg(long, env = "HISCORE_PLANTED_FAULT", value_enum, hide = true)]
     pub planted_fault: Option<PlantedFault>,
 
-    /// Session lifetime in seconds (default 30 days).
-    #[arg(long, env = "SESSION_TTL_SECS", default_value_t = 30 * 24 * 3600)]
+    /// Session lifetime in seconds (default 30 days; 60 s to 1 year).
+    #[arg(long, env = "SESSION_TTL_SECS", default_value_t = 30 * 24 * 3600,
+          value_parser = clap::value_parser!(i64).range(60..=365 * 24 * 3600))]
     pub session_ttl_secs: i64,
+
+    /// Mark the session cookie `Secure` (sent over HTTPS only): turn it on
+    /// when TLS is terminated in front of hiscore.
+    #[arg(long, env = "COOKIE_SECURE")]
+    pub cookie_secure: bool,
 }
 
 impl Settings {

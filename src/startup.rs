@@ -116,11 +116,15 @@ impl Application {
                 .wrap(from_fn(observe))
                 .configure(routes::configure);
             if serve_static {
+                // Files answer GET and HEAD only; any other method on any
+                // other path gets the contract's envelope (405 or 404).
                 app.service(
                     actix_files::Files::new("/", &static_dir)
                         .index_file("index.html")
+                        .guard(actix_web::guard::Any(actix_web::guard::Get()).or(actix_web::guard::Head()))
                         .default_handler(web::to(routes::not_found)),
                 )
+                .default_service(web::to(routes::static_method_not_allowed))
             } else {
                 app.default_service(web::to(routes::not_found))
             }

@@ -35,11 +35,13 @@ impl SessionToken {
     }
 }
 
-/// The `session` cookie that login and registration set.
-pub fn session_cookie(token: &SessionToken, ttl_secs: i64) -> Cookie<'static> {
+/// The `session` cookie that login and registration set; `secure`: sent
+/// over HTTPS only (`COOKIE_SECURE`).
+pub fn session_cookie(token: &SessionToken, ttl_secs: i64, secure: bool) -> Cookie<'static> {
     Cookie::build(COOKIE_NAME, token.as_str().to_owned())
         .path("/")
         .http_only(true)
+        .secure(secure)
         .same_site(SameSite::Lax)
         .max_age(Duration::seconds(ttl_secs))
         .finish()
@@ -72,9 +74,12 @@ mod tests {
 
     #[test]
     fn cookie_flags() {
-        let cookie = session_cookie(&SessionToken::from_client("t"), 60).to_string();
+        let cookie = session_cookie(&SessionToken::from_client("t"), 60, false).to_string();
         assert!(cookie.contains("HttpOnly"), "{cookie}");
         assert!(cookie.contains("SameSite=Lax"), "{cookie}");
         assert!(cookie.contains("Path=/"), "{cookie}");
+        assert!(!cookie.contains("Secure"), "{cookie}");
+        let secure = session_cookie(&SessionToken::from_client("t"), 60, true).to_string();
+        assert!(secure.contains("Secure"), "{secure}");
     }
 }

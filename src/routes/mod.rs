@@ -163,6 +163,15 @@ pub async fn not_found() -> Result<actix_web::HttpResponse, ApiError> {
     Err(ErrorCode::NotFound.into())
 }
 
+/// Another method than GET or HEAD on a path that is no route: the static
+/// files are read-only.
+pub async fn static_method_not_allowed(request: HttpRequest) -> Result<actix_web::HttpResponse, ApiError> {
+    match *request.method() {
+        actix_web::http::Method::GET | actix_web::http::Method::HEAD => Err(ErrorCode::NotFound.into()),
+        _ => Err(ApiError::method_not_allowed("GET, HEAD".to_owned())),
+    }
+}
+
 fn json_config() -> web::JsonConfig {
     web::JsonConfig::default()
         .limit(BODY_LIMIT_BYTES)

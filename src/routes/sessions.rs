@@ -44,7 +44,7 @@ pub(super) fn session_started(state: &AppState, started: SessionStarted, status:
     HttpResponse::build(status)
         // A token and private data: never kept by a cache.
         .insert_header((actix_web::http::header::CACHE_CONTROL, "no-store"))
-        .cookie(session_cookie(&started.token, state.settings.session_ttl_secs))
+        .cookie(session_cookie(&started.token, state.settings.session_ttl_secs, state.settings.cookie_secure))
         .json(SessionCreated { user: Me::new(&started.user, started.ranks), token: started.token.as_str().to_owned() })
 }
 

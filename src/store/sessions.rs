@@ -53,6 +53,32 @@ impl Store {
             .await?)
     }
 
+    /// Ends a player's oldest sessions beyond the newest `keep`; returns
+    /// their token hashes (for their cached copies).
+    pub async fn end_sessions_beyond(
+        &self,
+        conn: &mut AnyConnection,
+        user_id: i64,
+        keep: i64,
+    ) -> StoreResult<Vec<String>> {
+        let old: Vec<String> = self
+            .sql_scalar(
+                "SELECT token_hash FROM sessions WHERE user_id = ? ORDER BY created_at DESC, token_hash \
+                 LIMIT 1000000 OFFSET ?",
+            )
+            .bind(user_id)
+            .bind(keep)
+            .fetch_all(&mut *conn)
+            .await?;
+        if old.is_empty() {
+            return Ok(old);
+        }
+        let sql = format!("DELETE FROM sessions WHERE token_hash IN ({})", super::placeholders(old.len()));
+        let query = old.iter().fold(self.sql(&sql).persistent(false), |query, hash| query.bind(hash.as_str()));
+        query.execute(&mut *conn).await?;
+        Ok(old)
+    }
+
     pub async fn delete_session(&self, conn: &mut AnyConnection, token_hash: &str) -> StoreResult<()> {
         self.sql("DELETE FROM sessions WHERE token_hash = ?").bind(token_hash).execute(&mut *conn).await?;
         Ok(())

@@ -14,6 +14,8 @@ use crate::usecases::players;
 
 /// How long Redis may answer for a session without asking the database.
 const SESSION_CACHE_TTL: Duration = Duration::from_secs(600);
+/// Live sessions per player at most: a new login ends the oldest beyond.
+pub const MAX_SESSIONS_PER_PLAYER: i64 = 20;
 
 /// A new session: the player as they are now, and the token to send back.
 pub struct SessionStarted {
@@ -93,7 +95,14 @@ async fn start_session(state: &AppState, user_id: i64) -> Result<SessionStarted,
         // Banned or erased since the password was checked.
         return Err(ErrorCode::Banned.into());
     }
+    let ended = state.store.end_sessions_beyond(&mut conn, user_id, MAX_SESSIONS_PER_PLAYER).await?;
     drop(conn);
+    if let Some(redis) = &state.redis {
+        let keys: Vec<String> = ended.iter().map(|hash| redis.keys().session(hash)).collect();
+        if let Err(error) = redis.delete_many(&keys).await {
+            tracing::error!(%error, "sessions beyond the cap could not be deleted from Redis");
+        }
+    }
     let (user, ranks) = players::profile(state, user_id)
         .await?
         .ok_or_else(|| ApiError::internal(anyhow::anyhow!("user {user_id} vanished while logging in")))?;

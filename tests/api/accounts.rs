@@ -163,3 +163,26 @@ async fn tokens_are_stored_hashed(backend: Backend) {
     assert!(!stored[0].contains(&alice.token));
     assert_eq!(stored[0].len(), 64, "hex SHA-256");
 }
+
+backend_tests!(a_player_keeps_at_most_twenty_live_sessions);
+
+/// A new login beyond 20 live sessions ends the oldest (in Redis too).
+async fn a_player_keeps_at_most_twenty_live_sessions(backend: Backend) {
+    let db = crate::helpers::TestDatabase::new(&backend).await;
+    let app = crate::helpers::spawn_app_on(&db, &["--rate-login-per-account", "0"]).await;
+    let first = app.register("sessions").await.token;
+    assert_eq!(app.get_authed("/api/me", &first).await.0, StatusCode::OK); // cached, with Redis
+    let mut tokens = vec![first];
+    for _ in 0..21 {
+        let (status, body) = app.login("sessions", PASSWORD).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        tokens.push(body["token"].as_str().unwrap().to_owned());
+        actix_web::rt::time::sleep(std::time::Duration::from_millis(2)).await; // distinct creation times
+    }
+    let mut alive = Vec::new();
+    for token in &tokens {
+        alive.push(app.get_authed("/api/me", token).await.0 == StatusCode::OK);
+    }
+    assert_eq!(alive.iter().filter(|a| **a).count(), 20, "{alive:?}");
+    assert_eq!(&alive[..2], [false, false], "the two oldest ended: {alive:?}");
+}

@@ -56,3 +56,27 @@ async fn malformed_requests_get_the_contract_envelope(backend: Backend) {
     assert_eq!(status, StatusCode::OK);
     assert_eq!(me["play_count"], 0);
 }
+
+/// Found by probing: `POST /index.html` and `PUT /api/%2e%2e/etc/passwd`
+/// were plain-text 405s from the static files.
+#[actix_web::test]
+async fn other_methods_on_static_paths_get_the_envelope() {
+    let db = crate::helpers::TestDatabase::new(&Backend::Sqlite).await;
+    let app =
+        crate::helpers::spawn_app_on(&db, &["--static-dir", concat!(env!("CARGO_MANIFEST_DIR"), "/static")]).await;
+    for (method, path, status, code) in [
+        ("POST", "/index.html", 405, "method_not_allowed"),
+        ("PUT", "/api/%2e%2e/etc/passwd", 405, "method_not_allowed"),
+        ("DELETE", "/", 405, "method_not_allowed"),
+        ("GET", "/no-such-file.txt", 404, "not_found"),
+    ] {
+        let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+        let response = app.client.request(method.clone(), app.url(path)).send().await.unwrap();
+        if status == 405 {
+            assert_eq!(response.headers()["allow"], "GET, HEAD", "{method} {path}");
+        }
+        let (actual, body) = json_of(response).await;
+        assert_error(actual, &body, status, code);
+    }
+    assert_eq!(app.get("/").await.status(), 200, "the page itself is still served");
+}
