@@ -124,6 +124,34 @@ impl RedisClient {
         bounded(async { Ok(self.conn().await?.pset_ex(key, value, millis(ttl)).await?) }).await
     }
 
+    /// Caches a value for `ttl` unless the key holds one: `false` then.
+    pub async fn set_if_absent(&self, key: &str, value: &str, ttl: Duration) -> RedisResult<bool> {
+        bounded(async {
+            let set: Option<String> = redis::cmd("SET")
+                .arg(key)
+                .arg(value)
+                .arg("NX")
+                .arg("PX")
+                .arg(millis(ttl))
+                .query_async(&mut self.conn().await?)
+                .await?;
+            Ok(set.is_some())
+        })
+        .await
+    }
+
+    /// Sets one value under several keys for `ttl`, in one round trip.
+    pub async fn set_many(&self, keys: &[String], value: &str, ttl: Duration) -> RedisResult<()> {
+        if keys.is_empty() {
+            return Ok(());
+        }
+        let mut pipe = redis::pipe();
+        for key in keys {
+            pipe.pset_ex(key, value, millis(ttl)).ignore();
+        }
+        bounded(async { Ok(pipe.query_async(&mut self.conn().await?).await?) }).await
+    }
+
     pub async fn delete(&self, key: &str) -> RedisResult<()> {
         bounded(async { Ok(self.conn().await?.del(key).await?) }).await
     }
@@ -237,5 +265,29 @@ pub async fn query_with_scripts<T: redis::FromRedisValue>(
             Ok(pipe.query_async(conn).await?)
         }
         other => Ok(other?),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The logout race, forced: a request read a session from the database,
+    /// the session ended (its key now holds a tombstone), then the request
+    /// caches what it read. The fill must not bring the session back.
+    #[tokio::test]
+    async fn a_late_fill_never_replaces_a_tombstone() {
+        let Some(url) = std::env::var("TEST_REDIS_URL").ok().filter(|url| !url.is_empty()) else {
+            eprintln!("note: TEST_REDIS_URL is not set: the Redis client test is SKIPPED");
+            return;
+        };
+        let redis = RedisClient::new(&url, &format!("hiscore-unit-{:016x}", rand::random::<u64>()), 1).unwrap();
+        let key = redis.keys().session("a-token-hash");
+        let ttl = Duration::from_secs(5);
+        assert!(redis.set_if_absent(&key, "7", ttl).await.unwrap(), "an absent key is filled");
+        redis.set_many(std::slice::from_ref(&key), "-", ttl).await.unwrap();
+        assert!(!redis.set_if_absent(&key, "7", ttl).await.unwrap(), "the late fill is refused");
+        assert_eq!(redis.get(&key).await.unwrap().as_deref(), Some("-"));
+        redis.delete_matching(&redis.keys().everything()).await.unwrap();
     }
 }

@@ -14,6 +14,11 @@ use crate::usecases::players;
 
 /// How long Redis may answer for a session without asking the database.
 const SESSION_CACHE_TTL: Duration = Duration::from_secs(600);
+/// What an ended session's key holds in Redis for `SESSION_CACHE_TTL`: a
+/// tombstone, so that a request which read the session from the database
+/// just before it ended cannot cache it again afterwards (caching only
+/// fills an absent key).
+const ENDED_SESSION: &str = "-";
 /// Live sessions per player at most: a new login ends the oldest beyond.
 pub const MAX_SESSIONS_PER_PLAYER: i64 = 20;
 
@@ -97,12 +102,7 @@ async fn start_session(state: &AppState, user_id: i64) -> Result<SessionStarted,
     }
     let ended = state.store.end_sessions_beyond(&mut conn, user_id, MAX_SESSIONS_PER_PLAYER).await?;
     drop(conn);
-    if let Some(redis) = &state.redis {
-        let keys: Vec<String> = ended.iter().map(|hash| redis.keys().session(hash)).collect();
-        if let Err(error) = redis.delete_many(&keys).await {
-            tracing::error!(%error, "sessions beyond the cap could not be deleted from Redis");
-        }
-    }
+    forget_sessions(state, &ended).await;
     let (user, ranks) = players::profile(state, user_id)
         .await?
         .ok_or_else(|| ApiError::internal(anyhow::anyhow!("user {user_id} vanished while logging in")))?;
@@ -114,14 +114,21 @@ async fn start_session(state: &AppState, user_id: i64) -> Result<SessionStarted,
 pub async fn logout(state: &AppState, token_hash: &str) -> Result<(), ApiError> {
     let mut conn = state.store.conn().await?;
     state.store.delete_session(&mut conn, token_hash).await?;
-    if let Some(redis) = &state.redis {
-        if let Err(error) = redis.delete(&redis.keys().session(token_hash)).await {
-            // The database row is gone; a cached entry would outlive it
-            // by at most SESSION_CACHE_TTL, so say so loudly.
-            tracing::error!(%error, "logout: could not delete the cached session in Redis");
-        }
-    }
+    drop(conn);
+    forget_sessions(state, &[token_hash.to_owned()]).await;
     Ok(())
+}
+
+/// Replaces the cached copies of ended sessions with tombstones (see
+/// `ENDED_SESSION`), on every instance at once.
+pub async fn forget_sessions(state: &AppState, token_hashes: &[String]) {
+    let Some(redis) = &state.redis else { return };
+    let keys: Vec<String> = token_hashes.iter().map(|hash| redis.keys().session(hash)).collect();
+    if let Err(error) = redis.set_many(&keys, ENDED_SESSION, SESSION_CACHE_TTL).await {
+        // The database rows are gone; a cached copy would outlive them by
+        // at most SESSION_CACHE_TTL, so say so loudly.
+        tracing::error!(%error, "ended sessions could not be marked in Redis");
+    }
 }
 
 /// The player of a live session: from Redis when it knows, else from the
@@ -129,8 +136,11 @@ pub async fn logout(state: &AppState, token_hash: &str) -> Result<(), ApiError> 
 /// database lookup.
 pub async fn session_user(state: &AppState, token_hash: &str) -> Result<Option<i64>, ApiError> {
     if let Some(redis) = &state.redis {
-        if let Ok(Some(user_id)) = redis.get(&redis.keys().session(token_hash)).await {
-            if let Ok(user_id) = user_id.parse() {
+        if let Ok(Some(cached)) = redis.get(&redis.keys().session(token_hash)).await {
+            if cached == ENDED_SESSION {
+                return Ok(None);
+            }
+            if let Ok(user_id) = cached.parse() {
                 return Ok(Some(user_id));
             }
         }
@@ -142,7 +152,8 @@ pub async fn session_user(state: &AppState, token_hash: &str) -> Result<Option<i
     if let Some(redis) = &state.redis {
         let remaining = u64::try_from(session.expires_at.millis() - Timestamp::now().millis()).unwrap_or(0);
         let ttl = Duration::from_millis(remaining).min(SESSION_CACHE_TTL);
-        if let Err(error) = redis.set(&redis.keys().session(token_hash), &session.user_id.to_string(), ttl).await {
+        let key = redis.keys().session(token_hash);
+        if let Err(error) = redis.set_if_absent(&key, &session.user_id.to_string(), ttl).await {
             tracing::debug!(%error, "session not cached in Redis");
         }
     }

@@ -434,10 +434,5 @@ async fn publish(state: &AppState, changed: Changed) {
             }
         }
     }
-    if let Some(redis) = &state.redis {
-        let keys: Vec<String> = changed.sessions.iter().map(|hash| redis.keys().session(hash)).collect();
-        if let Err(error) = redis.delete_many(&keys).await {
-            tracing::error!(%error, "ended sessions could not be deleted from Redis");
-        }
-    }
+    crate::usecases::accounts::forget_sessions(state, &changed.sessions).await;
 }
