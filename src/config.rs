@@ -149,6 +149,11 @@ pub struct Settings {
           value_parser = clap::value_parser!(i64).range(60..=365 * 24 * 3600))]
     pub session_ttl_secs: i64,
 
+    /// How SQLite makes a commit durable: `full` (default: a post answered
+    /// 201 survives a power loss) or `normal-unsafe-on-power-loss`.
+    #[arg(long, env = "SQLITE_SYNC", value_enum, default_value_t)]
+    pub sqlite_sync: crate::store::SqliteSync,
+
     /// Mark the session cookie `Secure` (sent over HTTPS only): turn it on
     /// when TLS is terminated in front of hiscore.
     #[arg(long, env = "COOKIE_SECURE")]

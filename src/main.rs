@@ -56,7 +56,7 @@ fn migrate(args: &MigrateArgs) -> anyhow::Result<ExitCode> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     runtime.block_on(async {
         let statements = prometheus::IntCounter::new("statements", "statements")?;
-        let store = Store::open(&args.database_url, 1, statements).await?;
+        let store = Store::open(&args.database_url, 1, statements, Default::default()).await?;
         let applied = store.migrate().await?;
         if applied.is_empty() {
             println!("the database was up to date");

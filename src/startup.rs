@@ -47,6 +47,7 @@ impl Application {
             settings.db_max_connections,
             metrics.db_statements.clone(),
             migrations,
+            settings.sqlite_sync,
         )
         .await?;
         let passwords = PasswordHasher::new(HashPolicy::from_settings(&settings), settings.hash_concurrency())?;

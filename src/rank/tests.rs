@@ -38,7 +38,7 @@ fn a_later_page_continues_instead_of_restarting_at_one() {
 
 async fn memory_store() -> Store {
     let counter = prometheus::IntCounter::new("statements", "statements").unwrap();
-    Store::connect("sqlite::memory:", 1, counter, Migrations::Apply).await.unwrap()
+    Store::connect("sqlite::memory:", 1, counter, Migrations::Apply, Default::default()).await.unwrap()
 }
 
 /// Players with at most a few distinct scores and times: ties everywhere.

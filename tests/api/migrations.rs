@@ -129,7 +129,7 @@ async fn no_migrate_requires_hiscore_migrate(backend: Backend) {
 
     // What `hiscore migrate` does, then the same start succeeds.
     let counter = prometheus::IntCounter::new("statements", "statements").unwrap();
-    let store = Store::open(&db.url, 1, counter).await.unwrap();
+    let store = Store::open(&db.url, 1, counter, Default::default()).await.unwrap();
     assert!(!store.migrate().await.unwrap().is_empty());
     assert!(store.migrate().await.unwrap().is_empty(), "a second run applies nothing");
     drop(store);
@@ -149,7 +149,7 @@ async fn schema_sql_equals_the_mysql_migrations() {
     sqlx::raw_sql(include_str!("../../schema.sql")).execute(&pool).await.expect("schema.sql loads");
     let from_migrations = TestDatabase::new(&backend).await;
     let counter = prometheus::IntCounter::new("statements", "statements").unwrap();
-    let store = Store::open(&from_migrations.url, 1, counter).await.unwrap();
+    let store = Store::open(&from_migrations.url, 1, counter, Default::default()).await.unwrap();
     store.migrate().await.unwrap();
 
     let describe = |db: &TestDatabase| {
