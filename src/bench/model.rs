@@ -105,11 +105,16 @@ impl Movements {
         }
     }
 
-    pub fn post_finished(&self, id: i64) {
+    /// A post's outcome is known; `on_board`: the player has a post on the
+    /// board now (a post answered 503 that did not count leaves a new
+    /// player off it, and no walk may then expect them).
+    pub fn post_finished(&self, id: i64, on_board: bool) {
         if let Ok(mut moves) = self.moves.lock() {
             if let Some(entry) = moves.get_mut(&id) {
                 let now = Instant::now();
-                entry.first_done.get_or_insert(now);
+                if on_board {
+                    entry.first_done.get_or_insert(now);
+                }
                 entry.last_done = Some(now);
                 entry.in_flight = false;
             }
@@ -164,9 +169,9 @@ mod tests {
     fn a_player_moving_during_a_walk_is_not_required() {
         let movements = Movements::default();
         movements.post_started(1);
-        movements.post_finished(1);
+        movements.post_finished(1, true);
         movements.post_started(2);
-        movements.post_finished(2);
+        movements.post_finished(2, true);
         std::thread::sleep(std::time::Duration::from_millis(2));
         let walk_start = Instant::now();
         movements.post_started(2); // moves during the walk

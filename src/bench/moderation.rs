@@ -91,7 +91,7 @@ async fn own_player(ctx: &Context) -> Option<PlayerModel> {
             ctx.api.request(Method::POST, "/api/scores").bearer_auth(&model.token).json(&json!({"score": score}));
         ctx.movements.post_started(id);
         let reply = ctx.api.send("POST /api/scores", request).await;
-        ctx.movements.post_finished(id);
+        ctx.movements.post_finished(id, true);
         let reply = reply?;
         if !ctx.expect("post score (moderator's player)", &reply, 201, None) {
             return None;
@@ -120,7 +120,7 @@ async fn remove_a_post(ctx: &Context, token: &str, rng: &mut StdRng, model: &mut
     ctx.movements.post_started(model.id);
     let reply =
         ctx.api.send("DELETE /api/admin/scores/{id}", ctx.api.request(Method::DELETE, &path).bearer_auth(token)).await;
-    ctx.movements.post_finished(model.id);
+    ctx.movements.post_finished(model.id, model.count > 0);
     let Some(reply) = reply else {
         model.uncertain = true;
         return;
@@ -158,7 +158,7 @@ async fn ban_and_unban(ctx: &Context, token: &str, model: &mut PlayerModel) {
     }
     let unban = ctx.api.request(Method::DELETE, &path).bearer_auth(token);
     let unbanned = ctx.api.send("DELETE /api/admin/users/{id}/ban", unban).await;
-    ctx.movements.post_finished(model.id);
+    ctx.movements.post_finished(model.id, model.count > 0);
     let Some(reply) = unbanned else {
         model.uncertain = true;
         return;

@@ -237,15 +237,19 @@ async fn post(ctx: &Context, rng: &mut StdRng, model: &mut PlayerModel) {
     };
     ctx.movements.post_started(model.id);
     let reply = send(key.as_ref()).await;
-    ctx.movements.post_finished(model.id);
     let Some(reply) = reply else {
         model.uncertain = true; // it may or may not have been applied
+        ctx.movements.post_finished(model.id, model.count > 0);
         return;
     };
     if reply.status == 503 {
-        // Only an unkeyed post comes back as a 503: see whether it counted.
-        return resolve_unanswered_post(ctx, model, score).await;
+        // Only an unkeyed post comes back as a 503: see whether it counted
+        // (the player is on the board only if it, or an earlier one, did).
+        resolve_unanswered_post(ctx, model, score).await;
+        ctx.movements.post_finished(model.id, model.count > 0 && !model.uncertain);
+        return;
     }
+    ctx.movements.post_finished(model.id, true);
     // A keyed post sent again after a 503 may meet its own first attempt.
     let replayed_after_retry = reply.retried && reply.status == 200;
     if !replayed_after_retry && !ctx.expect("post score", &reply, 201, None) {
@@ -274,7 +278,7 @@ async fn post(ctx: &Context, rng: &mut StdRng, model: &mut PlayerModel) {
     if let Some(key) = key.filter(|_| rng.gen_bool(0.5)) {
         ctx.movements.post_started(model.id);
         let replay = send(Some(&key)).await;
-        ctx.movements.post_finished(model.id);
+        ctx.movements.post_finished(model.id, true);
         let Some(replay) = replay else {
             model.uncertain = true;
             return;

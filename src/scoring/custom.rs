@@ -224,18 +224,20 @@ impl Locked {
 
         let changes = finals
             .iter()
-            .map(|(entry, board)| {
-                let change = EntryChange {
-                    board: board.spec.period(entry.period),
-                    key: BoardKey { score: entry.score, at: entry.achieved_at.millis(), id: entry.user_id },
-                    version: entry.version,
-                    listed: true,
-                    metadata: entry.metadata.as_deref().map(Arc::from),
-                };
-                (change, self.periods[&entry.board].end)
-            })
+            .map(|(entry, board)| (entry_change(board, entry, true), self.periods[&entry.board].end))
             .collect();
         Ok(Changed { changes })
+    }
+}
+
+/// An entry as the rank engine records it.
+pub(crate) fn entry_change(board: &CustomBoard, entry: &EntryRow, listed: bool) -> EntryChange {
+    EntryChange {
+        board: board.spec.period(entry.period),
+        key: BoardKey { score: entry.score, at: entry.achieved_at.millis(), id: entry.user_id },
+        version: entry.version,
+        listed,
+        metadata: entry.metadata.as_deref().map(Arc::from),
     }
 }
 

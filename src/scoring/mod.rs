@@ -19,7 +19,7 @@ mod builtin;
 mod custom;
 
 pub(crate) use builtin::count_post;
-pub(crate) use custom::next_entry;
+pub(crate) use custom::{entry_change, next_entry};
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -114,6 +114,7 @@ struct Writer {
     ranks: RankEngine,
     caches: Arc<Caches>,
     policy: BatchPolicy,
+    background: Background,
 }
 
 /// Why a batch failed as a whole.
@@ -141,7 +142,7 @@ impl ScoreWriter {
         background: &Background,
     ) -> Self {
         let (queue, jobs) = mpsc::channel(policy.queue.max(1));
-        let writer = Writer { store, ranks, caches, policy };
+        let writer = Writer { store, ranks, caches, policy, background: background.clone() };
         background.spawn(writer.run(jobs));
         Self { queue }
     }
@@ -154,6 +155,65 @@ impl ScoreWriter {
             mpsc::error::TrySendError::Closed(_) => ErrorCode::ShuttingDown,
         })?;
         answer.await.map_err(|_| ErrorCode::ShuttingDown)?
+    }
+}
+
+/// How long a failed batch's players are looked up again, at most.
+const RECONCILE_ATTEMPTS: usize = 600;
+const RECONCILE_PAUSE: Duration = Duration::from_millis(100);
+
+/// A batch that failed may have committed all the same: the database can
+/// go away between committing and answering. Once the database answers
+/// again, its players' rows and current entries are read and recorded, so
+/// the rank engine and the caches never miss a committed post (versions
+/// keep an older state from replacing a newer one; a batch that did not
+/// commit records what was there before, which changes nothing).
+fn reconcile(
+    store: Store,
+    ranks: RankEngine,
+    caches: Arc<Caches>,
+    batch: &[Job],
+) -> impl std::future::Future<Output = ()> {
+    let mut players: Vec<i64> = batch.iter().map(|job| job.post.user_id).collect();
+    players.sort_unstable();
+    players.dedup();
+    let mut boards: HashMap<i64, (Arc<CustomBoard>, Vec<i64>)> = HashMap::new();
+    for job in batch {
+        if let Target::Custom { board, .. } = &job.post.target {
+            boards.entry(board.spec.number).or_insert_with(|| (Arc::clone(board), Vec::new())).1.push(job.post.user_id);
+        }
+    }
+    async move {
+        for _ in 0..RECONCILE_ATTEMPTS {
+            tokio::time::sleep(RECONCILE_PAUSE).await;
+            let Ok(mut conn) = store.conn().await else { continue };
+            let Ok(rows) = store.users(&mut conn, &players).await else { continue };
+            let now = Timestamp::now();
+            let mut entries = Vec::new();
+            let mut complete = true;
+            for (board, ids) in boards.values() {
+                let period = board.period_at(now);
+                match store.period_entries_of(&mut conn, board.spec.number, period.index, ids).await {
+                    Ok(found) => entries.extend(found.into_iter().map(|entry| {
+                        let listed = rows.iter().any(|row| row.id == entry.user_id && row.banned_at.is_none());
+                        (custom::entry_change(board, &entry, listed), period.end)
+                    })),
+                    Err(_) => complete = false,
+                }
+            }
+            if !complete {
+                continue;
+            }
+            drop(conn);
+            ranks.record(&rows).await;
+            ranks.record_entries(&entries).await;
+            if let Some(users) = &caches.users {
+                users.put_many(&rows).await;
+            }
+            tracing::info!(players = players.len(), "a failed score batch's players were recorded again");
+            return;
+        }
+        tracing::error!(players = players.len(), "a failed score batch's players could not be read again");
     }
 }
 
@@ -228,6 +288,12 @@ impl Writer {
             }
             Err(error) => {
                 tracing::error!(error = %error, posts = batch.len(), "score batch failed; its posts were not recorded");
+                self.background.spawn(reconcile(
+                    self.store.clone(),
+                    self.ranks.clone(),
+                    Arc::clone(&self.caches),
+                    &batch,
+                ));
                 for job in batch {
                     let _ = job.reply.send(Err(ErrorCode::WriteFailed.into()));
                 }

@@ -83,14 +83,35 @@ impl Store {
         period: i64,
         user_ids: &[i64],
     ) -> StoreResult<Vec<EntryRow>> {
+        self.entries_of(conn, board, period, user_ids, self.dialect.lock_rows()).await
+    }
+
+    /// The entries of these players in one period of a board, as committed.
+    pub async fn period_entries_of(
+        &self,
+        conn: &mut AnyConnection,
+        board: i64,
+        period: i64,
+        user_ids: &[i64],
+    ) -> StoreResult<Vec<EntryRow>> {
+        self.entries_of(conn, board, period, user_ids, "").await
+    }
+
+    async fn entries_of(
+        &self,
+        conn: &mut AnyConnection,
+        board: i64,
+        period: i64,
+        user_ids: &[i64],
+        lock: &str,
+    ) -> StoreResult<Vec<EntryRow>> {
         if user_ids.is_empty() {
             return Ok(Vec::new());
         }
         let sql = format!(
             "SELECT {ENTRY_COLUMNS} FROM board_entries WHERE board = ? AND period = ? AND user_id IN ({}) \
-             ORDER BY user_id{}",
+             ORDER BY user_id{lock}",
             placeholders(user_ids.len()),
-            self.dialect.lock_rows()
         );
         let mut query = self.sql_as::<EntryRow>(&sql).persistent(false).bind(board).bind(period);
         for id in user_ids {

@@ -17,10 +17,10 @@ use sqlx::AnyConnection;
 
 use crate::boards::CustomBoard;
 use crate::config::PlantedFault;
-use crate::domain::{BoardKey, DisplayName, Timestamp};
+use crate::domain::{DisplayName, Timestamp};
 use crate::error::{ApiError, ErrorCode};
 use crate::rank::EntryChange;
-use crate::scoring::{count_post, next_entry};
+use crate::scoring::{count_post, entry_change, next_entry};
 use crate::state::AppState;
 use crate::store::{AuditRecord, AuditRow, EntryRow, EntryWrite, PeriodPlayers, StoreError, UserRow};
 
@@ -402,16 +402,7 @@ async fn publish(state: &AppState, changed: Changed) {
             let board = state.boards.by_number(entry.board)?;
             // Ended periods are read from the database: nothing to record.
             let period = board.period_at(now);
-            (period.index == entry.period).then(|| {
-                let change = EntryChange {
-                    board: board.spec.period(entry.period),
-                    key: BoardKey { score: entry.score, at: entry.achieved_at.millis(), id: entry.user_id },
-                    version: entry.version,
-                    listed: *listed,
-                    metadata: entry.metadata.as_deref().map(Arc::from),
-                };
-                (change, period.end)
-            })
+            (period.index == entry.period).then(|| (entry_change(&board, entry, *listed), period.end))
         })
         .collect();
     state.ranks.record_entries(&entries).await;

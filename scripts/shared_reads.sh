@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Shared-mode reads against the embedded default, in one run (issue 17):
+# the same dataset (100,000 players, 1,000,000 scores, seed 1) loaded into
+# an embedded server (SQLite) and a MariaDB + Redis server, then
+# `wrk -t2 -c16 -d5s` on the top page and on a profile of each, side by
+# side. Needs a release build, wrk, MariaDB and Redis on their default
+# ports; drops and recreates the database hiscore_shared_reads.
+set -eu
+cd "$(dirname "$0")/.."
+token=shared-reads-admin-token-long-enough
+work=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+mysql -h127.0.0.1 -uroot -e 'DROP DATABASE IF EXISTS hiscore_shared_reads; CREATE DATABASE hiscore_shared_reads'
+redis-cli --scan --pattern 'shared-reads:*' | xargs -r redis-cli del > /dev/null
+start() { # port, extra args…
+  local port=$1; shift
+  ADMIN_TOKEN=$token RUST_LOG=warn ./target/release/hiscore serve --bind "127.0.0.1:$port" --static-dir /nonexistent "$@" \
+    > "$work/server-$port.log" 2>&1 &
+  for _ in $(seq 1 100); do curl -fsS "127.0.0.1:$port/healthz" > /dev/null 2>&1 && break; sleep 0.1; done
+  curl -fsS -XPOST "127.0.0.1:$port/api/admin/initialize" -H "Authorization: Bearer $token" \
+    -H 'content-type: application/json' -d '{"users":100000,"scores":1000000,"seed":1}' > /dev/null
+}
+start 18101 --database-url "sqlite://$work/embedded.db"
+start 18102 --database-url mysql://root@127.0.0.1:3306/hiscore_shared_reads \
+  --redis-url redis://127.0.0.1:6379 --redis-prefix shared-reads
+rate() { wrk -t2 -c16 -d5s "$1" | awk '/Requests\/sec/ {print $2}'; }
+for what in "top page:/api/rankings/best?limit=10" "profile:/api/users/4242"; do
+  name=${what%%:*}; path=${what#*:}
+  embedded=$(rate "http://127.0.0.1:18101$path")
+  shared=$(rate "http://127.0.0.1:18102$path")
+  echo "$name: embedded $embedded req/s, MariaDB + Redis $shared req/s, ratio $(echo "scale=2; $shared / $embedded" | bc)"
+done
