@@ -298,8 +298,7 @@ impl Store {
     /// Every entry of a player, on every board and period.
     pub async fn entries_of_user(&self, user_id: i64) -> StoreResult<Vec<EntryRow>> {
         let mut conn = self.conn().await?;
-        let sql = format!("SELECT {ENTRY_COLUMNS} FROM board_entries WHERE user_id = ?");
-        Ok(self.sql_as(&sql).bind(user_id).fetch_all(&mut *conn).await?)
+        self.entries_of_user_on(&mut conn, user_id).await
     }
 
     /// Up to `limit` of a player's posts to a board, newest first, older
