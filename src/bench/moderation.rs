@@ -152,7 +152,7 @@ async fn ban_and_unban(ctx: &Context, token: &str, model: &mut PlayerModel) {
         }
         let me = ctx.api.request(Method::GET, "/api/me").bearer_auth(&model.token);
         if let Some(reply) = ctx.api.send("GET /api/me", me).await {
-            ctx.expect("a banned player's session", &reply, 401, None);
+            ctx.expect("a banned player's session", &reply, 403, Some("banned"));
         }
         check_entries(ctx, "after a ban", model, false).await;
     }

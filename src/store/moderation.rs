@@ -88,6 +88,16 @@ impl Store {
         Ok(self.sql_as(&sql).bind(user_id).fetch_all(&mut *conn).await?)
     }
 
+    /// The token hashes of a player's sessions (a ban marks their cached
+    /// copies; the rows stay until the unban ends them).
+    pub async fn sessions_of(&self, conn: &mut AnyConnection, user_id: i64) -> StoreResult<Vec<String>> {
+        Ok(self
+            .sql_scalar("SELECT token_hash FROM sessions WHERE user_id = ?")
+            .bind(user_id)
+            .fetch_all(&mut *conn)
+            .await?)
+    }
+
     /// Ends a player's sessions, all of them or all but one; returns the
     /// token hashes ended (for their cached copies).
     pub async fn end_sessions(

@@ -5,11 +5,12 @@ use sqlx::AnyConnection;
 use super::{Store, StoreResult};
 use crate::domain::Timestamp;
 
-/// Whose a live session is, and until when.
+/// Whose a live session is, until when, and whether its player is banned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, sqlx::FromRow)]
 pub struct SessionRow {
     pub user_id: i64,
     pub expires_at: Timestamp,
+    pub banned_at: Option<Timestamp>,
 }
 
 impl Store {
@@ -38,7 +39,8 @@ impl Store {
         Ok(done.rows_affected() == 1)
     }
 
-    /// The live (unexpired) session with this token hash.
+    /// The live (unexpired) session with this token hash, of a player who
+    /// exists.
     pub async fn session(
         &self,
         conn: &mut AnyConnection,
@@ -46,7 +48,10 @@ impl Store {
         now: Timestamp,
     ) -> StoreResult<Option<SessionRow>> {
         Ok(self
-            .sql_as("SELECT user_id, expires_at FROM sessions WHERE token_hash = ? AND expires_at > ?")
+            .sql_as(
+                "SELECT s.user_id, s.expires_at, u.banned_at FROM sessions s JOIN users u ON u.id = s.user_id \
+                 WHERE s.token_hash = ? AND s.expires_at > ?",
+            )
             .bind(token_hash)
             .bind(now)
             .fetch_optional(&mut *conn)

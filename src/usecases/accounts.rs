@@ -19,6 +19,9 @@ const SESSION_CACHE_TTL: Duration = Duration::from_secs(600);
 /// just before it ended cannot cache it again afterwards (caching only
 /// fills an absent key).
 const ENDED_SESSION: &str = "-";
+/// What a banned player's session key holds in Redis: every request with
+/// the session is 403 `banned` until the unban ends it.
+const BANNED_SESSION: &str = "!";
 /// Live sessions per player at most: a new login ends the oldest beyond.
 pub const MAX_SESSIONS_PER_PLAYER: i64 = 20;
 
@@ -122,26 +125,39 @@ pub async fn logout(state: &AppState, token_hash: &str) -> Result<(), ApiError> 
 /// Replaces the cached copies of ended sessions with tombstones (see
 /// `ENDED_SESSION`), on every instance at once.
 pub async fn forget_sessions(state: &AppState, token_hashes: &[String]) {
+    mark_sessions(state, token_hashes, ENDED_SESSION).await;
+}
+
+/// Marks the cached copies of a banned player's sessions (see
+/// `BANNED_SESSION`), on every instance at once.
+pub async fn ban_sessions(state: &AppState, token_hashes: &[String]) {
+    mark_sessions(state, token_hashes, BANNED_SESSION).await;
+}
+
+async fn mark_sessions(state: &AppState, token_hashes: &[String], mark: &str) {
     let Some(redis) = &state.redis else { return };
     let keys: Vec<String> = token_hashes.iter().map(|hash| redis.keys().session(hash)).collect();
-    if let Err(error) = redis.set_many(&keys, ENDED_SESSION, SESSION_CACHE_TTL).await {
-        // The database rows are gone; a cached copy would outlive them by
-        // at most SESSION_CACHE_TTL, so say so loudly.
-        tracing::error!(%error, "ended sessions could not be marked in Redis");
+    if let Err(error) = redis.set_many(&keys, mark, SESSION_CACHE_TTL).await {
+        // The database knows better; a cached copy would outlive it by at
+        // most SESSION_CACHE_TTL, so say so loudly.
+        tracing::error!(%error, "ended or banned sessions could not be marked in Redis");
     }
 }
 
 /// The player of a live session: from Redis when it knows, else from the
 /// database (then remembered in Redis). Redis trouble only costs the
-/// database lookup.
+/// database lookup. A banned player's session is 403 `banned`.
 pub async fn session_user(state: &AppState, token_hash: &str) -> Result<Option<i64>, ApiError> {
     if let Some(redis) = &state.redis {
         if let Ok(Some(cached)) = redis.get(&redis.keys().session(token_hash)).await {
-            if cached == ENDED_SESSION {
-                return Ok(None);
-            }
-            if let Ok(user_id) = cached.parse() {
-                return Ok(Some(user_id));
+            match cached.as_str() {
+                ENDED_SESSION => return Ok(None),
+                BANNED_SESSION => return Err(ErrorCode::Banned.into()),
+                _ => {
+                    if let Ok(user_id) = cached.parse() {
+                        return Ok(Some(user_id));
+                    }
+                }
             }
         }
     }
@@ -149,13 +165,18 @@ pub async fn session_user(state: &AppState, token_hash: &str) -> Result<Option<i
     let Some(session) = state.store.session(&mut conn, token_hash, Timestamp::now()).await? else {
         return Ok(None);
     };
+    drop(conn);
     if let Some(redis) = &state.redis {
         let remaining = u64::try_from(session.expires_at.millis() - Timestamp::now().millis()).unwrap_or(0);
         let ttl = Duration::from_millis(remaining).min(SESSION_CACHE_TTL);
+        let value = if session.banned_at.is_some() { BANNED_SESSION.to_owned() } else { session.user_id.to_string() };
         let key = redis.keys().session(token_hash);
-        if let Err(error) = redis.set_if_absent(&key, &session.user_id.to_string(), ttl).await {
+        if let Err(error) = redis.set_if_absent(&key, &value, ttl).await {
             tracing::debug!(%error, "session not cached in Redis");
         }
+    }
+    if session.banned_at.is_some() {
+        return Err(ErrorCode::Banned.into());
     }
     Ok(Some(session.user_id))
 }

@@ -41,6 +41,9 @@ struct Changed {
     entries: Vec<(EntryRow, bool)>,
     /// Sessions ended (their token hashes).
     sessions: Vec<String>,
+    /// Sessions of a player just banned: every use is 403 `banned` until
+    /// the unban ends them.
+    banned_sessions: Vec<String>,
     /// Players whose display name changed or who are gone.
     renamed: Vec<i64>,
     /// A player erased: their row as it was.
@@ -269,7 +272,13 @@ pub async fn set_ban(
         if row.play_count > 0 {
             state.store.add_board_players(conn, if banning { -1 } else { 1 }).await?;
         }
-        let sessions = if banning { state.store.end_sessions(conn, user_id, None).await? } else { Vec::new() };
+        // Banned: the sessions stay, refused with 403 `banned` at every use;
+        // unbanned: they end (the player logs in again).
+        let (sessions, banned_sessions) = if banning {
+            (Vec::new(), state.store.sessions_of(conn, user_id).await?)
+        } else {
+            (state.store.end_sessions(conn, user_id, None).await?, Vec::new())
+        };
         row.banned_at = banning.then_some(now);
         row.version += 1;
         let (action, detail) = match &reason {
@@ -278,7 +287,7 @@ pub async fn set_ban(
         };
         audit(state, conn, actor, action, &format!("user:{user_id}"), detail).await?;
         let entries = entries.into_iter().map(|entry| (entry, !banning)).collect();
-        Ok::<_, Failure>(Changed { users: vec![row.clone()], entries, sessions, ..Changed::default() })
+        Ok::<_, Failure>(Changed { users: vec![row.clone()], entries, sessions, banned_sessions, ..Changed::default() })
     })?;
     let row = changed.users[0].clone();
     publish(state, changed).await;
@@ -426,4 +435,5 @@ async fn publish(state: &AppState, changed: Changed) {
         }
     }
     crate::usecases::accounts::forget_sessions(state, &changed.sessions).await;
+    crate::usecases::accounts::ban_sessions(state, &changed.banned_sessions).await;
 }

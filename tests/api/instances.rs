@@ -205,7 +205,7 @@ async fn moderation_on_one_instance_shows_on_the_other_at_the_next_read() {
         let page = b.ranking(board, "").await;
         assert_eq!((ranks_and_ids(&page), page["total_players"].clone()), (vec![(1, honest.id)], json!(1)), "{board}");
     }
-    assert_eq!(b.get_authed("/api/me", &cheat.token).await.0, StatusCode::UNAUTHORIZED);
+    assert_eq!(b.get_authed("/api/me", &cheat.token).await.0, StatusCode::FORBIDDEN);
     assert_eq!(b.get_json(&format!("/api/users/{}", cheat.id)).await.0, StatusCode::NOT_FOUND);
 
     let rename = json!({"display_name": "Honest Abe"});

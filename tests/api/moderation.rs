@@ -184,9 +184,13 @@ async fn a_ban_takes_a_player_off_every_board_and_an_unban_brings_them_back(back
     }
     let (_, batch) = app.get_json(&format!("/api/users?ids={},{}", ace.id, bee.id)).await;
     assert_eq!(batch["users"].as_array().unwrap().len(), 1, "{batch}");
-    // Sessions are dead; logins and posts are refused.
+    // The session is refused at every use, posts included; logins too.
     let (status, body) = app.get_authed("/api/me", &ace.token).await;
-    assert_error(status, &body, 401, "invalid_session");
+    assert_error(status, &body, 403, "banned");
+    let (status, body) = app.post_score_raw(&ace.token, &json!({"score": 5}), None).await;
+    assert_error(status, &body, 403, "banned");
+    let (status, body) = app.post_board_score_raw(&ace.token, "level-1", &json!({"score": 5}), None).await;
+    assert_error(status, &body, 403, "banned");
     let (status, body) = app.login("ace", PASSWORD).await;
     assert_error(status, &body, 403, "banned");
     let (status, body) = app.login("ace", "not the password").await;
@@ -199,6 +203,9 @@ async fn a_ban_takes_a_player_off_every_board_and_an_unban_brings_them_back(back
     let (status, body) = app.admin(Method::DELETE, &format!("/api/admin/users/{}/ban", ace.id), None).await;
     assert_eq!((status.as_u16(), body["best_rank"].clone()), (200, json!(1)), "{body}");
     assert_eq!(futures_pages(&app).await, before);
+    // The unban ended the old session: the player logs in again.
+    let (status, body) = app.get_authed("/api/me", &ace.token).await;
+    assert_error(status, &body, 401, "invalid_session");
     let (status, body) = app.admin(Method::DELETE, &format!("/api/admin/users/{}/ban", ace.id), None).await;
     assert_error(status, &body, 409, "not_banned");
     let (status, session) = app.login("ace", PASSWORD).await;
