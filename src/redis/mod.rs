@@ -1,6 +1,12 @@
 //! The Redis client every part of hiscore shares: one deadpool pool, the
 //! key prefix ([`Keys`]), a timeout on every call, and the general
 //! operations (cached values, versioned values, counters, rate windows).
+//!
+//! The pool's connections are multiplexed (any number of concurrent calls
+//! share one socket), so a call does not check one out each time: every
+//! call uses one connection taken from the pool, until it fails, when the
+//! next call takes a fresh one. A checkout costs a round trip (deadpool
+//! sends `UNWATCH` and `PING` to recycle the connection).
 //! The boards' sorted sets are the rank engine's (`rank::redis`), built on
 //! the connections this client hands out.
 //!
@@ -10,14 +16,15 @@
 mod keys;
 
 use std::future::Future;
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use deadpool_redis::redis::{self, AsyncCommands as _, Script};
+use deadpool_redis::redis::aio::{ConnectionLike, MultiplexedConnection};
+use deadpool_redis::redis::{self, AsyncCommands as _, RedisFuture, Script};
 use deadpool_redis::{Config, Pool, PoolConfig, Runtime, Timeouts};
 
 pub use self::keys::{BoardGroupKeys, Keys};
 pub use deadpool_redis::redis::{pipe, Cmd, Pipeline, Value};
-pub use deadpool_redis::Connection;
 
 /// Every Redis call is bounded: a hung Redis must not hang requests.
 pub const REDIS_TIMEOUT: Duration = Duration::from_millis(500);
@@ -76,8 +83,58 @@ if tonumber(ARGV[1]) > now then redis.call('SET', KEYS[1], ARGV[1]) return tonum
 return now
 ";
 
+/// The connection calls share, while it works.
+type Shared = Arc<RwLock<Option<MultiplexedConnection>>>;
+
+/// A connection for one call: the shared multiplexed connection, which a
+/// failure that leaves it unusable drops for the next call to replace.
+#[derive(Clone)]
+pub struct Connection {
+    inner: MultiplexedConnection,
+    shared: Shared,
+}
+
+impl Connection {
+    fn check<T>(&self, result: redis::RedisResult<T>) -> redis::RedisResult<T> {
+        if let Err(error) = &result {
+            if error.is_io_error() || error.is_connection_dropped() || error.is_unrecoverable_error() {
+                if let Ok(mut shared) = self.shared.write() {
+                    *shared = None;
+                }
+            }
+        }
+        result
+    }
+}
+
+impl ConnectionLike for Connection {
+    fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
+        Box::pin(async move {
+            let result = self.inner.req_packed_command(cmd).await;
+            self.check(result)
+        })
+    }
+
+    fn req_packed_commands<'a>(
+        &'a mut self,
+        pipeline: &'a Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> RedisFuture<'a, Vec<Value>> {
+        Box::pin(async move {
+            let result = self.inner.req_packed_commands(pipeline, offset, count).await;
+            self.check(result)
+        })
+    }
+
+    fn get_db(&self) -> i64 {
+        self.inner.get_db()
+    }
+}
+
 pub struct RedisClient {
     pool: Pool,
+    shared: Shared,
     keys: Keys,
     versioned_set: Script,
     window_count: Script,
@@ -97,6 +154,7 @@ impl RedisClient {
         let pool = config.create_pool(Some(Runtime::Tokio1))?;
         Ok(Self {
             pool,
+            shared: Shared::default(),
             keys: Keys::new(prefix),
             versioned_set: Script::new(VERSIONED_SET),
             window_count: Script::new(WINDOW_COUNT),
@@ -109,9 +167,21 @@ impl RedisClient {
         &self.keys
     }
 
-    /// A pooled connection (callers wrap their use in [`bounded`]).
+    /// The shared connection, or a fresh one from the pool when there is
+    /// none (callers wrap their use in [`bounded`]).
     pub async fn conn(&self) -> RedisResult<Connection> {
-        Ok(self.pool.get().await?)
+        let current = self.shared.read().ok().and_then(|shared| shared.clone());
+        let inner = match current {
+            Some(inner) => inner,
+            None => {
+                let fresh = deadpool_redis::Connection::take(self.pool.get().await?);
+                if let Ok(mut shared) = self.shared.write() {
+                    *shared = Some(fresh.clone());
+                }
+                fresh
+            }
+        };
+        Ok(Connection { inner, shared: Arc::clone(&self.shared) })
     }
 
     /// A cached value.
