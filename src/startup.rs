@@ -66,7 +66,7 @@ impl Application {
         let background = Background::default();
         let boards = Arc::new(Registry::default());
         let ranks = RankEngine::new(store.clone(), redis.clone(), Arc::clone(&boards), background.clone());
-        let caches = Arc::new(Caches::new(redis.clone()));
+        let caches = Arc::new(Caches::new(redis.clone(), metrics.page_cache.clone()));
         let policy = BatchPolicy {
             max_posts: settings.write_batch_max as usize,
             max_delay: Duration::from_micros(settings.write_batch_delay_us),

@@ -33,6 +33,8 @@ pub struct Metrics {
     latency: HistogramVec,
     /// Every SQL statement the store runs.
     pub db_statements: IntCounter,
+    /// Ranking pages served from the page cache (`hit`) or read (`miss`).
+    pub page_cache: IntCounterVec,
     db_connections: IntGauge,
     db_idle_connections: IntGauge,
 }
@@ -48,14 +50,19 @@ impl Metrics {
             labels,
         )?;
         let db_statements = IntCounter::new("hiscore_db_statements_total", "SQL statements executed")?;
+        let page_cache = IntCounterVec::new(
+            Opts::new("hiscore_page_cache_total", "Ranking pages served from the page cache (hit) or read (miss)"),
+            &["outcome"],
+        )?;
         let db_connections = IntGauge::new("hiscore_db_pool_connections", "Open database connections")?;
         let db_idle_connections = IntGauge::new("hiscore_db_pool_idle_connections", "Idle database connections")?;
         registry.register(Box::new(requests.clone()))?;
         registry.register(Box::new(latency.clone()))?;
         registry.register(Box::new(db_statements.clone()))?;
+        registry.register(Box::new(page_cache.clone()))?;
         registry.register(Box::new(db_connections.clone()))?;
         registry.register(Box::new(db_idle_connections.clone()))?;
-        Ok(Self { registry, requests, latency, db_statements, db_connections, db_idle_connections })
+        Ok(Self { registry, requests, latency, db_statements, page_cache, db_connections, db_idle_connections })
     }
 
     /// The Prometheus text exposition, with pool gauges read now.

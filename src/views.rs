@@ -198,14 +198,14 @@ pub struct RankingPage {
 
 impl RankingPage {
     /// A page of the rank engine with the players' display names.
-    pub fn new(board_id: &str, period: PeriodView, page: Page, names: &HashMap<i64, Arc<str>>) -> Self {
+    pub fn new(board_id: &str, period: PeriodView, page: &Page, names: &HashMap<i64, Arc<str>>) -> Self {
         let board = page.board.board;
         let entries = page
             .entries
-            .into_iter()
+            .iter()
             .map(|entry| {
                 let name = names.get(&entry.key.id).map_or("", |name| name);
-                RankingEntry::new(board, entry.rank, entry.key, name, entry.metadata)
+                RankingEntry::new(board, entry.rank, entry.key, name, entry.metadata.clone())
             })
             .collect();
         Self {
@@ -214,7 +214,7 @@ impl RankingPage {
             entries,
             total_players: page.total_players,
             next_offset: page.next_offset,
-            next_cursor: page.next_cursor.map(|cursor| cursor.encode()),
+            next_cursor: page.next_cursor.as_ref().map(|cursor| cursor.encode()),
         }
     }
 }

@@ -11,9 +11,11 @@ mod users;
 use std::sync::Arc;
 
 pub use names::NameCache;
-pub use pages::{PageCache, PageKey, PageStart};
+pub use pages::{PageCache, PageKey, PageVersion};
 pub use single_flight::SingleFlight;
 pub use users::UserCache;
+
+use prometheus::IntCounterVec;
 
 use crate::redis::RedisClient;
 
@@ -25,9 +27,11 @@ const NAME_CACHE_ENTRIES: usize = 200_000;
 
 /// Every cache of one instance.
 pub struct Caches {
-    /// Rendered ranking pages, valid while the rank engine's version holds
-    /// (a single instance only, see [`PageCache`]).
+    /// Rendered ranking pages, each kept with what it was built at (see
+    /// [`PageCache`]).
     pub pages: PageCache,
+    /// Pages served from `pages` (`hit`) or read (`miss`), for `/metrics`.
+    pub page_outcomes: IntCounterVec,
     /// One build per page key at a time (a hot page expiring under load).
     pub page_builds: SingleFlight<PageKey, Option<(u64, actix_web::web::Bytes)>>,
     /// Display names for ranking pages (they never change once registered).
@@ -37,10 +41,10 @@ pub struct Caches {
 }
 
 impl Caches {
-    pub fn new(redis: Option<Arc<RedisClient>>) -> Self {
+    pub fn new(redis: Option<Arc<RedisClient>>, page_outcomes: IntCounterVec) -> Self {
         Self {
-            // Rendered pages only for a single instance (see cache::pages).
-            pages: PageCache::new(if redis.is_some() { 0 } else { PAGE_CACHE_BYTES }),
+            pages: PageCache::new(PAGE_CACHE_BYTES),
+            page_outcomes,
             page_builds: SingleFlight::new(),
             names: NameCache::new(NAME_CACHE_ENTRIES),
             users: redis.map(UserCache::new),
@@ -50,6 +54,11 @@ impl Caches {
     /// Forgets everything cached in process about the data that an
     /// initialize replaced (user rows in Redis carry their generation and
     /// need nothing: see `cache::users`).
+    /// Counts a page served from the page cache (`true`) or read.
+    pub fn count_page(&self, hit: bool) {
+        self.page_outcomes.with_label_values(&[if hit { "hit" } else { "miss" }]).inc();
+    }
+
     pub fn reset(&self) {
         self.names.clear();
         self.pages.clear();

@@ -1,14 +1,19 @@
-//! Rendered ranking pages (JSON bytes), each tagged with the rank engine's
-//! version when it was built. Any recorded post bumps the version, so a
-//! page is served from here only while the board is exactly as it was:
-//! invalidation on write, with no timer to tune.
+//! Rendered ranking pages (JSON bytes), each tagged with what it was built
+//! at: the rank engine's version on a single instance (any recorded post
+//! bumps it), or with Redis the board's stamp there and the shared names
+//! version, which the next request checks in the same round trip that
+//! would read the page. A page is served from here only while its board
+//! is exactly as it was: invalidation on write, with no timer to tune.
 
 use std::collections::HashMap;
 use std::sync::RwLock;
 
 use actix_web::web::Bytes;
 
-use crate::domain::{BoardKey, BoardPeriod};
+use std::sync::Arc;
+
+use crate::domain::BoardPeriod;
+use crate::rank::PageStart;
 
 /// What identifies a page request: parsed values, so that `0`, `00` and
 /// `+0` are one entry, not three.
@@ -19,18 +24,20 @@ pub struct PageKey {
     pub start: PageStart,
 }
 
-/// Where a page starts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum PageStart {
-    Offset(i64),
-    /// After a cursor's key.
-    After(BoardKey),
+/// What a page was built at; it is served only at exactly the same.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PageVersion {
+    /// The local rank engine's version (a single instance).
+    Local(u64),
+    /// With Redis: the board's stamp there and the shared names version.
+    Shared { board: Arc<str>, names: i64 },
 }
 
-/// Used only by a single instance: with several instances (Redis) other
-/// instances' posts do not bump the local version, and even a page a few
-/// hundred milliseconds old lets "load more" contradict the page before it
-/// (the bench caught exactly that), so the shared setup runs with capacity 0.
+/// With several instances (Redis) other instances' posts do not bump the
+/// local version, and even a page a few hundred milliseconds old lets
+/// "load more" contradict the page before it (the bench caught exactly
+/// that): there a page is served only after Redis said its board is still
+/// at the page's stamp.
 pub struct PageCache {
     pages: RwLock<Pages>,
     /// Bytes of page bodies kept at most (pages run from ~0.3 KB to ~13 KB,
@@ -41,7 +48,7 @@ pub struct PageCache {
 
 #[derive(Default)]
 struct Pages {
-    by_key: HashMap<PageKey, (u64, Bytes)>,
+    by_key: HashMap<PageKey, (PageVersion, Bytes)>,
     bytes: usize,
 }
 
@@ -51,9 +58,13 @@ impl PageCache {
     }
 
     /// The page if it was built at `version`.
-    pub fn get(&self, key: &PageKey, version: u64) -> Option<Bytes> {
-        let pages = self.pages.read().ok()?;
-        pages.by_key.get(key).filter(|(built_at, _)| *built_at == version).map(|(_, bytes)| bytes.clone())
+    pub fn get(&self, key: &PageKey, version: &PageVersion) -> Option<Bytes> {
+        self.entry(key).filter(|(built_at, _)| built_at == version).map(|(_, bytes)| bytes)
+    }
+
+    /// The page kept for `key` and what it was built at, whatever that is.
+    pub fn entry(&self, key: &PageKey) -> Option<(PageVersion, Bytes)> {
+        self.pages.read().ok()?.by_key.get(key).cloned()
     }
 
     /// Drops every page.
@@ -63,14 +74,14 @@ impl PageCache {
         }
     }
 
-    pub fn put(&self, key: PageKey, version: u64, bytes: Bytes) {
+    pub fn put(&self, key: PageKey, version: PageVersion, bytes: Bytes) {
         if self.budget == 0 || bytes.len() > self.budget {
             return;
         }
         if let Ok(mut pages) = self.pages.write() {
             let pages = &mut *pages;
             if pages.bytes + bytes.len() > self.budget {
-                // Stale versions are worthless; drop them first, everything if need be.
+                // Pages of other versions are likely stale; drop them first, everything if need be.
                 pages.by_key.retain(|_, (built_at, _)| *built_at == version);
                 pages.bytes = pages.by_key.values().map(|(_, body)| body.len()).sum();
                 if pages.bytes + bytes.len() > self.budget {
@@ -97,30 +108,35 @@ mod tests {
     #[test]
     fn serves_only_the_version_it_was_built_at() {
         let cache = PageCache::new(8);
-        cache.put(key(0), 5, Bytes::from_static(b"page"));
-        assert_eq!(cache.get(&key(0), 5).as_deref(), Some(&b"page"[..]));
-        assert!(cache.get(&key(0), 6).is_none());
-        assert!(cache.get(&key(10), 5).is_none());
+        cache.put(key(0), PageVersion::Local(5), Bytes::from_static(b"page"));
+        assert_eq!(cache.get(&key(0), &PageVersion::Local(5)).as_deref(), Some(&b"page"[..]));
+        assert!(cache.get(&key(0), &PageVersion::Local(6)).is_none());
+        assert!(cache.get(&key(10), &PageVersion::Local(5)).is_none());
+        let shared = |board: &str, names| PageVersion::Shared { board: Arc::from(board), names };
+        cache.put(key(0), shared(":7", 2), Bytes::from_static(b"page"));
+        assert!(cache.get(&key(0), &shared(":7", 2)).is_some());
+        assert!(cache.get(&key(0), &shared(":7", 3)).is_none(), "a rename anywhere makes it stale");
+        assert!(cache.get(&key(0), &shared("e:7", 2)).is_none(), "so does a rebuild");
     }
 
     #[test]
     fn capacity_zero_caches_nothing() {
         let cache = PageCache::new(0);
-        cache.put(key(0), 1, Bytes::from_static(b"page"));
-        assert!(cache.get(&key(0), 1).is_none());
+        cache.put(key(0), PageVersion::Local(1), Bytes::from_static(b"page"));
+        assert!(cache.get(&key(0), &PageVersion::Local(1)).is_none());
     }
 
     #[test]
     fn stays_within_its_byte_budget() {
         let cache = PageCache::new(100);
         for i in 0..50 {
-            cache.put(key(i % 7), (i / 10) as u64, Bytes::from(vec![b'x'; 5 + i as usize]));
+            cache.put(key(i % 7), PageVersion::Local((i / 10) as u64), Bytes::from(vec![b'x'; 5 + i as usize]));
             let pages = cache.pages.read().unwrap();
             let held: usize = pages.by_key.values().map(|(_, body)| body.len()).sum();
             assert_eq!(pages.bytes, held, "the running total matches after put {i}");
             assert!(held <= 100, "{held} bytes held after put {i}");
         }
-        cache.put(key(999), 9, Bytes::from(vec![b'x'; 101]));
-        assert!(cache.get(&key(999), 9).is_none(), "a page larger than the budget is not kept");
+        cache.put(key(999), PageVersion::Local(9), Bytes::from(vec![b'x'; 101]));
+        assert!(cache.get(&key(999), &PageVersion::Local(9)).is_none(), "a page larger than the budget is not kept");
     }
 }

@@ -72,7 +72,7 @@ impl BoardSource for DatabaseSource {
         snapshot.commit().await?;
         let to_usize = |n: i64| usize::try_from(n).unwrap_or(0);
         let entries = keys.into_iter().map(entry).collect();
-        Ok(Some(Slice { entries, position: to_usize(position), first_rank, total: to_usize(total), version: 0 }))
+        Ok(Some(Slice { entries, position: to_usize(position), first_rank, total: to_usize(total), stamp: None }))
     }
 
     async fn ranks_of_scores(&self, scores: &[(BoardPeriod, i64)]) -> Result<Vec<i64>, StoreError> {

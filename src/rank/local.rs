@@ -198,7 +198,7 @@ impl<R: Row> Group<R> {
         };
         let first_rank = entries.first().map_or(0, |first| self.rank_of_score(board, first.key.score));
         // The engine counts this source's changes itself (`RankEngine::version`).
-        Some(Slice { entries, position, first_rank, total, version: 0 })
+        Some(Slice { entries, position, first_rank, total, stamp: None })
     }
 
     fn ranked(&self, board: usize, target: BoardPeriod, ids: &[i64]) -> Ranked {
@@ -409,7 +409,7 @@ impl LocalBoards {
             Held::Custom(group) => group.slice(0, start, count),
             Held::Empty => match start {
                 SliceStart::Around { .. } => None,
-                _ => Some(Slice { entries: Vec::new(), position: 0, first_rank: 0, total: 0, version: 0 }),
+                _ => Some(Slice { entries: Vec::new(), position: 0, first_rank: 0, total: 0, stamp: None }),
             },
         }
     }

@@ -32,7 +32,7 @@ pub use self::health::SharedState;
 pub use self::local::EntryChange;
 use self::local::{LocalBoards, LocalSource};
 use self::redis::{builtin_members, RebuildEntry, Record, RedisSource};
-use self::source::{BoardSource, Slice, SliceStart};
+use self::source::{BoardSource, Slice, SliceRead, SliceStart};
 pub use self::source::{Entry, Ranked};
 use crate::background::Background;
 use crate::boards::{CustomBoard, Registry};
@@ -68,8 +68,25 @@ pub struct Page {
     pub next_cursor: Option<Cursor>,
     /// The engine's version this page was read at (see [`RankEngine::version`]).
     pub version: u64,
-    /// The source's count of the board's changes (see [`Slice::version`]).
-    pub board_version: u64,
+    /// The source's name for the board's state (see [`Slice::stamp`]).
+    pub board_stamp: Option<Arc<str>>,
+}
+
+/// Where a page starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PageStart {
+    /// At this 0-based position.
+    Offset(i64),
+    /// After a cursor's key.
+    After(BoardKey),
+}
+
+/// What a conditional page read found.
+#[derive(Debug)]
+pub enum PageRead {
+    /// The board is still at the stamp the caller holds.
+    Unchanged,
+    Read(Page),
 }
 
 impl Page {
@@ -499,19 +516,32 @@ impl RankEngine {
         }
     }
 
-    /// `limit` entries from position `offset`.
-    pub async fn page_at_offset(&self, board: BoardPeriod, offset: i64, limit: i64) -> StoreResult<Page> {
+    /// `limit` entries from `start`.
+    pub async fn page(&self, board: BoardPeriod, start: PageStart, limit: i64) -> StoreResult<Page> {
         let count = to_count(limit);
-        let start = SliceStart::Offset(usize::try_from(offset).unwrap_or(usize::MAX));
-        let (slice, version) = self.slice(board, start, count).await?;
+        let (slice, version) = self.slice(board, slice_start(start), count).await?;
         Ok(page_of(board, slice, count, version))
     }
 
-    /// `limit` entries after the cursor's key, on the cursor's board and period.
-    pub async fn page_after(&self, cursor: Cursor, limit: i64) -> StoreResult<Page> {
+    /// `limit` entries from `start`, unless the board is still at `known`
+    /// (the [`Page::board_stamp`] of a page the caller keeps): in shared
+    /// mode one round trip either way; the other sources always read.
+    pub async fn page_unless(
+        &self,
+        board: BoardPeriod,
+        start: PageStart,
+        limit: i64,
+        known: &str,
+    ) -> StoreResult<PageRead> {
         let count = to_count(limit);
-        let (slice, version) = self.slice(cursor.board, SliceStart::After(cursor.after), count).await?;
-        Ok(page_of(cursor.board, slice, count, version))
+        // Read before the slice: a change meanwhile leaves the page tagged older than it is.
+        let version = self.version();
+        let read =
+            dispatch!(self, [&board], |source| source.slice_unless(board, slice_start(start), count + 1, known))?;
+        Ok(match read {
+            SliceRead::Unchanged => PageRead::Unchanged,
+            SliceRead::Read(slice) => PageRead::Read(page_of(board, slice, count, version)),
+        })
     }
 
     /// Up to `radius` entries either side of a player; `None` when the
@@ -536,7 +566,7 @@ impl RankEngine {
 
 /// A page of `count` entries from a slice that read one more.
 fn page_of(board: BoardPeriod, slice: Option<Slice>, count: usize, version: u64) -> Page {
-    let board_version = slice.as_ref().map_or(0, |slice| slice.version);
+    let board_stamp = slice.as_ref().and_then(|slice| slice.stamp.clone());
     let empty = |total: usize| Page {
         board,
         entries: Vec::new(),
@@ -544,7 +574,7 @@ fn page_of(board: BoardPeriod, slice: Option<Slice>, count: usize, version: u64)
         next_offset: None,
         next_cursor: None,
         version,
-        board_version,
+        board_stamp: board_stamp.clone(),
     };
     let Some(mut slice) = slice else { return empty(0) };
     let has_more = slice.entries.len() > count;
@@ -565,7 +595,14 @@ fn page_of(board: BoardPeriod, slice: Option<Slice>, count: usize, version: u64)
         next_offset: has_more.then_some((slice.position + entries) as i64),
         next_cursor: has_more.then_some(Cursor { board, after: last }),
         version,
-        board_version: slice.version,
+        board_stamp,
+    }
+}
+
+fn slice_start(start: PageStart) -> SliceStart {
+    match start {
+        PageStart::Offset(offset) => SliceStart::Offset(usize::try_from(offset).unwrap_or(usize::MAX)),
+        PageStart::After(key) => SliceStart::After(key),
     }
 }
 

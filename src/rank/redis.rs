@@ -29,7 +29,7 @@ use std::sync::Arc;
 use deadpool_redis::redis::{self, AsyncCommands as _, Script};
 
 use super::key::{Packed, MEMBER_SCORE_DIGITS};
-use super::source::{rank_entries, BoardSource, Entry, Ranked, Slice, SliceStart};
+use super::source::{rank_entries, BoardSource, Entry, Ranked, Slice, SliceRead, SliceStart};
 use crate::domain::{Board, BoardKey, BoardPeriod, Order, Timestamp};
 use crate::redis::{bounded, BoardGroupKeys, Connection, RedisClient, RedisError, RedisResult};
 use crate::store::Standing;
@@ -45,11 +45,13 @@ const ENDED_PERIOD_TTL_MS: i64 = 3_600_000;
 
 const RECORD: &str = r"
 -- KEYS: changes, seq, ready, then (set, entries) per board of the group
--- ARGV: id, version, log (1 = append to the change log), log length, period,
---       expire at (ms, 0: never), then per board: member ('' takes the player
---       off the board), metadata ('' for none)
+-- ARGV: id, version, log (1 = append to the change log; 0 = a replay after a
+--       rebuild), log length, period, expire at (ms, 0: never), then per
+--       board: member ('' takes the player off the board), metadata ('' for none)
 -- An entries value is 'member version metadata', or '- version' for a
 -- player taken off (a tombstone: older updates arriving late lose to it).
+-- Every change moves the sequence (a replay too), so that a page stamped
+-- with it (see SLICE) is never served after its board changed.
 local id, version, period = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[5])
 local boards = (#KEYS - 3) / 2
 if ARGV[3] == '1' then
@@ -74,6 +76,7 @@ for i = 1, boards do
     end
   end
   if newer then
+    if ARGV[3] ~= '1' then redis.call('INCR', KEYS[2]) end
     if member == '' then
       -- off the board: a tombstone keeps the version
       redis.call('HSET', entries, id, '- ' .. version)
@@ -100,10 +103,15 @@ end
 ";
 
 const SLICE: &str = r"
--- KEYS: set, entries, ready, the group's change sequence
--- ARGV: mode (offset | after | around), offset / member / id, count, score digits, radius, period, with metadata (1/0)
+-- KEYS: set, entries, ready, the group's change sequence, the group's epoch
+-- ARGV: mode (offset | after | around), offset / member / id, count, score digits, radius, period,
+--       with metadata (1/0), the stamp of a copy the caller holds ('' for none)
+-- The stamp (epoch:sequence) names the group's state: while it holds, the
+-- caller's copy is exact and only {-3} is answered.
 local ready = redis.call('GET', KEYS[3])
 if not ready or tonumber(ARGV[6]) < tonumber(ready) then return {-1} end
+local stamp = (redis.call('GET', KEYS[5]) or '') .. ':' .. (redis.call('GET', KEYS[4]) or '0')
+if stamp == ARGV[8] then return {-3} end
 local total = redis.call('ZCARD', KEYS[1])
 local position
 if ARGV[1] == 'offset' then
@@ -132,7 +140,7 @@ local metadata = {}
 if ARGV[7] == '1' then
   for i, member in ipairs(members) do metadata[i] = metadata_of(KEYS[2], member) end
 end
-return {total, position, first_rank, members, metadata, redis.call('GET', KEYS[4]) or '0'}
+return {total, position, first_rank, members, metadata, stamp}
 ";
 
 const RANKED: &str = r"
@@ -356,6 +364,7 @@ impl RedisSource {
             }
         }
         swap.set(group.ready(), board.period);
+        swap.set(group.epoch(), token);
         swap.query_async::<()>(&mut *conn).await?;
 
         // Entries recorded while the database was being read.
@@ -419,6 +428,21 @@ impl BoardSource for RedisSource {
     type Error = RedisError;
 
     async fn slice(&self, board: BoardPeriod, start: SliceStart, count: usize) -> RedisResult<Option<Slice>> {
+        // No stamp has the empty string for its epoch and sequence.
+        match self.slice_unless(board, start, count, "").await? {
+            SliceRead::Read(slice) => Ok(slice),
+            SliceRead::Unchanged => Err(RedisError::Protocol("an unconditional slice answered unchanged".into())),
+        }
+    }
+
+    /// One round trip either way: the script compares the stamp.
+    async fn slice_unless(
+        &self,
+        board: BoardPeriod,
+        start: SliceStart,
+        count: usize,
+        known: &str,
+    ) -> RedisResult<SliceRead> {
         let (mode, argument, radius) = match start {
             SliceStart::Offset(position) => ("offset", position.to_string(), 0),
             SliceStart::After(key) => ("after", Packed::of(board.order, key).member(), 0),
@@ -434,6 +458,7 @@ impl BoardSource for RedisSource {
                 .key(group.entries(&name))
                 .key(group.ready())
                 .key(group.sequence())
+                .key(group.epoch())
                 .arg(mode)
                 .arg(argument)
                 .arg(count)
@@ -441,6 +466,7 @@ impl BoardSource for RedisSource {
                 .arg(radius)
                 .arg(board.period)
                 .arg(if board.board.is_builtin() { "0" } else { "1" })
+                .arg(known)
                 .invoke_async(&mut conn)
                 .await?)
         })
@@ -448,10 +474,11 @@ impl BoardSource for RedisSource {
         let redis::Value::Array(parts) = value else { return Err(RedisError::Protocol(format!("{value:?}"))) };
         match parts.first() {
             Some(redis::Value::Int(-1)) => return Err(RedisError::NotReady),
-            Some(redis::Value::Int(-2)) => return Ok(None),
+            Some(redis::Value::Int(-2)) => return Ok(SliceRead::Read(None)),
+            Some(redis::Value::Int(-3)) => return Ok(SliceRead::Unchanged),
             _ => {}
         }
-        let [total, position, first_rank, members, metadata_values, version] =
+        let [total, position, first_rank, members, metadata_values, stamp] =
             <[redis::Value; 6]>::try_from(parts).map_err(|parts| RedisError::Protocol(format!("{parts:?}")))?;
         let members: Vec<String> = redis::from_redis_value(members)?;
         let mut metadata_values: Vec<String> = redis::from_redis_value(metadata_values)?;
@@ -461,13 +488,13 @@ impl BoardSource for RedisSource {
             .zip(metadata_values)
             .map(|(member, text)| Ok(Entry { key: parse_member(board, member)?, metadata: metadata(text) }))
             .collect::<RedisResult<Vec<Entry>>>()?;
-        Ok(Some(Slice {
+        Ok(SliceRead::Read(Some(Slice {
             total: redis::from_redis_value::<i64>(total)?.max(0) as usize,
             position: redis::from_redis_value::<i64>(position)?.max(0) as usize,
             first_rank: redis::from_redis_value(first_rank)?,
             entries,
-            version: redis::from_redis_value::<String>(version)?.parse().unwrap_or(0),
-        }))
+            stamp: Some(Arc::from(redis::from_redis_value::<String>(stamp)?)),
+        })))
     }
 
     /// One pipelined round trip for all.

@@ -36,10 +36,19 @@ pub struct Slice {
     /// 1 + entries with a strictly better score than the first (0 when empty).
     pub first_rank: i64,
     pub total: usize,
-    /// How many changes the board had seen when this was read, where the
-    /// source counts them (Redis: the group's change log); 0 elsewhere.
+    /// Names the state of the board this was read at, where the source can
+    /// (Redis: the group's rebuild epoch and change count); a copy made
+    /// from the slice is exact while the source still answers this stamp.
     /// Part of a page's `ETag`.
-    pub version: u64,
+    pub stamp: Option<Arc<str>>,
+}
+
+/// What a read that may be answered "unchanged" found.
+pub enum SliceRead {
+    /// The board is still at the stamp the caller holds.
+    Unchanged,
+    /// The slice (`None`: the player it was to center on is not on the board).
+    Read(Option<Slice>),
 }
 
 /// Some players' entries on a board, in board order, each with its
@@ -57,6 +66,20 @@ pub(crate) trait BoardSource {
     /// Up to `count` entries from `start`, in one snapshot; `None` when the
     /// start is a player who is not on the board.
     async fn slice(&self, board: BoardPeriod, start: SliceStart, count: usize) -> Result<Option<Slice>, Self::Error>;
+
+    /// Like `slice`, but only `Unchanged` while the board is still at
+    /// `known` (a [`Slice::stamp`] from an earlier read). Sources without
+    /// stamps always read.
+    async fn slice_unless(
+        &self,
+        board: BoardPeriod,
+        start: SliceStart,
+        count: usize,
+        known: &str,
+    ) -> Result<SliceRead, Self::Error> {
+        let _ = known;
+        Ok(SliceRead::Read(self.slice(board, start, count).await?))
+    }
 
     /// For each (board, score): 1 + the entries with a strictly better score.
     async fn ranks_of_scores(&self, scores: &[(BoardPeriod, i64)]) -> Result<Vec<i64>, Self::Error>;

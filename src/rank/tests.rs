@@ -12,7 +12,7 @@ use rand_chacha::ChaCha8Rng;
 use super::database::DatabaseSource;
 use super::local::{LocalBoards, LocalSource};
 use super::redis::{builtin_members, RebuildEntry, Record, RedisSource};
-use super::source::{BoardSource, SliceStart};
+use super::source::{BoardSource, SliceRead, SliceStart};
 use super::*;
 use crate::domain::Timestamp;
 use crate::redis::RedisClient;
@@ -212,7 +212,7 @@ async fn redis_source(
 /// A slice as the sources must agree on it: their change counts differ by
 /// design (Redis counts its change log, the others nothing).
 fn comparable(slice: Option<Slice>) -> String {
-    format!("{:?}", slice.map(|slice| Slice { version: 0, ..slice }))
+    format!("{:?}", slice.map(|slice| Slice { stamp: None, ..slice }))
 }
 
 /// Every read of every board through `source`, as comparable answers.
@@ -386,10 +386,48 @@ async fn later_posts_move_a_player_on_every_source_alike() {
         let shared_ranked = redis.ranked(best, &[3]).await.unwrap();
         client.delete_matching(&client.keys().everything()).await.unwrap();
         // The same board, whatever each source counts as its version.
-        assert_eq!(Slice { version: 0, ..shared }, top);
+        assert_eq!(Slice { stamp: None, ..shared }, top);
         assert_eq!(shared_around, None);
         assert!(shared_ranked.entries.is_empty());
     }
+}
+
+/// A stamp names one state of a board in Redis: a read holding it is
+/// answered "unchanged" until a change, a replay or a rebuild (even one
+/// that rebuilds the same entries after a flush reset the sequence).
+#[tokio::test]
+async fn a_redis_stamp_holds_until_the_board_changes_or_is_rebuilt() {
+    let Some(client) = redis_client() else { return };
+    let best = BoardPeriod::builtin(Board::Best);
+    let custom = BoardPeriod { board: Board::Custom(4), order: crate::domain::Order::Desc, period: 0 };
+    let standing = |id, best, best_at, version| Standing { id, best, best_at, total: best, version, listed: true };
+    let standings = [standing(1, 50, 1, 1), standing(2, 40, 2, 1)];
+    let redis = redis_source(&client, &standings, custom, &[]).await;
+    let stamp_of = |read: SliceRead| match read {
+        SliceRead::Read(Some(slice)) => slice.stamp.expect("Redis stamps its slices"),
+        other => panic!("expected a slice, got unchanged: {}", matches!(other, SliceRead::Unchanged)),
+    };
+    let top = SliceStart::Offset(0);
+    let first = stamp_of(redis.slice_unless(best, top, 5, "").await.unwrap());
+    assert!(matches!(redis.slice_unless(best, top, 5, &first).await.unwrap(), SliceRead::Unchanged));
+
+    let members = builtin_members(&standing(2, 60, 3, 2));
+    redis.record(best, &Record { id: 2, version: 2, period: 0, expire_at: None, members: &members }).await.unwrap();
+    let after_post = stamp_of(redis.slice_unless(best, top, 5, &first).await.unwrap());
+    assert_ne!(after_post, first);
+
+    // A flush resets the sequence; the rebuild from the same rows must not
+    // bring an old stamp back.
+    client.delete_matching(&client.keys().everything()).await.unwrap();
+    let redis = redis_source(&client, &standings, custom, &[]).await;
+    let rebuilt = stamp_of(redis.slice_unless(best, top, 5, "").await.unwrap());
+    assert_ne!(rebuilt, first);
+    let rebuilt_again = {
+        let redis = redis_source(&client, &standings, custom, &[]).await;
+        stamp_of(redis.slice_unless(best, top, 5, &rebuilt).await.unwrap())
+    };
+    assert_ne!(rebuilt_again, rebuilt, "every rebuild is a new epoch");
+    client.delete_matching(&client.keys().everything()).await.unwrap();
 }
 
 /// The engine turns slices into pages: ranks, cursors, windows.
@@ -411,12 +449,13 @@ async fn pages_cursors_and_windows() {
         .collect();
     *engine.local.boards.write().await = LocalBoards::from_standings(&standings);
 
-    let first = engine.page_at_offset(best, 0, 3).await.unwrap();
+    let first = engine.page(best, PageStart::Offset(0), 3).await.unwrap();
     let ranks: Vec<(i64, i64)> = first.entries.iter().map(|e| (e.rank, e.key.id)).collect();
     assert_eq!(ranks, [(1, 1), (2, 2), (2, 3)]);
     assert_eq!((first.total_players, first.next_offset), (5, Some(3)));
 
-    let second = engine.page_after(first.next_cursor.unwrap(), 3).await.unwrap();
+    let cursor = first.next_cursor.unwrap();
+    let second = engine.page(cursor.board, PageStart::After(cursor.after), 3).await.unwrap();
     let ranks: Vec<(i64, i64)> = second.entries.iter().map(|e| (e.rank, e.key.id)).collect();
     assert_eq!(ranks, [(2, 4), (5, 5)]);
     assert!(second.next_cursor.is_none() && second.next_offset.is_none());
@@ -425,7 +464,7 @@ async fn pages_cursors_and_windows() {
     assert_eq!(around.user_ids(), [2, 3, 4]);
     assert_eq!(around.next_offset, Some(4));
     assert!(engine.around(best, 99, 1).await.unwrap().is_none());
-    assert!(engine.page_at_offset(best, 10, 3).await.unwrap().entries.is_empty());
+    assert!(engine.page(best, PageStart::Offset(10), 3).await.unwrap().entries.is_empty());
 
     let row = |id, best, total, plays| UserRow {
         id,

@@ -100,6 +100,12 @@ impl BoardGroupKeys {
         format!("{}:seq", self.tag)
     }
 
+    /// A token set by every rebuild: with the sequence it names one state
+    /// of the group's sets, even across a flush (which resets the sequence).
+    pub fn epoch(&self) -> String {
+        format!("{}:epoch", self.tag)
+    }
+
     /// Held by the one instance that rebuilds.
     pub fn rebuild_lock(&self) -> String {
         format!("{}:rebuild-lock", self.tag)

@@ -3,8 +3,10 @@
 //!
 //! A single instance keeps rendered pages, tagged with the rank engine's
 //! version (any recorded post makes them stale), and concurrent misses of
-//! one page share a single build. With Redis nothing is cached: other
-//! instances' posts do not bump the local version (see `cache::pages`).
+//! one page share a single build. With Redis a kept page is tagged with its
+//! board's stamp there and the names version, and served only after Redis
+//! said both still hold, in the round trip that would otherwise read the
+//! page (see `cache::pages`).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -13,10 +15,10 @@ use actix_web::web::Bytes;
 use sha2::{Digest, Sha256};
 
 use super::boards::{resolve_period, BoardRef, ResolvedPeriod};
-use crate::cache::{PageKey, PageStart};
+use crate::cache::{PageKey, PageVersion};
 use crate::domain::{Cursor, PeriodSelector};
 use crate::error::{ApiError, ErrorCode};
-use crate::rank::Page;
+use crate::rank::{Page, PageRead, PageStart};
 use crate::state::AppState;
 use crate::views::{PeriodView, RankingEntry, RankingPage};
 
@@ -30,10 +32,10 @@ pub struct Rendered {
 }
 
 impl Rendered {
-    fn new(body: Bytes, version: u64, board_version: u64) -> Self {
+    fn new(body: Bytes, version: u64, board_stamp: Option<&str>) -> Self {
         let mut digest = Sha256::new();
         digest.update(version.to_le_bytes());
-        digest.update(board_version.to_le_bytes());
+        digest.update(board_stamp.unwrap_or("").as_bytes());
         digest.update(&body);
         let hex: String = digest.finalize()[..10].iter().map(|byte| format!("{byte:02x}")).collect();
         Self { body, etag: format!("\"{hex}\"") }
@@ -71,36 +73,62 @@ pub async fn page(
         }
     };
     let key = PageKey { board: resolved.board, limit, start };
-    let current = state.ranks.version();
-    if let Some(body) = state.caches.pages.get(&key, current) {
-        // Cached pages are the local index's, which has no board version of its own.
-        return Ok(Rendered::new(body, current, 0));
-    }
-    let build = || async {
-        let page = match start {
-            PageStart::Offset(offset) => state.ranks.page_at_offset(resolved.board, offset, limit).await?,
-            PageStart::After(after) => state.ranks.page_after(Cursor { board: resolved.board, after }, limit).await?,
-        };
-        let (version, board_version) = (page.version, page.board_version);
-        render(state, board, resolved.view, page).await.map(|body| (version, board_version, body))
-    };
     if state.redis.is_some() {
-        // Shared boards are never cached: every request reads its own
-        // snapshot, so a joined build could only be older.
-        let (version, board_version, body) = build().await?;
-        return Ok(Rendered::new(body, version, board_version));
+        return shared_page(state, board, resolved.view, key).await;
     }
+    let current = state.ranks.version();
+    if let Some(body) = state.caches.pages.get(&key, &PageVersion::Local(current)) {
+        state.caches.count_page(true);
+        return Ok(Rendered::new(body, current, None));
+    }
+    state.caches.count_page(false);
+    let build = || async {
+        let page = state.ranks.page(resolved.board, start, limit).await?;
+        let version = page.version;
+        render(state, board, resolved.view, &page).await.map(|body| (version, body))
+    };
     // A shared result that predates the latest post (the build began before
     // it) or a failed build is redone for this request, which then reports
     // its own error.
-    let shared =
-        state.caches.page_builds.run(key.clone(), || async { build().await.ok().map(|(v, _, b)| (v, b)) }).await;
+    let shared = state.caches.page_builds.run(key.clone(), || async { build().await.ok() }).await;
     let (version, body) = match shared {
         Some((version, body)) if version == state.ranks.version() => (version, body),
-        _ => build().await.map(|(version, _, body)| (version, body))?,
+        _ => build().await?,
     };
-    state.caches.pages.put(key, version, body.clone());
-    Ok(Rendered::new(body, version, 0))
+    state.caches.pages.put(key, PageVersion::Local(version), body.clone());
+    Ok(Rendered::new(body, version, None))
+}
+
+/// A page with Redis: the kept copy while Redis says its board and the
+/// names are as they were when it was built (one round trip, which reads
+/// the page instead when they are not), else the page read and kept. Each
+/// request checks Redis, so a post or a rename on any instance shows at
+/// the next read, and "load more" never contradicts the page before it.
+async fn shared_page(state: &AppState, board: &BoardRef, view: PeriodView, key: PageKey) -> Result<Rendered, ApiError> {
+    let kept = state.caches.pages.entry(&key);
+    let known = match &kept {
+        Some((PageVersion::Shared { board, .. }, _)) => Arc::clone(board),
+        _ => Arc::from(""),
+    };
+    let (read, names_version) =
+        tokio::join!(state.ranks.page_unless(key.board, key.start, key.limit, &known), names_version(state));
+    let page = match read? {
+        PageRead::Read(page) => page,
+        PageRead::Unchanged => match kept {
+            Some((PageVersion::Shared { board: stamp, names }, body)) if NamesVersion::Shared(names) == names_version => {
+                state.caches.count_page(true);
+                return Ok(Rendered::new(body, 0, Some(&stamp)));
+            }
+            // Only the names moved: the entries are read again to render them.
+            _ => state.ranks.page(key.board, key.start, key.limit).await?,
+        },
+    };
+    state.caches.count_page(false);
+    let body = render_at(state, board, view, &page, names_version).await?;
+    if let (Some(stamp), NamesVersion::Shared(names)) = (&page.board_stamp, names_version) {
+        state.caches.pages.put(key, PageVersion::Shared { board: Arc::clone(stamp), names }, body.clone());
+    }
+    Ok(Rendered::new(body, page.version, page.board_stamp.as_deref()))
 }
 
 /// Up to `radius` entries either side of a player: 404 `user_not_on_board`
@@ -114,8 +142,8 @@ pub async fn around(
 ) -> Result<Rendered, ApiError> {
     let resolved = resolve_period(state, board, selector).await?;
     if let Some(page) = state.ranks.around(resolved.board, user_id, radius).await? {
-        let (version, board_version) = (page.version, page.board_version);
-        return Ok(Rendered::new(render(state, board, resolved.view, page).await?, version, board_version));
+        let body = render(state, board, resolved.view, &page).await?;
+        return Ok(Rendered::new(body, page.version, page.board_stamp.as_deref()));
     }
     let mut conn = state.store.conn().await?;
     match state.store.user(&mut conn, user_id).await? {
@@ -155,20 +183,43 @@ pub async fn friends(
     Ok(Bytes::from(serde_json::to_vec(&page).map_err(ApiError::internal)?))
 }
 
-/// Display names of players: cached, else one query. With Redis, the cache
-/// first follows the shared names version (a rename on any instance moves
-/// it); if Redis cannot say, the names come from the database.
+/// Which names the in-process cache may answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NamesVersion {
+    /// Any (a single instance: every rename happens here).
+    Local,
+    /// Those read under this shared names version (a rename on any
+    /// instance moves it).
+    Shared(i64),
+    /// None: Redis cannot say, so names come from the database.
+    Unknown,
+}
+
+async fn names_version(state: &AppState) -> NamesVersion {
+    match &state.redis {
+        None => NamesVersion::Local,
+        Some(redis) => match redis.counter(&redis.keys().names_version()).await {
+            Ok(version) => NamesVersion::Shared(version),
+            Err(_) => NamesVersion::Unknown,
+        },
+    }
+}
+
+/// Display names of players: cached, else one query.
 async fn names(state: &AppState, ids: &[i64]) -> Result<HashMap<i64, Arc<str>>, ApiError> {
     if ids.is_empty() {
         return Ok(HashMap::new());
     }
-    if let Some(redis) = &state.redis {
-        match redis.counter(&redis.keys().names_version()).await {
-            Ok(version) => state.caches.names.follow(version),
-            Err(_) => {
-                let loaded = state.store.display_names(ids).await?;
-                return Ok(loaded.into_iter().map(|(id, name)| (id, Arc::from(name))).collect());
-            }
+    names_at(state, ids, names_version(state).await).await
+}
+
+async fn names_at(state: &AppState, ids: &[i64], version: NamesVersion) -> Result<HashMap<i64, Arc<str>>, ApiError> {
+    match version {
+        NamesVersion::Local => {}
+        NamesVersion::Shared(version) => state.caches.names.follow(version),
+        NamesVersion::Unknown => {
+            let loaded = state.store.display_names(ids).await?;
+            return Ok(loaded.into_iter().map(|(id, name)| (id, Arc::from(name))).collect());
         }
     }
     let (mut names, missing) = state.caches.names.lookup(ids);
@@ -182,8 +233,18 @@ async fn names(state: &AppState, ids: &[i64]) -> Result<HashMap<i64, Arc<str>>, 
 }
 
 /// A page as JSON, with its players' display names.
-async fn render(state: &AppState, board: &BoardRef, period: PeriodView, page: Page) -> Result<Bytes, ApiError> {
-    let names = names(state, &page.user_ids()).await?;
+async fn render(state: &AppState, board: &BoardRef, period: PeriodView, page: &Page) -> Result<Bytes, ApiError> {
+    render_at(state, board, period, page, names_version(state).await).await
+}
+
+async fn render_at(
+    state: &AppState,
+    board: &BoardRef,
+    period: PeriodView,
+    page: &Page,
+    names_version: NamesVersion,
+) -> Result<Bytes, ApiError> {
+    let names = if page.entries.is_empty() { HashMap::new() } else { names_at(state, &page.user_ids(), names_version).await? };
     let json = serde_json::to_vec(&RankingPage::new(board.id(), period, page, &names)).map_err(ApiError::internal)?;
     Ok(Bytes::from(json))
 }

@@ -216,3 +216,48 @@ async fn moderation_on_one_instance_shows_on_the_other_at_the_next_read() {
     a.admin(reqwest::Method::DELETE, &format!("/api/admin/users/{}/ban", cheat.id), None).await;
     assert_eq!(ranks_and_ids(&b.ranking("arena", "").await), [(1, cheat.id), (2, honest.id)]);
 }
+
+/// With Redis a page is kept on each instance and served again only while
+/// Redis says its board and the names are as they were: a post, a rename
+/// or a post to a custom board on another instance shows at the next read.
+#[actix_web::test]
+async fn a_kept_page_is_served_only_while_its_board_and_names_hold() {
+    let Some(backend) = Backend::mariadb_redis() else { return };
+    let db = TestDatabase::new(&backend).await;
+    let admin = ["--admin-token", crate::helpers::ADMIN];
+    let a = spawn_app_on(&db, &admin).await;
+    let b = spawn_app_on(&db, &admin).await;
+    let first = a.register("kept1").await;
+    let second = a.register("kept2").await;
+    a.post_score(&first, 50).await;
+    a.post_score(&second, 40).await;
+
+    let page = b.ranking("best", "limit=10").await;
+    let hits = page_cache_hits(&b).await;
+    assert_eq!(b.ranking("best", "limit=10").await, page);
+    assert_eq!(page_cache_hits(&b).await, hits + 1, "an unchanged board is served from B's copy");
+
+    a.post_score(&second, 60).await;
+    assert_eq!(ranks_and_ids(&b.ranking("best", "limit=10").await), [(1, second.id), (2, first.id)]);
+
+    let rename = json!({"display_name": "Renamed Elsewhere"});
+    let (status, _) = a.admin(reqwest::Method::PATCH, &format!("/api/admin/users/{}", first.id), Some(&rename)).await;
+    assert_eq!(status, 200);
+    assert_eq!(b.ranking("best", "limit=10").await["entries"][1]["user"]["display_name"], "Renamed Elsewhere");
+
+    a.create_board(&json!({"id": "kept", "name": "Kept", "order": "asc"})).await;
+    a.post_board_score(&first, "kept", 30).await;
+    let hits = page_cache_hits(&b).await;
+    assert_eq!(ranks_and_ids(&b.ranking("kept", "").await), [(1, first.id)]);
+    assert_eq!(ranks_and_ids(&b.ranking("kept", "").await), [(1, first.id)]);
+    assert_eq!(page_cache_hits(&b).await, hits + 1);
+    a.post_board_score(&second, "kept", 20).await;
+    assert_eq!(ranks_and_ids(&b.ranking("kept", "").await), [(1, second.id), (2, first.id)]);
+}
+
+async fn page_cache_hits(app: &crate::helpers::TestApp) -> i64 {
+    let text = app.get("/metrics").await.text().await.unwrap();
+    text.lines()
+        .find_map(|line| line.strip_prefix("hiscore_page_cache_total{outcome=\"hit\"} "))
+        .map_or(0, |n| n.trim().parse().unwrap())
+}
