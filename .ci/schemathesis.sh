@@ -12,7 +12,7 @@ binary="${1:-${CARGO_TARGET_DIR:-target}/debug/hiscore}"
 port=18089
 workdir="$(mktemp -d)"
 ADMIN_TOKEN=schemathesis-admin-token-long-enough-32 BCRYPT_COST=4 RUST_LOG=error \
-  RATE_LOGIN_PER_ADDRESS=0 RATE_REGISTER_PER_ADDRESS=0 RATE_LOGIN_PER_ACCOUNT=0 \
+  RATE_LOGIN_PER_ADDRESS=0 RATE_REGISTER_PER_ADDRESS=0 RATE_LOGIN_PER_ACCOUNT=0 RATE_LOGIN_PER_ACCOUNT_ADDRESS=0 \
   "$binary" serve --bind "127.0.0.1:$port" --database-url "sqlite://$workdir/hiscore.db" --static-dir static &
 server=$!
 trap 'kill $server 2>/dev/null || true; rm -rf "$workdir"' EXIT

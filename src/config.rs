@@ -93,9 +93,14 @@ pub struct Settings {
     #[arg(long, env = "WRITE_QUEUE", default_value_t = 4_096, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub write_queue: u32,
 
-    /// Login attempts per account per minute (0: no limit).
+    /// Failed logins per account per minute from addresses it never logged
+    /// in from; beyond, only those addresses may try (0: no limit).
     #[arg(long, env = "RATE_LOGIN_PER_ACCOUNT", default_value_t = 20)]
     pub rate_login_per_account: u32,
+
+    /// Failed logins per account per minute from one address (0: no limit).
+    #[arg(long, env = "RATE_LOGIN_PER_ACCOUNT_ADDRESS", default_value_t = 10)]
+    pub rate_login_per_account_address: u32,
 
     /// Login attempts per client address per minute (0: no limit).
     #[arg(long, env = "RATE_LOGIN_PER_ADDRESS", default_value_t = 300)]
@@ -167,6 +172,7 @@ impl Settings {
         let minute = Duration::from_secs(60);
         vec![
             (Limit::LoginPerAccount, Rate { events: self.rate_login_per_account, per: minute }),
+            (Limit::LoginPerAccountAddress, Rate { events: self.rate_login_per_account_address, per: minute }),
             (Limit::LoginPerAddress, Rate { events: self.rate_login_per_address, per: minute }),
             (Limit::RegistrationPerAddress, Rate { events: self.rate_register_per_address, per: minute }),
             (Limit::PostsPerPlayer, Rate { events: self.rate_posts_per_player, per: Duration::from_secs(1) }),

@@ -1,15 +1,24 @@
 //! Rate limits (the contract's 429 with `Retry-After`): login attempts per
-//! account and per client address (brute force), registrations per address,
-//! and score posts per player (a game cannot post a hundred scores a second).
+//! client address, failed logins per account and per (account, address)
+//! (brute force), registrations per address, and score posts per player (a
+//! game cannot post a hundred scores a second).
 //!
-//! In process they are `governor` GCRA limiters; with Redis they are shared
-//! fixed-window counters (one `INCR` script per check), so a brute force
-//! spread over several instances still hits one limit. If Redis fails, the
-//! in-process limiter decides. A limit of 0 turns that limit off.
+//! In process they are `governor` GCRA limiters, or fixed windows for the
+//! failure limits (an attempt is counted before the password is checked,
+//! so concurrent guesses cannot all slip under the limit, and given back
+//! when it was right); with Redis they are shared fixed-window counters
+//! (one `INCR` script per check), so a brute force spread over several
+//! instances still hits one limit. If Redis fails, the in-process limiter
+//! decides. A limit of 0 turns that limit off.
+//!
+//! The addresses an account logged in from are remembered for 30 days
+//! ([`RateLimits::remember`]): while strangers' failures hold an account's
+//! limit, its owner still logs in from those (see `usecases::accounts`).
 
+use std::collections::HashMap;
 use std::num::NonZeroU32;
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use governor::{DefaultKeyedRateLimiter, Quota};
 
@@ -19,7 +28,11 @@ use crate::redis::RedisClient;
 /// What is being limited.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Limit {
+    /// Failed logins of an account from addresses it never logged in from.
     LoginPerAccount,
+    /// Failed logins of an account from one address.
+    LoginPerAccountAddress,
+    /// Login attempts from an address, to any account.
     LoginPerAddress,
     RegistrationPerAddress,
     PostsPerPlayer,
@@ -31,6 +44,7 @@ impl Limit {
     fn name(self) -> &'static str {
         match self {
             Self::LoginPerAccount => "login-account",
+            Self::LoginPerAccountAddress => "login-account-address",
             Self::LoginPerAddress => "login-address",
             Self::RegistrationPerAddress => "register-address",
             Self::PostsPerPlayer => "posts-player",
@@ -40,12 +54,21 @@ impl Limit {
 
     fn message(self) -> &'static str {
         match self {
-            Self::LoginPerAccount => "too many login attempts for this account; wait a little",
+            Self::LoginPerAccount => {
+                "too many failed logins for this account; wait a little, or log in from an address you used before"
+            }
+            Self::LoginPerAccountAddress => "too many failed logins for this account from this address; wait a little",
             Self::LoginPerAddress => "too many login attempts from this address; wait a little",
             Self::RegistrationPerAddress => "too many registrations from this address; wait a little",
             Self::PostsPerPlayer => "scores are arriving faster than a game can produce them; slow down",
             Self::PostInterval => "a game cannot end this soon after the last one; wait a little",
         }
+    }
+
+    /// Whether an event can be given back ([`RateLimits::refund`]): the
+    /// failure limits count every attempt and return the successful ones.
+    fn refundable(self) -> bool {
+        matches!(self, Self::LoginPerAccount | Self::LoginPerAccountAddress)
     }
 }
 
@@ -58,12 +81,29 @@ pub struct Rate {
 
 struct Limiter {
     rate: Rate,
-    local: DefaultKeyedRateLimiter<String>,
+    local: LocalLimiter,
 }
+
+/// How a limit counts in process.
+enum LocalLimiter {
+    /// Events spread over the window, with a whole window's worth at once.
+    Spread(DefaultKeyedRateLimiter<String>),
+    /// Fixed windows, whose events can be given back.
+    Windows(Windows),
+}
+
+/// How long an address counts as one an account logged in from.
+const KNOWN_ADDRESS_TTL: Duration = Duration::from_secs(30 * 24 * 3600);
+/// Known (account, address) pairs kept in process at most; beyond, those
+/// older than half their time are forgotten, or all of them (their owners
+/// then wait out a lock like anyone).
+const KNOWN_ADDRESSES_KEPT: usize = 100_000;
 
 pub struct RateLimits {
     limiters: Vec<(Limit, Limiter)>,
     redis: Option<Arc<RedisClient>>,
+    /// (account, address) → when it stops counting as known, in process.
+    known: Mutex<HashMap<String, Instant>>,
 }
 
 impl RateLimits {
@@ -73,13 +113,16 @@ impl RateLimits {
             .iter()
             .filter_map(|(limit, rate)| {
                 let events = NonZeroU32::new(rate.events)?;
-                // Events spread over the window, with the whole window's
-                // worth allowed at once (a burst).
-                let quota = Quota::with_period(rate.per / rate.events)?.allow_burst(events);
-                Some((*limit, Limiter { rate: *rate, local: DefaultKeyedRateLimiter::keyed(quota) }))
+                let local = if limit.refundable() {
+                    LocalLimiter::Windows(Windows::default())
+                } else {
+                    let quota = Quota::with_period(rate.per / rate.events)?.allow_burst(events);
+                    LocalLimiter::Spread(DefaultKeyedRateLimiter::keyed(quota))
+                };
+                Some((*limit, Limiter { rate: *rate, local }))
             })
             .collect();
-        Self { limiters, redis }
+        Self { limiters, redis, known: Mutex::default() }
     }
 
     /// `Ok` when the event may happen now; 429 with the wait otherwise.
@@ -95,10 +138,64 @@ impl RateLimits {
                 Err(error) => tracing::debug!(%error, "rate limit falls back to this instance"),
             }
         }
-        limiter.local.check_key(&key.to_owned()).map_err(|not_until| {
-            let wait = not_until.wait_time_from(governor::clock::Clock::now(&governor::clock::DefaultClock::default()));
-            ApiError::too_many_requests(limit.message(), wait)
-        })
+        match &limiter.local {
+            LocalLimiter::Spread(local) => local.check_key(&key.to_owned()).map_err(|not_until| {
+                let wait =
+                    not_until.wait_time_from(governor::clock::Clock::now(&governor::clock::DefaultClock::default()));
+                ApiError::too_many_requests(limit.message(), wait)
+            }),
+            LocalLimiter::Windows(windows) => match windows.count(key, limiter.rate.per) {
+                (count, remaining) if count > limiter.rate.events => {
+                    Err(ApiError::too_many_requests(limit.message(), remaining))
+                }
+                _ => Ok(()),
+            },
+        }
+    }
+
+    /// Gives back an event `check` counted (a login whose password was
+    /// right is no guess), on the limits that can; the others ignore it.
+    pub async fn refund(&self, limit: Limit, key: &str) {
+        let Some((_, limiter)) = self.limiters.iter().find(|(l, _)| *l == limit) else { return };
+        let LocalLimiter::Windows(windows) = &limiter.local else { return };
+        if let Some(redis) = &self.redis {
+            match redis.uncount_in_window(&redis.keys().rate_window(limit.name(), key)).await {
+                Ok(()) => return,
+                Err(error) => tracing::debug!(%error, "rate limit falls back to this instance"),
+            }
+        }
+        windows.uncount(key);
+    }
+
+    /// Whether `account` logged in from `address` in the last 30 days.
+    pub async fn is_known(&self, account: &str, address: &str) -> bool {
+        if let Some(redis) = &self.redis {
+            match redis.is_marked(&redis.keys().known_address(account, address)).await {
+                Ok(known) => return known,
+                Err(error) => tracing::debug!(%error, "known addresses fall back to this instance"),
+            }
+        }
+        let known = self.known.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        known.get(&format!("{account} {address}")).is_some_and(|until| *until > Instant::now())
+    }
+
+    /// Remembers that `account` logged in from `address`.
+    pub async fn remember(&self, account: &str, address: &str) {
+        if let Some(redis) = &self.redis {
+            match redis.mark(&redis.keys().known_address(account, address), KNOWN_ADDRESS_TTL).await {
+                Ok(()) => return,
+                Err(error) => tracing::debug!(%error, "known addresses fall back to this instance"),
+            }
+        }
+        let mut known = self.known.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if known.len() >= KNOWN_ADDRESSES_KEPT {
+            let now = Instant::now();
+            known.retain(|_, until| *until > now + KNOWN_ADDRESS_TTL / 2);
+            if known.len() >= KNOWN_ADDRESSES_KEPT {
+                known.clear();
+            }
+        }
+        known.insert(format!("{account} {address}"), Instant::now() + KNOWN_ADDRESS_TTL);
     }
 
     /// Deletes every shared window keyed by an erased player's login key or
@@ -114,13 +211,56 @@ impl RateLimits {
         if let Err(error) = redis.delete_many(&windows).await {
             tracing::warn!(%error, "an erased player's rate windows could not be deleted");
         }
+        // Keyed by (account, address): the account's windows from every address.
+        let from_addresses = redis.keys().rate_window(Limit::LoginPerAccountAddress.name(), &format!("{login_key} *"));
+        for pattern in [redis.keys().known_addresses(login_key), from_addresses] {
+            if let Err(error) = redis.delete_matching(&pattern).await {
+                tracing::warn!(%error, "an erased player's known addresses could not be deleted");
+            }
+        }
     }
 
     /// Forgets keys that are back to a full allowance (memory stays bounded).
     pub fn shrink(&self) {
         for (_, limiter) in &self.limiters {
-            limiter.local.retain_recent();
+            match &limiter.local {
+                LocalLimiter::Spread(local) => local.retain_recent(),
+                LocalLimiter::Windows(windows) => windows.shrink(),
+            }
         }
+        let now = Instant::now();
+        self.known.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).retain(|_, until| *until > now);
+    }
+}
+
+/// Fixed-window counters in process: key → (events, when the window closes).
+#[derive(Default)]
+struct Windows(Mutex<HashMap<String, (u32, Instant)>>);
+
+impl Windows {
+    /// Counts an event: (events in this window, time until it closes).
+    fn count(&self, key: &str, per: Duration) -> (u32, Duration) {
+        let now = Instant::now();
+        let mut windows = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let window = windows.entry(key.to_owned()).or_insert((0, now + per));
+        if window.1 <= now {
+            *window = (0, now + per);
+        }
+        window.0 += 1;
+        (window.0, window.1 - now)
+    }
+
+    fn uncount(&self, key: &str) {
+        let mut windows = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(window) = windows.get_mut(key) {
+            window.0 = window.0.saturating_sub(1);
+        }
+    }
+
+    /// Drops closed windows.
+    fn shrink(&self) {
+        let now = Instant::now();
+        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).retain(|_, (_, closes)| *closes > now);
     }
 }
 
@@ -143,6 +283,25 @@ mod tests {
         for _ in 0..100 {
             limits.check(Limit::PostsPerPlayer, "alice").await.unwrap();
         }
+    }
+
+    #[tokio::test]
+    async fn a_refunded_attempt_is_not_counted_and_known_addresses_are_per_account() {
+        let limits =
+            RateLimits::new(&[(Limit::LoginPerAccount, Rate { events: 2, per: Duration::from_secs(60) })], None);
+        for _ in 0..5 {
+            limits.check(Limit::LoginPerAccount, "alice").await.unwrap();
+            limits.refund(Limit::LoginPerAccount, "alice").await;
+        }
+        limits.check(Limit::LoginPerAccount, "alice").await.unwrap();
+        limits.check(Limit::LoginPerAccount, "alice").await.unwrap();
+        assert!(limits.check(Limit::LoginPerAccount, "alice").await.is_err());
+
+        assert!(!limits.is_known("alice", "192.0.2.1").await);
+        limits.remember("alice", "192.0.2.1").await;
+        assert!(limits.is_known("alice", "192.0.2.1").await);
+        assert!(!limits.is_known("bob", "192.0.2.1").await);
+        assert!(!limits.is_known("alice", "192.0.2.2").await);
     }
 
     #[tokio::test]

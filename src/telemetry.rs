@@ -33,7 +33,8 @@ pub struct Metrics {
     latency: HistogramVec,
     /// Every SQL statement the store runs.
     pub db_statements: IntCounter,
-    /// Ranking pages served from the page cache (`hit`) or read (`miss`).
+    /// Ranking pages served from the page cache (`hit`), read (`miss`), or
+    /// by another request's read (`shared`).
     pub page_cache: IntCounterVec,
     db_connections: IntGauge,
     db_idle_connections: IntGauge,
@@ -51,7 +52,7 @@ impl Metrics {
         )?;
         let db_statements = IntCounter::new("hiscore_db_statements_total", "SQL statements executed")?;
         let page_cache = IntCounterVec::new(
-            Opts::new("hiscore_page_cache_total", "Ranking pages served from the page cache (hit) or read (miss)"),
+            Opts::new("hiscore_page_cache_total", "Ranking pages served from the page cache (hit), read (miss) or by a concurrent request's read (shared)"),
             &["outcome"],
         )?;
         let db_connections = IntGauge::new("hiscore_db_pool_connections", "Open database connections")?;

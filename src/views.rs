@@ -4,13 +4,36 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use actix_web::web::Bytes;
 use serde::Serialize;
+use sha2::{Digest, Sha256};
 use utoipa::ToSchema;
 
 use crate::boards::{BoardSpec, Period};
 use crate::domain::{Board, BoardKey, Timestamp};
 use crate::rank::{Page, UserRanks};
 use crate::store::{ScoreRow, UserRow};
+
+/// A rendered page and its entity tag: a digest of the body and of the
+/// board's version when it was read, so it changes whenever the page or
+/// its board changes (a change anywhere on the board, even below the
+/// page), and a client polling with `If-None-Match` gets 304 until then.
+#[derive(Clone)]
+pub struct Rendered {
+    pub body: Bytes,
+    pub etag: String,
+}
+
+impl Rendered {
+    pub fn new(body: Bytes, version: u64, board_stamp: Option<&str>) -> Self {
+        let mut digest = Sha256::new();
+        digest.update(version.to_le_bytes());
+        digest.update(board_stamp.unwrap_or("").as_bytes());
+        digest.update(&body);
+        let hex: String = digest.finalize()[..10].iter().map(|byte| format!("{byte:02x}")).collect();
+        Self { body, etag: format!("\"{hex}\"") }
+    }
+}
 
 /// The avatar number the ranking page shows (1..=10).
 fn image(id: i64) -> i64 {

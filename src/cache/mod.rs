@@ -18,6 +18,7 @@ pub use users::UserCache;
 use prometheus::IntCounterVec;
 
 use crate::redis::RedisClient;
+use crate::views::Rendered;
 
 /// Rendered page bodies kept, in bytes (the top pages of both boards in
 /// practice; every post makes the rest stale).
@@ -25,15 +26,27 @@ const PAGE_CACHE_BYTES: usize = 4 << 20;
 /// Display names kept in memory: about 10 MB at most.
 const NAME_CACHE_ENTRIES: usize = 200_000;
 
+/// How a ranking page was served.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PageOutcome {
+    /// A kept page, still exact.
+    Hit,
+    /// Read from the rank engine (and kept).
+    Miss,
+    /// The result of another request's read, begun after this one arrived.
+    Shared,
+}
+
 /// Every cache of one instance.
 pub struct Caches {
     /// Rendered ranking pages, each kept with what it was built at (see
     /// [`PageCache`]).
     pub pages: PageCache,
-    /// Pages served from `pages` (`hit`) or read (`miss`), for `/metrics`.
+    /// Pages served per [`PageOutcome`], for `/metrics`.
     pub page_outcomes: IntCounterVec,
-    /// One build per page key at a time (a hot page expiring under load).
-    pub page_builds: SingleFlight<PageKey, Option<(u64, actix_web::web::Bytes)>>,
+    /// One read per page at a time, shared by the requests that arrived
+    /// before it began (a hot page under load).
+    pub page_reads: SingleFlight<PageKey, Option<Rendered>>,
     /// Display names for ranking pages (they never change once registered).
     pub names: NameCache,
     /// User rows in Redis for every instance, when Redis is configured.
@@ -45,7 +58,7 @@ impl Caches {
         Self {
             pages: PageCache::new(PAGE_CACHE_BYTES),
             page_outcomes,
-            page_builds: SingleFlight::new(),
+            page_reads: SingleFlight::new(),
             names: NameCache::new(NAME_CACHE_ENTRIES),
             users: redis.map(UserCache::new),
         }
@@ -54,9 +67,13 @@ impl Caches {
     /// Forgets everything cached in process about the data that an
     /// initialize replaced (user rows in Redis carry their generation and
     /// need nothing: see `cache::users`).
-    /// Counts a page served from the page cache (`true`) or read.
-    pub fn count_page(&self, hit: bool) {
-        self.page_outcomes.with_label_values(&[if hit { "hit" } else { "miss" }]).inc();
+    pub fn count_page(&self, outcome: PageOutcome) {
+        let label = match outcome {
+            PageOutcome::Hit => "hit",
+            PageOutcome::Miss => "miss",
+            PageOutcome::Shared => "shared",
+        };
+        self.page_outcomes.with_label_values(&[label]).inc();
     }
 
     pub fn reset(&self) {

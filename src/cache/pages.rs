@@ -1,8 +1,7 @@
 //! Rendered ranking pages (JSON bytes), each tagged with what it was built
 //! at: the rank engine's version on a single instance (any recorded post
-//! bumps it), or with Redis the board's stamp there and the shared names
-//! version, which the next request checks in the same round trip that
-//! would read the page. A page is served from here only while its board
+//! bumps it), or with Redis the board's stamp there, which the next
+//! request checks in the round trip that would otherwise read the page. A page is served from here only while its board
 //! is exactly as it was: invalidation on write, with no timer to tune.
 
 use std::collections::HashMap;
@@ -29,8 +28,8 @@ pub struct PageKey {
 pub enum PageVersion {
     /// The local rank engine's version (a single instance).
     Local(u64),
-    /// With Redis: the board's stamp there and the shared names version.
-    Shared { board: Arc<str>, names: i64 },
+    /// With Redis: the board's stamp there (which a rename moves too).
+    Shared(Arc<str>),
 }
 
 /// With several instances (Redis) other instances' posts do not bump the
@@ -112,11 +111,11 @@ mod tests {
         assert_eq!(cache.get(&key(0), &PageVersion::Local(5)).as_deref(), Some(&b"page"[..]));
         assert!(cache.get(&key(0), &PageVersion::Local(6)).is_none());
         assert!(cache.get(&key(10), &PageVersion::Local(5)).is_none());
-        let shared = |board: &str, names| PageVersion::Shared { board: Arc::from(board), names };
-        cache.put(key(0), shared(":7", 2), Bytes::from_static(b"page"));
-        assert!(cache.get(&key(0), &shared(":7", 2)).is_some());
-        assert!(cache.get(&key(0), &shared(":7", 3)).is_none(), "a rename anywhere makes it stale");
-        assert!(cache.get(&key(0), &shared("e:7", 2)).is_none(), "so does a rebuild");
+        let shared = |stamp: &str| PageVersion::Shared(Arc::from(stamp));
+        cache.put(key(0), shared("e:7"), Bytes::from_static(b"page"));
+        assert!(cache.get(&key(0), &shared("e:7")).is_some());
+        assert!(cache.get(&key(0), &shared("e:8")).is_none(), "a change makes it stale");
+        assert!(cache.get(&key(0), &shared("f:7")).is_none(), "so does a rebuild");
     }
 
     #[test]

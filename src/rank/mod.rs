@@ -346,6 +346,23 @@ impl RankEngine {
         }
     }
 
+    /// Tells every instance that pages may show other names now: in Redis
+    /// every board's stamp moves (each instance's kept pages go stale); a
+    /// single instance's pages go with its names cache.
+    pub async fn names_changed(&self) {
+        match &self.shared {
+            None => {
+                self.version.fetch_add(1, Ordering::Release);
+            }
+            Some(shared) => {
+                if let Err(error) = shared.redis.touch(&self.groups()).await {
+                    tracing::error!(%error, "a rename could not be shown on the other instances' pages");
+                    self.degrade(shared, &error);
+                }
+            }
+        }
+    }
+
     /// Whether reads go to Redis right now.
     pub fn shared_state(&self) -> SharedState {
         match &self.shared {

@@ -29,6 +29,16 @@ impl Keys {
         format!("{}:rate:{limit}:{key}", self.prefix)
     }
 
+    /// Present while `address` counts as one `account` logged in from.
+    pub fn known_address(&self, account: &str, address: &str) -> String {
+        format!("{}:known:{account}:{address}", self.prefix)
+    }
+
+    /// Every known address of an account (to forget an erased one).
+    pub fn known_addresses(&self, account: &str) -> String {
+        format!("{}:known:{account}:*", self.prefix)
+    }
+
     /// A cached user row (its value carries the data generation).
     pub fn user_row(&self, id: i64) -> String {
         format!("{}:user:{id}", self.prefix)

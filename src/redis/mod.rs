@@ -76,6 +76,13 @@ if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return {count, redis.call('PTTL', KEYS[1])}
 ";
 
+const UNCOUNT: &str = r"
+-- KEYS: a window counter. Gives one event back, if the window is still open
+-- (a DECR of a closed window would leave a counter without expiry).
+if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('DECR', KEYS[1]) end
+return 0
+";
+
 const RAISE: &str = r"
 -- KEYS: a counter; ARGV: a value. Sets the counter to the value if it is higher.
 local now = tonumber(redis.call('GET', KEYS[1]) or '0')
@@ -138,6 +145,7 @@ pub struct RedisClient {
     keys: Keys,
     versioned_set: Script,
     window_count: Script,
+    uncount: Script,
     raise: Script,
 }
 
@@ -158,6 +166,7 @@ impl RedisClient {
             keys: Keys::new(prefix),
             versioned_set: Script::new(VERSIONED_SET),
             window_count: Script::new(WINDOW_COUNT),
+            uncount: Script::new(UNCOUNT),
             raise: Script::new(RAISE),
         })
     }
@@ -277,6 +286,22 @@ impl RedisClient {
             Ok((count, Duration::from_millis(u64::try_from(ttl).unwrap_or(0))))
         })
         .await
+    }
+
+    /// Takes back an event [`Self::count_in_window`] counted, while its
+    /// window is open.
+    pub async fn uncount_in_window(&self, key: &str) -> RedisResult<()> {
+        bounded(async { Ok(self.uncount.key(key).invoke_async(&mut self.conn().await?).await?) }).await
+    }
+
+    /// Sets a key that only says "yes", for `ttl`.
+    pub async fn mark(&self, key: &str, ttl: Duration) -> RedisResult<()> {
+        bounded(async { Ok(self.conn().await?.pset_ex(key, "1", millis(ttl)).await?) }).await
+    }
+
+    /// Whether a key is there.
+    pub async fn is_marked(&self, key: &str) -> RedisResult<bool> {
+        bounded(async { Ok(self.conn().await?.exists(key).await?) }).await
     }
 
     /// A counter every instance can watch (0 when unset).

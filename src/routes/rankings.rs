@@ -11,7 +11,8 @@ use crate::domain::{parse_offset, PageLimit, PeriodSelector, Radius, UserIds};
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
 use crate::usecases::boards::resolve;
-use crate::usecases::rankings::{self, PageRequest, Rendered};
+use crate::usecases::rankings::{self, PageRequest};
+use crate::views::Rendered;
 
 #[derive(Deserialize)]
 pub struct PageQuery {

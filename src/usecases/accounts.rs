@@ -66,20 +66,65 @@ pub enum LoginAttempt {
 
 /// Checks a login and starts a session. Unknown names are verified against
 /// a dummy hash, so they take as long as a wrong password and fail alike.
+///
+/// Guesses are limited per (account, address), and per account from
+/// addresses the account never logged in from: strangers who use up an
+/// account's allowance cannot lock its owner out, who logs in from a known
+/// address, and get no more guesses from new addresses. Each attempt is
+/// counted before the password is checked (concurrent guesses cannot slip
+/// under a limit) and given back when it was right.
 pub async fn login(state: &AppState, address: &str, attempt: LoginAttempt) -> Result<SessionStarted, ApiError> {
     state.limits.check(Limit::LoginPerAddress, address).await?;
     let LoginAttempt::Credentials(login_name, password) = attempt else {
         return Err(ErrorCode::InvalidCredentials.into());
     };
-    state.limits.check(Limit::LoginPerAccount, &login_name.key()).await?;
+    let account = login_name.key();
+    // Spelled as `RateLimits::forget_player` expects.
+    let pair = format!("{account} {address}");
+    let counted = if state.limits.is_known(&account, address).await {
+        vec![(Limit::LoginPerAccountAddress, pair)]
+    } else {
+        vec![(Limit::LoginPerAccountAddress, pair), (Limit::LoginPerAccount, account.clone())]
+    };
+    for (checked, (limit, key)) in counted.iter().enumerate() {
+        if let Err(refused) = state.limits.check(*limit, key).await {
+            // A refused attempt is no guess: the limits counted before it give it back.
+            for (limit, key) in &counted[..checked] {
+                state.limits.refund(*limit, key).await;
+            }
+            return Err(refused);
+        }
+    }
+    match verify_login(state, &account, &password).await {
+        Ok(user_id) => {
+            for (limit, key) in &counted {
+                state.limits.refund(*limit, key).await;
+            }
+            state.limits.remember(&account, address).await;
+            start_session(state, user_id).await
+        }
+        Err(error) => {
+            if error.code() != ErrorCode::InvalidCredentials {
+                // Not a guess that was checked (the database was away, say).
+                for (limit, key) in &counted {
+                    state.limits.refund(*limit, key).await;
+                }
+            }
+            Err(error)
+        }
+    }
+}
+
+/// The account's id if `password` is its password and it may log in.
+async fn verify_login(state: &AppState, account: &str, password: &Password) -> Result<i64, ApiError> {
     let mut conn = state.store.conn().await?;
-    let credentials = state.store.credentials(&mut conn, &login_name.key()).await?;
+    let credentials = state.store.credentials(&mut conn, account).await?;
     drop(conn); // not held across the (slow) hash
     let (user_id, stored_hash, banned) = match credentials {
         Some(found) => (Some(found.id), Some(found.password_hash), found.banned_at.is_some()),
         None => (None, None, false),
     };
-    let verification = state.passwords.verify(&password, stored_hash).await?;
+    let verification = state.passwords.verify(password, stored_hash).await?;
     let (Some(user_id), Verification::Valid { rehash }) = (user_id, verification) else {
         return Err(ErrorCode::InvalidCredentials.into());
     };
@@ -91,7 +136,7 @@ pub async fn login(state: &AppState, address: &str, attempt: LoginAttempt) -> Re
         let mut conn = state.store.conn().await?;
         state.store.set_password_hash(&mut conn, user_id, &new_hash).await?;
     }
-    start_session(state, user_id).await
+    Ok(user_id)
 }
 
 async fn start_session(state: &AppState, user_id: i64) -> Result<SessionStarted, ApiError> {
@@ -188,10 +233,18 @@ async fn check_password(state: &AppState, user_id: i64, password: &Password) -> 
     let mut conn = state.store.conn().await?;
     let credentials = state.store.credentials_of(&mut conn, user_id).await?.ok_or(ErrorCode::InvalidSession)?;
     drop(conn); // not held across the (slow) hash
-    state.limits.check(Limit::LoginPerAccount, &format!("#{user_id}")).await?;
-    match state.passwords.verify(password, Some(credentials.password_hash)).await? {
-        Verification::Valid { .. } => Ok(()),
-        Verification::Invalid => Err(ErrorCode::InvalidCredentials.into()),
+    let key = format!("#{user_id}");
+    state.limits.check(Limit::LoginPerAccount, &key).await?;
+    match state.passwords.verify(password, Some(credentials.password_hash)).await {
+        Ok(Verification::Valid { .. }) => {
+            state.limits.refund(Limit::LoginPerAccount, &key).await;
+            Ok(())
+        }
+        Ok(Verification::Invalid) => Err(ErrorCode::InvalidCredentials.into()),
+        Err(error) => {
+            state.limits.refund(Limit::LoginPerAccount, &key).await;
+            Err(error.into())
+        }
     }
 }
 

@@ -433,6 +433,9 @@ async fn publish(state: &AppState, changed: Changed) {
                 tracing::error!(%error, "a rename could not be announced to the other instances");
             }
         }
+        // After the names version: an instance that sees a page's stamp
+        // move reads the names it shows under the new version.
+        state.ranks.names_changed().await;
     }
     crate::usecases::accounts::forget_sessions(state, &changed.sessions).await;
     crate::usecases::accounts::ban_sessions(state, &changed.banned_sessions).await;

@@ -2,45 +2,24 @@
 //! contract's JSON, for every board and period.
 //!
 //! A single instance keeps rendered pages, tagged with the rank engine's
-//! version (any recorded post makes them stale), and concurrent misses of
-//! one page share a single build. With Redis a kept page is tagged with its
-//! board's stamp there and the names version, and served only after Redis
-//! said both still hold, in the round trip that would otherwise read the
-//! page (see `cache::pages`).
+//! version (any recorded post makes them stale). With Redis a kept page is
+//! tagged with its board's stamp there, and served only after Redis said
+//! it still holds, in the round trip that would otherwise read the page
+//! (see `cache::pages`). Either way, concurrent requests for one page that
+//! arrived before a read of it began share that read.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use actix_web::web::Bytes;
-use sha2::{Digest, Sha256};
 
 use super::boards::{resolve_period, BoardRef, ResolvedPeriod};
-use crate::cache::{PageKey, PageVersion};
+use crate::cache::{PageKey, PageOutcome, PageVersion};
 use crate::domain::{Cursor, PeriodSelector};
 use crate::error::{ApiError, ErrorCode};
 use crate::rank::{Page, PageRead, PageStart};
 use crate::state::AppState;
-use crate::views::{PeriodView, RankingEntry, RankingPage};
-
-/// A rendered page and its entity tag: a digest of the body and of the
-/// board's version when it was read, so it changes whenever the page or
-/// its board changes (a change anywhere on the board, even below the
-/// page), and a client polling with `If-None-Match` gets 304 until then.
-pub struct Rendered {
-    pub body: Bytes,
-    pub etag: String,
-}
-
-impl Rendered {
-    fn new(body: Bytes, version: u64, board_stamp: Option<&str>) -> Self {
-        let mut digest = Sha256::new();
-        digest.update(version.to_le_bytes());
-        digest.update(board_stamp.unwrap_or("").as_bytes());
-        digest.update(&body);
-        let hex: String = digest.finalize()[..10].iter().map(|byte| format!("{byte:02x}")).collect();
-        Self { body, etag: format!("\"{hex}\"") }
-    }
-}
+use crate::views::{PeriodView, RankingEntry, RankingPage, Rendered};
 
 /// Where a page request starts.
 pub enum PageRequest<'a> {
@@ -59,6 +38,7 @@ pub async fn page(
     limit: i64,
     start: PageRequest<'_>,
 ) -> Result<Rendered, ApiError> {
+    let arrived = state.caches.page_reads.arrive();
     let (resolved, start) = match start {
         PageRequest::Offset(offset) => (resolve_period(state, board, selector).await?, PageStart::Offset(offset)),
         PageRequest::Cursor(raw) => {
@@ -73,60 +53,63 @@ pub async fn page(
         }
     };
     let key = PageKey { board: resolved.board, limit, start };
-    if state.redis.is_some() {
-        return shared_page(state, board, resolved.view, key).await;
+    let view = resolved.view;
+    if state.redis.is_none() {
+        let current = state.ranks.version();
+        if let Some(body) = state.caches.pages.get(&key, &PageVersion::Local(current)) {
+            state.caches.count_page(PageOutcome::Hit);
+            return Ok(Rendered::new(body, current, None));
+        }
     }
-    let current = state.ranks.version();
-    if let Some(body) = state.caches.pages.get(&key, &PageVersion::Local(current)) {
-        state.caches.count_page(true);
-        return Ok(Rendered::new(body, current, None));
+    // Requests that arrived before a read of this page began share it.
+    let read = || async { read_page(state, board, view, &key).await.ok() };
+    match state.caches.page_reads.run(key.clone(), arrived, read).await {
+        (Some(rendered), loaded) => {
+            if !loaded {
+                state.caches.count_page(PageOutcome::Shared);
+            }
+            Ok(rendered)
+        }
+        // A failed read is redone for this request, which then reports its own error.
+        (None, _) => read_page(state, board, view, &key).await,
     }
-    state.caches.count_page(false);
-    let build = || async {
-        let page = state.ranks.page(resolved.board, start, limit).await?;
-        let version = page.version;
-        render(state, board, resolved.view, &page).await.map(|body| (version, body))
-    };
-    // A shared result that predates the latest post (the build began before
-    // it) or a failed build is redone for this request, which then reports
-    // its own error.
-    let shared = state.caches.page_builds.run(key.clone(), || async { build().await.ok() }).await;
-    let (version, body) = match shared {
-        Some((version, body)) if version == state.ranks.version() => (version, body),
-        _ => build().await?,
-    };
-    state.caches.pages.put(key, PageVersion::Local(version), body.clone());
-    Ok(Rendered::new(body, version, None))
 }
 
-/// A page with Redis: the kept copy while Redis says its board and the
-/// names are as they were when it was built (one round trip, which reads
-/// the page instead when they are not), else the page read and kept. Each
-/// request checks Redis, so a post or a rename on any instance shows at
-/// the next read, and "load more" never contradicts the page before it.
-async fn shared_page(state: &AppState, board: &BoardRef, view: PeriodView, key: PageKey) -> Result<Rendered, ApiError> {
-    let kept = state.caches.pages.entry(&key);
-    let known = match &kept {
-        Some((PageVersion::Shared { board, .. }, _)) => Arc::clone(board),
-        _ => Arc::from(""),
+/// Reads a page and keeps it. A single instance reads its rank engine.
+/// With Redis, a kept copy is served while Redis says its board is as it
+/// was when the copy was built (one round trip, which reads the page
+/// instead when it is not): every read asks Redis, so a post on any
+/// instance shows at the next read and "load more" never contradicts the
+/// page before it; a rename moves the stamps of every board (see
+/// `RankEngine::names_changed`).
+async fn read_page(state: &AppState, board: &BoardRef, view: PeriodView, key: &PageKey) -> Result<Rendered, ApiError> {
+    if state.redis.is_none() {
+        state.caches.count_page(PageOutcome::Miss);
+        let page = state.ranks.page(key.board, key.start, key.limit).await?;
+        let body = render(state, board, view, &page).await?;
+        state.caches.pages.put(key.clone(), PageVersion::Local(page.version), body.clone());
+        return Ok(Rendered::new(body, page.version, None));
+    }
+    let kept = match state.caches.pages.entry(key) {
+        Some((PageVersion::Shared(stamp), body)) => Some((stamp, body)),
+        _ => None,
     };
-    let (read, names_version) =
-        tokio::join!(state.ranks.page_unless(key.board, key.start, key.limit, &known), names_version(state));
-    let page = match read? {
-        PageRead::Read(page) => page,
-        PageRead::Unchanged => match kept {
-            Some((PageVersion::Shared { board: stamp, names }, body)) if NamesVersion::Shared(names) == names_version => {
-                state.caches.count_page(true);
-                return Ok(Rendered::new(body, 0, Some(&stamp)));
-            }
-            // Only the names moved: the entries are read again to render them.
-            _ => state.ranks.page(key.board, key.start, key.limit).await?,
-        },
+    let known = kept.as_ref().map_or("", |(stamp, _)| stamp);
+    let read = state.ranks.page_unless(key.board, key.start, key.limit, known).await?;
+    let page = match (read, kept) {
+        (PageRead::Read(page), _) => page,
+        (PageRead::Unchanged, Some((stamp, body))) => {
+            state.caches.count_page(PageOutcome::Hit);
+            return Ok(Rendered::new(body, 0, Some(&stamp)));
+        }
+        (PageRead::Unchanged, None) => {
+            return Err(ApiError::internal(anyhow::anyhow!("a page nobody kept was answered unchanged")));
+        }
     };
-    state.caches.count_page(false);
-    let body = render_at(state, board, view, &page, names_version).await?;
-    if let (Some(stamp), NamesVersion::Shared(names)) = (&page.board_stamp, names_version) {
-        state.caches.pages.put(key, PageVersion::Shared { board: Arc::clone(stamp), names }, body.clone());
+    state.caches.count_page(PageOutcome::Miss);
+    let body = render(state, board, view, &page).await?;
+    if let Some(stamp) = &page.board_stamp {
+        state.caches.pages.put(key.clone(), PageVersion::Shared(Arc::clone(stamp)), body.clone());
     }
     Ok(Rendered::new(body, page.version, page.board_stamp.as_deref()))
 }
@@ -210,11 +193,7 @@ async fn names(state: &AppState, ids: &[i64]) -> Result<HashMap<i64, Arc<str>>, 
     if ids.is_empty() {
         return Ok(HashMap::new());
     }
-    names_at(state, ids, names_version(state).await).await
-}
-
-async fn names_at(state: &AppState, ids: &[i64], version: NamesVersion) -> Result<HashMap<i64, Arc<str>>, ApiError> {
-    match version {
+    match names_version(state).await {
         NamesVersion::Local => {}
         NamesVersion::Shared(version) => state.caches.names.follow(version),
         NamesVersion::Unknown => {
@@ -234,17 +213,7 @@ async fn names_at(state: &AppState, ids: &[i64], version: NamesVersion) -> Resul
 
 /// A page as JSON, with its players' display names.
 async fn render(state: &AppState, board: &BoardRef, period: PeriodView, page: &Page) -> Result<Bytes, ApiError> {
-    render_at(state, board, period, page, names_version(state).await).await
-}
-
-async fn render_at(
-    state: &AppState,
-    board: &BoardRef,
-    period: PeriodView,
-    page: &Page,
-    names_version: NamesVersion,
-) -> Result<Bytes, ApiError> {
-    let names = if page.entries.is_empty() { HashMap::new() } else { names_at(state, &page.user_ids(), names_version).await? };
+    let names = names(state, &page.user_ids()).await?;
     let json = serde_json::to_vec(&RankingPage::new(board.id(), period, page, &names)).map_err(ApiError::internal)?;
     Ok(Bytes::from(json))
 }

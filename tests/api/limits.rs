@@ -10,6 +10,7 @@ use crate::helpers::{assert_error, json_of, spawn_app_on, Backend, TestDatabase,
 
 backend_tests!(
     logins_are_limited_per_account,
+    strangers_cannot_lock_the_owner_out_nor_get_more_guesses,
     score_posts_are_limited_per_player_and_the_window_reopens,
     registrations_are_limited_per_address,
     scores_above_the_configured_maximum_are_rejected,
@@ -33,6 +34,46 @@ async fn logins_are_limited_per_account(backend: Backend) {
     assert_error(status, &body, 429, "too_many_requests");
     // Other accounts are not affected.
     assert_eq!(app.login("bob", PASSWORD).await.0, 200);
+}
+
+/// Found by reading the code: 21 wrong passwords a minute from anyone
+/// locked a player out of logging in. Now the failures of strangers hold
+/// only strangers back: the owner logs in from an address they used before.
+async fn strangers_cannot_lock_the_owner_out_nor_get_more_guesses(backend: Backend) {
+    let db = TestDatabase::new(&backend).await;
+    let args = ["--trust-forwarded-for", "--rate-login-per-account", "4", "--rate-login-per-account-address", "3"];
+    let app = spawn_app_on(&db, &args).await;
+    app.register("victim").await;
+    let login_from = |address: &'static str, password: &'static str| {
+        let request = reqwest::Client::new()
+            .post(app.url("/api/sessions"))
+            .header("X-Forwarded-For", address)
+            .json(&json!({"login_name": "victim", "password": password}));
+        async move { request.send().await.unwrap().status().as_u16() }
+    };
+    // The owner's usual address, known from an earlier login.
+    assert_eq!(login_from("198.51.100.7", PASSWORD).await, 200);
+
+    // One stranger: three guesses from one address, then that address is done.
+    let guesses: Vec<u16> =
+        futures_util::future::join_all((0..5).map(|_| login_from("203.0.113.1", "wrong guess"))).await;
+    assert_eq!(guesses.iter().filter(|status| **status == 401).count(), 3, "concurrent guesses: {guesses:?}");
+    assert_eq!(login_from("203.0.113.1", PASSWORD).await, 429, "no fourth guess from the same address");
+    // A second address gets one more before the account's allowance (4) is
+    // used up; a third gets none, not even with the right password.
+    assert_eq!(login_from("203.0.113.2", "wrong guess").await, 401);
+    assert_eq!(login_from("203.0.113.3", "wrong guess").await, 429);
+    assert_eq!(login_from("203.0.113.3", PASSWORD).await, 429);
+
+    // The owner is not locked out, and their right logins cost nothing.
+    for _ in 0..5 {
+        assert_eq!(login_from("198.51.100.7", PASSWORD).await, 200);
+    }
+    // Their own typos count against their address like anyone's.
+    for _ in 0..3 {
+        assert_eq!(login_from("198.51.100.7", "a typo here").await, 401);
+    }
+    assert_eq!(login_from("198.51.100.7", PASSWORD).await, 429);
 }
 
 async fn score_posts_are_limited_per_player_and_the_window_reopens(backend: Backend) {
