@@ -165,6 +165,9 @@ pub struct Settings {
     pub cookie_secure: bool,
 }
 
+/// Wrong admin tokens per client address per minute.
+pub const ADMIN_ATTEMPTS_PER_MINUTE: u32 = 10;
+
 impl Settings {
     pub fn rates(&self) -> Vec<(crate::limits::Limit, crate::limits::Rate)> {
         use crate::limits::{Limit, Rate};
@@ -174,6 +177,9 @@ impl Settings {
             (Limit::LoginPerAccount, Rate { events: self.rate_login_per_account, per: minute }),
             (Limit::LoginPerAccountAddress, Rate { events: self.rate_login_per_account_address, per: minute }),
             (Limit::LoginPerAddress, Rate { events: self.rate_login_per_address, per: minute }),
+            // Not a setting: an operator mistypes a token a few times, a
+            // guesser needs far more.
+            (Limit::AdminPerAddress, Rate { events: ADMIN_ATTEMPTS_PER_MINUTE, per: minute }),
             (Limit::RegistrationPerAddress, Rate { events: self.rate_register_per_address, per: minute }),
             (Limit::PostsPerPlayer, Rate { events: self.rate_posts_per_player, per: Duration::from_secs(1) }),
             // One post per interval, no burst.

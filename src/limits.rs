@@ -38,6 +38,8 @@ pub enum Limit {
     PostsPerPlayer,
     /// A plausibility bound: the least time between two posts of one player.
     PostInterval,
+    /// Wrong admin tokens from an address.
+    AdminPerAddress,
 }
 
 impl Limit {
@@ -49,6 +51,7 @@ impl Limit {
             Self::RegistrationPerAddress => "register-address",
             Self::PostsPerPlayer => "posts-player",
             Self::PostInterval => "post-interval",
+            Self::AdminPerAddress => "admin-address",
         }
     }
 
@@ -62,13 +65,14 @@ impl Limit {
             Self::RegistrationPerAddress => "too many registrations from this address; wait a little",
             Self::PostsPerPlayer => "scores are arriving faster than a game can produce them; slow down",
             Self::PostInterval => "a game cannot end this soon after the last one; wait a little",
+            Self::AdminPerAddress => "too many wrong admin tokens from this address; wait a little",
         }
     }
 
     /// Whether an event can be given back ([`RateLimits::refund`]): the
     /// failure limits count every attempt and return the successful ones.
     fn refundable(self) -> bool {
-        matches!(self, Self::LoginPerAccount | Self::LoginPerAccountAddress)
+        matches!(self, Self::LoginPerAccount | Self::LoginPerAccountAddress | Self::AdminPerAddress)
     }
 }
 

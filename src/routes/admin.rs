@@ -6,7 +6,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::bearer_token;
+use super::operator;
 use crate::dataset::DatasetSpec;
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
@@ -32,7 +32,7 @@ pub async fn initialize(
     // here: the payload extractor has no JSON error handler of its own.
     body: Result<web::Bytes, actix_web::Error>,
 ) -> Result<HttpResponse, ApiError> {
-    let actor = admin::authorize(&state, bearer_token(&request))?;
+    let actor = operator(&state, &request).await?;
     let body = body.map_err(|error| match error.as_error::<actix_web::error::PayloadError>() {
         Some(actix_web::error::PayloadError::Overflow) => ApiError::new(ErrorCode::PayloadTooLarge),
         _ => ApiError::with_message(ErrorCode::InvalidBody, "the request body could not be read"),

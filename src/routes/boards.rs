@@ -5,13 +5,13 @@ use actix_web::http::header::ContentType;
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
 
-use super::{bearer_token, JsonObject};
+use super::{operator, JsonObject};
 use crate::auth::AuthUser;
 use crate::domain::{parse_before, IdempotencyKey, PageLimit};
 use crate::error::ApiError;
 use crate::scoring::Posted;
 use crate::state::AppState;
-use crate::usecases::{admin, boards, moderation};
+use crate::usecases::{boards, moderation};
 
 #[utoipa::path(get, path = "/api/boards", tag = "boards",
     responses((status = 200, description = "The built-in boards first, then the custom ones by id", body = crate::views::BoardList)))]
@@ -92,7 +92,7 @@ pub async fn create(
     request: HttpRequest,
     body: JsonObject,
 ) -> Result<HttpResponse, ApiError> {
-    let actor = admin::authorize(&state, bearer_token(&request))?;
+    let actor = operator(&state, &request).await?;
     let board = boards::create(&state, &body).await?;
     let detail = serde_json::to_value(&board).unwrap_or_default();
     moderation::record(&state, &actor, "create_board", &format!("board:{}", board.id), detail).await;
@@ -110,7 +110,7 @@ pub async fn rename(
     path: web::Path<String>,
     body: JsonObject,
 ) -> Result<HttpResponse, ApiError> {
-    let actor = admin::authorize(&state, bearer_token(&request))?;
+    let actor = operator(&state, &request).await?;
     let board = boards::rename(&state, &path, &body).await?;
     let detail = serde_json::json!({"name": board.name});
     moderation::record(&state, &actor, "rename_board", &format!("board:{}", board.id), detail).await;
@@ -126,7 +126,7 @@ pub async fn delete(
     request: HttpRequest,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let actor = admin::authorize(&state, bearer_token(&request))?;
+    let actor = operator(&state, &request).await?;
     boards::delete(&state, &path).await?;
     moderation::record(&state, &actor, "delete_board", &format!("board:{path}"), serde_json::json!({})).await;
     Ok(HttpResponse::NoContent().finish())

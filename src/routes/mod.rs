@@ -17,6 +17,8 @@ use actix_web::error::{JsonPayloadError, PathError, QueryPayloadError};
 use actix_web::{web, HttpRequest};
 
 use crate::error::{ApiError, ErrorCode};
+use crate::state::AppState;
+use crate::usecases::moderation::Actor;
 
 /// Request bodies larger than this get 413.
 pub const BODY_LIMIT_BYTES: usize = 16 * 1024;
@@ -100,40 +102,40 @@ routes! {
     },
     "/api/admin/boards" => {
         post: boards::create => [InvalidJson, InvalidBody, PayloadTooLarge, UnsupportedMediaType, AdminTokenRequired,
-            InvalidAdminToken, NotFound, BoardExists, InvalidId, InvalidName, InvalidOrder, InvalidOperator,
+            InvalidAdminToken, TooManyRequests, NotFound, BoardExists, InvalidId, InvalidName, InvalidOrder, InvalidOperator,
             InvalidReset, InvalidTimezone, InvalidArchivePeriods, InvalidMinScore, InvalidMaxScore,
             DatabaseUnavailable],
     },
     "/api/admin/boards/{board}" => {
         patch: boards::rename => [InvalidJson, InvalidBody, PayloadTooLarge, UnsupportedMediaType, AdminTokenRequired,
-            InvalidAdminToken, NotFound, BoardNotFound, BuiltinBoard, InvalidName, DatabaseUnavailable],
-        delete: boards::delete => [AdminTokenRequired, InvalidAdminToken, NotFound, BoardNotFound, BuiltinBoard,
+            InvalidAdminToken, TooManyRequests, NotFound, BoardNotFound, BuiltinBoard, InvalidName, DatabaseUnavailable],
+        delete: boards::delete => [AdminTokenRequired, InvalidAdminToken, TooManyRequests, NotFound, BoardNotFound, BuiltinBoard,
             DatabaseUnavailable],
     },
     "/api/admin/scores/{id}" => {
-        delete: moderation::delete_score => [AdminTokenRequired, InvalidAdminToken, NotFound, ScoreNotFound,
+        delete: moderation::delete_score => [AdminTokenRequired, InvalidAdminToken, TooManyRequests, NotFound, ScoreNotFound,
             UserNotFound, DatabaseUnavailable],
     },
     "/api/admin/boards/{board}/scores/{id}" => {
-        delete: moderation::delete_board_score => [AdminTokenRequired, InvalidAdminToken, NotFound, BoardNotFound,
+        delete: moderation::delete_board_score => [AdminTokenRequired, InvalidAdminToken, TooManyRequests, NotFound, BoardNotFound,
             BuiltinBoard, ScoreNotFound, UserNotFound, DatabaseUnavailable],
     },
     "/api/admin/users/{id}" => {
         patch: moderation::rename => [InvalidJson, InvalidBody, PayloadTooLarge, UnsupportedMediaType,
-            AdminTokenRequired, InvalidAdminToken, NotFound, UserNotFound, InvalidDisplayName, DatabaseUnavailable],
+            AdminTokenRequired, InvalidAdminToken, TooManyRequests, NotFound, UserNotFound, InvalidDisplayName, DatabaseUnavailable],
     },
     "/api/admin/users/{id}/ban" => {
         post: moderation::ban => [InvalidJson, InvalidBody, PayloadTooLarge, UnsupportedMediaType, AdminTokenRequired,
-            InvalidAdminToken, NotFound, UserNotFound, AlreadyBanned, InvalidReason, DatabaseUnavailable],
-        delete: moderation::unban => [AdminTokenRequired, InvalidAdminToken, NotFound, UserNotFound, NotBanned,
+            InvalidAdminToken, TooManyRequests, NotFound, UserNotFound, AlreadyBanned, InvalidReason, DatabaseUnavailable],
+        delete: moderation::unban => [AdminTokenRequired, InvalidAdminToken, TooManyRequests, NotFound, UserNotFound, NotBanned,
             DatabaseUnavailable],
     },
     "/api/admin/audit" => {
-        get: moderation::audit => [InvalidLimit, InvalidBefore, InvalidQuery, AdminTokenRequired, InvalidAdminToken,
+        get: moderation::audit => [InvalidLimit, InvalidBefore, InvalidQuery, AdminTokenRequired, InvalidAdminToken, TooManyRequests,
             NotFound, DatabaseUnavailable],
     },
     "/api/admin/initialize" => {
-        post: admin::initialize => [InvalidJson, InvalidBody, PayloadTooLarge, AdminTokenRequired, InvalidAdminToken,
+        post: admin::initialize => [InvalidJson, InvalidBody, PayloadTooLarge, AdminTokenRequired, InvalidAdminToken, TooManyRequests,
             NotFound, InvalidUsers, InvalidScores, InvalidSeed, DatabaseUnavailable],
     },
 }
@@ -236,6 +238,12 @@ fn client_address(request: &HttpRequest, trust_forwarded_for: bool) -> String {
 /// Parses a numeric id from a path segment; anything else names no resource.
 fn parse_id(raw: &str, not_found: ErrorCode) -> Result<i64, ApiError> {
     raw.parse::<i64>().ok().filter(|id| *id > 0).ok_or_else(|| not_found.into())
+}
+
+/// The operator behind an admin request (see `usecases::admin::authorize`).
+async fn operator(state: &AppState, request: &HttpRequest) -> Result<Actor, ApiError> {
+    let address = client_address(request, state.settings.trust_forwarded_for);
+    crate::usecases::admin::authorize(state, &address, bearer_token(request)).await
 }
 
 /// The bearer token of an `Authorization` header, if any.

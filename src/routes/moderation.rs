@@ -5,11 +5,11 @@
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
 
-use super::{bearer_token, parse_id, JsonObject};
+use super::{operator, parse_id, JsonObject};
 use crate::domain::{parse_before, DisplayName, PageLimit};
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
-use crate::usecases::{admin, boards, moderation, players};
+use crate::usecases::{boards, moderation, players};
 use crate::views::{AuditEntry, AuditLog, PublicUser};
 
 #[utoipa::path(delete, path = "/api/admin/scores/{id}", tag = "moderation",
@@ -22,7 +22,7 @@ pub async fn delete_score(
     request: HttpRequest,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let actor = admin::authorize(&state, bearer_token(&request))?;
+    let actor = operator(&state, &request).await?;
     let id = parse_id(&path, ErrorCode::ScoreNotFound)?;
     moderation::delete_score(&state, &actor, id).await?;
     Ok(HttpResponse::NoContent().finish())
@@ -41,7 +41,7 @@ pub async fn delete_board_score(
     request: HttpRequest,
     path: web::Path<(String, String)>,
 ) -> Result<HttpResponse, ApiError> {
-    let actor = admin::authorize(&state, bearer_token(&request))?;
+    let actor = operator(&state, &request).await?;
     let (board, id) = path.into_inner();
     let board = boards::resolve_custom(&state, &board).await?;
     let id = parse_id(&id, ErrorCode::ScoreNotFound)?;
@@ -61,7 +61,7 @@ pub async fn ban(
     path: web::Path<String>,
     body: JsonObject,
 ) -> Result<HttpResponse, ApiError> {
-    let actor = admin::authorize(&state, bearer_token(&request))?;
+    let actor = operator(&state, &request).await?;
     let id = parse_id(&path, ErrorCode::UserNotFound)?;
     let reason = moderation::parse_reason(body.get("reason"))?;
     let row = moderation::set_ban(&state, &actor, id, Some(reason)).await?;
@@ -78,7 +78,7 @@ pub async fn unban(
     request: HttpRequest,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let actor = admin::authorize(&state, bearer_token(&request))?;
+    let actor = operator(&state, &request).await?;
     let id = parse_id(&path, ErrorCode::UserNotFound)?;
     moderation::set_ban(&state, &actor, id, None).await?;
     let (user, ranks) = players::profile(&state, id).await?.ok_or(ErrorCode::UserNotFound)?;
@@ -97,7 +97,7 @@ pub async fn rename(
     path: web::Path<String>,
     body: JsonObject,
 ) -> Result<HttpResponse, ApiError> {
-    let actor = admin::authorize(&state, bearer_token(&request))?;
+    let actor = operator(&state, &request).await?;
     let id = parse_id(&path, ErrorCode::UserNotFound)?;
     let name = DisplayName::parse(body.get("display_name").unwrap_or(&serde_json::Value::Null))?;
     let row = moderation::rename(&state, &actor, id, name).await?;
@@ -126,7 +126,7 @@ pub async fn audit(
     request: HttpRequest,
     query: web::Query<AuditQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    admin::authorize(&state, bearer_token(&request))?;
+    operator(&state, &request).await?;
     let limit = PageLimit::parse(query.limit.as_deref(), 20)?;
     let before = parse_before(query.before.as_deref())?;
     let (rows, next_before) = moderation::audit_log(&state, before, limit.value()).await?;

@@ -9,21 +9,26 @@ use sha2::{Digest, Sha256};
 use crate::dataset::{generate, DatasetSpec};
 use crate::domain::Password;
 use crate::error::{ApiError, ErrorCode};
+use crate::limits::Limit;
 use crate::state::AppState;
 use crate::usecases::moderation::Actor;
 
 /// Checks a presented admin token against the configured one, comparing
 /// digests in constant time; the caller is named in the audit log by a
 /// fingerprint of the token (never the token). 404 when no token is
-/// configured (the admin routes do not exist then).
-pub fn authorize(state: &AppState, presented: Option<&str>) -> Result<Actor, ApiError> {
+/// configured (the admin routes do not exist then). Wrong tokens are
+/// limited per client address (429 after a few a minute; the right token
+/// gives its attempt back).
+pub async fn authorize(state: &AppState, address: &str, presented: Option<&str>) -> Result<Actor, ApiError> {
     let Some(expected) = state.settings.admin_token.as_deref() else {
         return Err(ErrorCode::NotFound.into());
     };
     let presented = presented.ok_or(ErrorCode::AdminTokenRequired)?;
+    state.limits.check(Limit::AdminPerAddress, address).await?;
     let (a, b) = (Sha256::digest(presented.as_bytes()), Sha256::digest(expected.as_bytes()));
     let difference = a.iter().zip(b.iter()).fold(0u8, |acc, (x, y)| acc | (x ^ y));
     if difference == 0 {
+        state.limits.refund(Limit::AdminPerAddress, address).await;
         let fingerprint: String = a[..6].iter().map(|byte| format!("{byte:02x}")).collect();
         Ok(Actor(format!("admin:{fingerprint}")))
     } else {

@@ -11,7 +11,8 @@ use crate::helpers::{json_of, spawn_app_on, Backend, TestDatabase, PASSWORD};
 
 backend_tests!(
     responses_say_nosniff_and_nothing_about_the_server,
-    an_unknown_login_takes_about_as_long_as_a_wrong_password
+    an_unknown_login_takes_about_as_long_as_a_wrong_password,
+    wrong_admin_tokens_are_limited_per_address,
 );
 
 /// Answers carrying a token or the player's own data are never cached;
@@ -119,6 +120,28 @@ async fn an_unknown_login_takes_about_as_long_as_a_wrong_password(backend: Backe
         median_time(9, || async { assert_eq!(app.login("nobody", "not the password").await.0, 401) }).await;
     let ratio = unknown_name.as_secs_f64() / wrong_password.as_secs_f64();
     assert!((0.5..2.0).contains(&ratio), "unknown name {unknown_name:?} vs wrong password {wrong_password:?}");
+}
+
+/// Found by reading the code: wrong admin tokens were never limited.
+async fn wrong_admin_tokens_are_limited_per_address(backend: Backend) {
+    let db = TestDatabase::new(&backend).await;
+    let app = spawn_app_on(&db, &["--admin-token", crate::helpers::ADMIN, "--trust-forwarded-for"]).await;
+    let audit = |token: &'static str, address: &'static str| {
+        let request = reqwest::Client::new()
+            .get(app.url("/api/admin/audit"))
+            .bearer_auth(token)
+            .header("X-Forwarded-For", address);
+        async move { request.send().await.unwrap().status().as_u16() }
+    };
+    // An operator's own calls use up nothing.
+    for _ in 0..15 {
+        assert_eq!(audit(crate::helpers::ADMIN, "192.0.2.1").await, 200);
+    }
+    let guesses: Vec<u16> = futures_util::future::join_all((0..12).map(|_| audit("a-guess", "192.0.2.1"))).await;
+    assert_eq!(guesses.iter().filter(|status| **status == 403).count(), 10, "{guesses:?}");
+    assert_eq!(guesses.iter().filter(|status| **status == 429).count(), 2, "{guesses:?}");
+    assert_eq!(audit(crate::helpers::ADMIN, "192.0.2.1").await, 429, "no more tries from that address");
+    assert_eq!(audit(crate::helpers::ADMIN, "192.0.2.2").await, 200, "other addresses are not affected");
 }
 
 #[actix_web::test]
