@@ -98,6 +98,10 @@ pub struct Settings {
     #[arg(long, env = "RATE_LOGIN_PER_ACCOUNT", default_value_t = 20)]
     pub rate_login_per_account: u32,
 
+    /// How long a request body may take to arrive, in milliseconds; then 408.
+    #[arg(long, env = "BODY_TIMEOUT_MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(100..=600_000))]
+    pub body_timeout_ms: u64,
+
     /// Failed logins per account per minute from one address (0: no limit).
     #[arg(long, env = "RATE_LOGIN_PER_ACCOUNT_ADDRESS", default_value_t = 10)]
     pub rate_login_per_account_address: u32,

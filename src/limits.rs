@@ -224,6 +224,19 @@ impl RateLimits {
         }
     }
 
+    /// Keys held in process (for `/metrics`: they must stay bounded).
+    pub fn tracked_keys(&self) -> usize {
+        let limiters: usize = self
+            .limiters
+            .iter()
+            .map(|(_, limiter)| match &limiter.local {
+                LocalLimiter::Spread(local) => local.len(),
+                LocalLimiter::Windows(windows) => windows.len(),
+            })
+            .sum();
+        limiters + self.known.lock().map_or(0, |known| known.len())
+    }
+
     /// Forgets keys that are back to a full allowance (memory stays bounded).
     pub fn shrink(&self) {
         for (_, limiter) in &self.limiters {
@@ -259,6 +272,10 @@ impl Windows {
         if let Some(window) = windows.get_mut(key) {
             window.0 = window.0.saturating_sub(1);
         }
+    }
+
+    fn len(&self) -> usize {
+        self.0.lock().map_or(0, |windows| windows.len())
     }
 
     /// Drops closed windows.

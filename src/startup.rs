@@ -114,6 +114,7 @@ impl Application {
                 // set here so it holds without nginx too.
                 .wrap(DefaultHeaders::new().add(("X-Content-Type-Options", "nosniff")))
                 .wrap(Condition::new(!cors_origins.is_empty(), cors(&cors_origins)))
+                .wrap(from_fn(routes::body_deadline))
                 .wrap(from_fn(observe))
                 .configure(routes::configure);
             if serve_static {

@@ -38,6 +38,17 @@ pub struct Metrics {
     pub page_cache: IntCounterVec,
     db_connections: IntGauge,
     db_idle_connections: IntGauge,
+    limiter_keys: IntGauge,
+    page_cache_bytes: IntGauge,
+}
+
+/// What `/metrics` reads at each scrape.
+pub struct Gauges {
+    pub pool_size: u32,
+    pub pool_idle: usize,
+    /// Keys the in-process rate limiters track (addresses, accounts, players).
+    pub limiter_keys: usize,
+    pub page_cache_bytes: usize,
 }
 
 impl Metrics {
@@ -57,19 +68,36 @@ impl Metrics {
         )?;
         let db_connections = IntGauge::new("hiscore_db_pool_connections", "Open database connections")?;
         let db_idle_connections = IntGauge::new("hiscore_db_pool_idle_connections", "Idle database connections")?;
+        let limiter_keys = IntGauge::new("hiscore_limiter_keys", "Keys the in-process rate limiters track")?;
+        let page_cache_bytes = IntGauge::new("hiscore_page_cache_bytes", "Bytes of rendered pages kept")?;
         registry.register(Box::new(requests.clone()))?;
         registry.register(Box::new(latency.clone()))?;
         registry.register(Box::new(db_statements.clone()))?;
         registry.register(Box::new(page_cache.clone()))?;
         registry.register(Box::new(db_connections.clone()))?;
         registry.register(Box::new(db_idle_connections.clone()))?;
-        Ok(Self { registry, requests, latency, db_statements, page_cache, db_connections, db_idle_connections })
+        registry.register(Box::new(limiter_keys.clone()))?;
+        registry.register(Box::new(page_cache_bytes.clone()))?;
+        Ok(Self {
+            registry,
+            requests,
+            latency,
+            db_statements,
+            page_cache,
+            db_connections,
+            db_idle_connections,
+            limiter_keys,
+            page_cache_bytes,
+        })
     }
 
-    /// The Prometheus text exposition, with pool gauges read now.
-    pub fn render(&self, pool_size: u32, pool_idle: usize) -> String {
-        self.db_connections.set(i64::from(pool_size));
-        self.db_idle_connections.set(i64::try_from(pool_idle).unwrap_or(i64::MAX));
+    /// The Prometheus text exposition, with the gauges read now.
+    pub fn render(&self, gauges: &Gauges) -> String {
+        let gauge = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
+        self.db_connections.set(i64::from(gauges.pool_size));
+        self.db_idle_connections.set(gauge(gauges.pool_idle));
+        self.limiter_keys.set(gauge(gauges.limiter_keys));
+        self.page_cache_bytes.set(gauge(gauges.page_cache_bytes));
         let mut out = String::new();
         if let Err(error) = prometheus::TextEncoder::new().encode_utf8(&self.registry.gather(), &mut out) {
             tracing::error!(%error, "encoding metrics");

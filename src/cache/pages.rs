@@ -66,6 +66,11 @@ impl PageCache {
         self.pages.read().ok()?.by_key.get(key).cloned()
     }
 
+    /// Bytes of page bodies held.
+    pub fn bytes(&self) -> usize {
+        self.pages.read().map_or(0, |pages| pages.bytes)
+    }
+
     /// Drops every page.
     pub fn clear(&self) {
         if let Ok(mut pages) = self.pages.write() {

@@ -67,8 +67,9 @@ error_codes! {
     UserNotOnBoard = (404, "user_not_on_board", "the player has no entry on this board in this period"),
     PeriodNotFound = (404, "period_not_found", "no such period of this board (never existed, or no longer kept)"),
     ScoreNotFound = (404, "score_not_found", "no score with that id on this board"),
-    // 405, 409, 413, 415.
+    // 405, 408, 409, 413, 415.
     MethodNotAllowed = (405, "method_not_allowed", "method not allowed"),
+    RequestTimeout = (408, "request_timeout", "the request body did not arrive in time"),
     LoginNameTaken = (409, "login_name_taken", "that login name is taken"),
     BoardExists = (409, "board_exists", "a board with that id exists"),
     AlreadyBanned = (409, "already_banned", "the player is banned already"),

@@ -4,6 +4,7 @@
 
 mod admin;
 mod boards;
+mod deadline;
 mod health;
 mod me;
 mod moderation;
@@ -16,6 +17,7 @@ mod users;
 use actix_web::error::{JsonPayloadError, PathError, QueryPayloadError};
 use actix_web::{web, HttpRequest};
 
+pub use self::deadline::body_deadline;
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
 use crate::usecases::moderation::Actor;
@@ -50,7 +52,7 @@ routes! {
     "/metrics" => { get: health::metrics => [] },
     "/api/openapi.json" => { get: openapi::document => [] },
     "/api/users" => {
-        post: users::register => [InvalidJson, InvalidBody, PayloadTooLarge, UnsupportedMediaType, LoginNameTaken,
+        post: users::register => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, LoginNameTaken,
             InvalidLoginName, InvalidPassword, InvalidDisplayName, TooManyRequests, HashingBusy, DatabaseUnavailable],
         get: users::batch => [InvalidIds, InvalidQuery, DatabaseUnavailable],
     },
@@ -61,21 +63,21 @@ routes! {
     },
     "/api/users/{id}/boards" => { get: users::user_boards => [UserNotFound, DatabaseUnavailable] },
     "/api/sessions" => {
-        post: sessions::login => [InvalidJson, InvalidBody, PayloadTooLarge, UnsupportedMediaType, InvalidCredentials, Banned,
+        post: sessions::login => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, InvalidCredentials, Banned,
             InvalidLoginName, InvalidPassword, TooManyRequests, HashingBusy, DatabaseUnavailable],
         delete: sessions::logout => [SessionRequired, InvalidSession, Banned, DatabaseUnavailable],
     },
     "/api/me" => {
         get: me::me => [SessionRequired, InvalidSession, Banned, DatabaseUnavailable],
-        patch: me::change => [InvalidJson, InvalidBody, PayloadTooLarge, UnsupportedMediaType, SessionRequired,
+        patch: me::change => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, SessionRequired,
             InvalidSession, Banned, InvalidCredentials, InvalidDisplayName, InvalidPassword, InvalidCurrentPassword,
             InvalidChange, TooManyRequests, HashingBusy, DatabaseUnavailable],
-        delete: me::erase => [InvalidJson, InvalidBody, PayloadTooLarge, UnsupportedMediaType, SessionRequired,
+        delete: me::erase => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, SessionRequired,
             InvalidSession, Banned, InvalidCredentials, InvalidPassword, TooManyRequests, HashingBusy, DatabaseUnavailable],
     },
     "/api/scores" => {
         post: scores::post_score => [InvalidJson, InvalidBody, InvalidIdempotencyKey, SessionRequired, InvalidSession, Banned,
-            PayloadTooLarge, UnsupportedMediaType, InvalidScore, IdempotencyKeyReused, TooManyRequests,
+            PayloadTooLarge, RequestTimeout, UnsupportedMediaType, InvalidScore, IdempotencyKeyReused, TooManyRequests,
             DatabaseUnavailable, WriteQueueFull, WriteFailed, ShuttingDown],
     },
     "/api/rankings/{board}" => {
@@ -97,17 +99,17 @@ routes! {
     },
     "/api/boards/{board}/scores" => {
         post: boards::post_score => [InvalidJson, InvalidBody, InvalidIdempotencyKey, SessionRequired, InvalidSession, Banned,
-            PayloadTooLarge, UnsupportedMediaType, BoardNotFound, BuiltinBoard, InvalidScore, InvalidMetadata,
+            PayloadTooLarge, RequestTimeout, UnsupportedMediaType, BoardNotFound, BuiltinBoard, InvalidScore, InvalidMetadata,
             IdempotencyKeyReused, TooManyRequests, DatabaseUnavailable, WriteQueueFull, WriteFailed, ShuttingDown],
     },
     "/api/admin/boards" => {
-        post: boards::create => [InvalidJson, InvalidBody, PayloadTooLarge, UnsupportedMediaType, AdminTokenRequired,
+        post: boards::create => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, AdminTokenRequired,
             InvalidAdminToken, TooManyRequests, NotFound, BoardExists, InvalidId, InvalidName, InvalidOrder, InvalidOperator,
             InvalidReset, InvalidTimezone, InvalidArchivePeriods, InvalidMinScore, InvalidMaxScore,
             DatabaseUnavailable],
     },
     "/api/admin/boards/{board}" => {
-        patch: boards::rename => [InvalidJson, InvalidBody, PayloadTooLarge, UnsupportedMediaType, AdminTokenRequired,
+        patch: boards::rename => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, AdminTokenRequired,
             InvalidAdminToken, TooManyRequests, NotFound, BoardNotFound, BuiltinBoard, InvalidName, DatabaseUnavailable],
         delete: boards::delete => [AdminTokenRequired, InvalidAdminToken, TooManyRequests, NotFound, BoardNotFound, BuiltinBoard,
             DatabaseUnavailable],
@@ -121,11 +123,11 @@ routes! {
             BuiltinBoard, ScoreNotFound, UserNotFound, DatabaseUnavailable],
     },
     "/api/admin/users/{id}" => {
-        patch: moderation::rename => [InvalidJson, InvalidBody, PayloadTooLarge, UnsupportedMediaType,
+        patch: moderation::rename => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, UnsupportedMediaType,
             AdminTokenRequired, InvalidAdminToken, TooManyRequests, NotFound, UserNotFound, InvalidDisplayName, DatabaseUnavailable],
     },
     "/api/admin/users/{id}/ban" => {
-        post: moderation::ban => [InvalidJson, InvalidBody, PayloadTooLarge, UnsupportedMediaType, AdminTokenRequired,
+        post: moderation::ban => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, AdminTokenRequired,
             InvalidAdminToken, TooManyRequests, NotFound, UserNotFound, AlreadyBanned, InvalidReason, DatabaseUnavailable],
         delete: moderation::unban => [AdminTokenRequired, InvalidAdminToken, TooManyRequests, NotFound, UserNotFound, NotBanned,
             DatabaseUnavailable],
@@ -135,7 +137,7 @@ routes! {
             NotFound, DatabaseUnavailable],
     },
     "/api/admin/initialize" => {
-        post: admin::initialize => [InvalidJson, InvalidBody, PayloadTooLarge, AdminTokenRequired, InvalidAdminToken, TooManyRequests,
+        post: admin::initialize => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, AdminTokenRequired, InvalidAdminToken, TooManyRequests,
             NotFound, InvalidUsers, InvalidScores, InvalidSeed, DatabaseUnavailable],
     },
 }
@@ -194,6 +196,11 @@ fn body_error(error: &JsonPayloadError) -> ApiError {
         }
         JsonPayloadError::Deserialize(e) => {
             ApiError::with_message(ErrorCode::InvalidJson, format!("malformed JSON: {e}"))
+        }
+        JsonPayloadError::Payload(actix_web::error::PayloadError::Io(e))
+            if e.kind() == std::io::ErrorKind::TimedOut =>
+        {
+            ApiError::with_message(ErrorCode::RequestTimeout, deadline::STALLED_BODY)
         }
         _ => ApiError::with_message(ErrorCode::InvalidBody, "the request body could not be read"),
     }

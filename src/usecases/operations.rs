@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
-use crate::telemetry::Metrics;
+use crate::telemetry::{Gauges, Metrics};
 
 /// `/healthz`: the database answers; Redis is reported, never fatal
 /// (without it the service degrades to the database).
@@ -36,8 +36,13 @@ pub async fn readiness(state: &AppState) -> Result<(), ApiError> {
     health(state).await.map(|_| ())
 }
 
-/// The Prometheus text exposition, with the pool's gauges read now.
+/// The Prometheus text exposition, with the gauges read now.
 pub fn metrics_text(state: &AppState, metrics: &Metrics) -> String {
     let pool = state.store.pool();
-    metrics.render(pool.size(), pool.num_idle())
+    metrics.render(&Gauges {
+        pool_size: pool.size(),
+        pool_idle: pool.num_idle(),
+        limiter_keys: state.limits.tracked_keys(),
+        page_cache_bytes: state.caches.pages.bytes(),
+    })
 }

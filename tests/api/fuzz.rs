@@ -1,8 +1,11 @@
 //! Property-based abuse of every route: generated bodies (wrong types, huge
 //! and float numbers, deep nesting, duplicate keys, NUL bytes, invalid
-//! UTF-8, long strings), paths, query strings and headers. Whatever comes
-//! in: never a 5xx, always the error envelope for a 4xx, and the stored data
-//! stays consistent (a rejected request changes nothing).
+//! UTF-8, long strings), paths, query strings, methods (the API's and
+//! made-up ones) and headers (forged `X-Forwarded-For`, huge values).
+//! Whatever comes in: never a 5xx, always the error envelope for a 4xx, the
+//! stored data stays consistent (a rejected request changes nothing), and
+//! what the service holds in memory stays bounded (metric series, limiter
+//! keys, kept pages).
 
 use futures_util::{stream, StreamExt as _};
 use proptest::prelude::*;
@@ -17,13 +20,16 @@ const CASES: usize = 10_000;
 
 #[derive(Clone)]
 struct Case {
-    method: &'static str,
+    method: String,
     path: String,
     query: String,
     body: Vec<u8>,
     json_content_type: bool,
     authenticated: bool,
     idempotency_key: Option<String>,
+    forwarded_for: Option<String>,
+    /// A made-up header with a value of this many bytes.
+    huge_header: Option<usize>,
 }
 
 /// Short enough to read in a failure message.
@@ -32,14 +38,17 @@ impl std::fmt::Debug for Case {
         let body = String::from_utf8_lossy(&self.body[..self.body.len().min(200)]).into_owned();
         write!(
             f,
-            "{} {}?{} ({} body bytes, starting {body:?}; json: {}, session: {}, key: {:?})",
+            "{} {}?{} ({} body bytes, starting {body:?}; json: {}, session: {}, key: {:?}, forwarded for: {:?}, \
+             huge header: {:?})",
             self.method,
             self.path,
             self.query,
             self.body.len(),
             self.json_content_type,
             self.authenticated,
-            self.idempotency_key
+            self.idempotency_key,
+            self.forwarded_for.as_deref().map(|value| &value[..value.len().min(80)]),
+            self.huge_header
         )
     }
 }
@@ -137,9 +146,25 @@ fn query() -> impl Strategy<Value = String> {
         .prop_map(|pairs| pairs.into_iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join("&"))
 }
 
+/// What a client may claim to be forwarded for: addresses, lists, garbage.
+fn forwarded_for() -> impl Strategy<Value = String> {
+    prop_oneof![
+        any::<[u8; 4]>().prop_map(|[a, b, c, d]| format!("{a}.{b}.{c}.{d}")),
+        any::<[u16; 8]>().prop_map(|parts| parts.map(|p| format!("{p:x}")).join(":")),
+        "[0-9.]{0,20}",
+        "[ -~]{0,80}",
+        (any::<[u8; 4]>(), "[ -~]{0,20}").prop_map(|([a, b, c, d], junk)| format!("{junk}, {a}.{b}.{c}.{d}")),
+        Just("1.2.3.4, ".repeat(500)),
+    ]
+}
+
 fn case() -> impl Strategy<Value = Case> {
     let route = prop::sample::select(hiscore::routes::ROUTES.to_vec());
-    let method = prop::sample::select(vec!["GET", "POST", "DELETE", "PUT", "PATCH"]);
+    let method = prop_oneof![
+        8 => prop::sample::select(vec!["GET", "POST", "DELETE", "PUT", "PATCH"]).prop_map(str::to_owned),
+        1 => "[A-Z]{3,12}",
+    ];
+    let headers = (prop::option::of(forwarded_for()), prop::option::weighted(0.05, 1_000usize..12_000));
     (
         route,
         method,
@@ -150,10 +175,11 @@ fn case() -> impl Strategy<Value = Case> {
         any::<bool>(),
         any::<bool>(),
         prop::option::of("[!-~]{0,70}"),
+        headers,
     )
-        .prop_map(|((route_method, path), other_method, a, b, query, body, json, authenticated, key)| {
+        .prop_map(|((route_method, path), other_method, a, b, query, body, json, authenticated, key, headers)| {
             // Mostly the route's own method, sometimes another one.
-            let method = if json { route_method_name(route_method) } else { other_method };
+            let method = if json { route_method_name(route_method).to_owned() } else { other_method };
             let path = path.replacen("{board}", &a, 1).replacen("{id}", &a, 1).replacen("{user_id}", &b, 1);
             Case {
                 method,
@@ -163,6 +189,8 @@ fn case() -> impl Strategy<Value = Case> {
                 json_content_type: json || authenticated,
                 authenticated,
                 idempotency_key: key,
+                forwarded_for: headers.0,
+                huge_header: headers.1,
             }
         })
 }
@@ -179,7 +207,9 @@ fn route_method_name(method: &str) -> &'static str {
 #[actix_web::test]
 async fn generated_requests_never_break_the_contract() {
     let db = TestDatabase::new(&Backend::Sqlite).await;
-    let app = spawn_app_on(&db, &["--admin-token", ADMIN]).await;
+    // Trusting `X-Forwarded-For` as behind nginx: only its last hop, and
+    // only a well-formed address, may become a limiter key.
+    let app = spawn_app_on(&db, &["--admin-token", ADMIN, "--trust-forwarded-for"]).await;
     let player = app.register("fuzzed").await;
     app.post_score(&player, 10).await;
     // Custom boards to aim at: one plain, one resetting every second.
@@ -199,6 +229,7 @@ async fn generated_requests_never_break_the_contract() {
     let mut runner = TestRunner::new_with_rng(Config { cases: CASES as u32, ..Config::default() }, rng);
     let strategy = case();
     let cases: Vec<Case> = (0..CASES).map(|_| strategy.new_tree(&mut runner).unwrap().current()).collect();
+    let cases_forwarded: Vec<String> = cases.iter().filter_map(|case| case.forwarded_for.clone()).collect();
 
     let outcomes = stream::iter(cases)
         .map(|case| {
@@ -211,7 +242,14 @@ async fn generated_requests_never_break_the_contract() {
                     format!("{}?{}", app.url(&case.path), case.query)
                 };
                 let method = reqwest::Method::from_bytes(case.method.as_bytes()).unwrap();
-                let mut request = app.client.request(method, &url).body(case.body.clone());
+                let mut request = app.client.request(method, &url);
+                if let Some(forwarded) = &case.forwarded_for {
+                    request = request.header("x-forwarded-for", forwarded);
+                }
+                if let Some(bytes) = case.huge_header {
+                    request = request.header("x-fuzz", "h".repeat(bytes));
+                }
+                request = request.body(case.body.clone());
                 if case.json_content_type {
                     request = request.header("content-type", "application/json");
                 }
@@ -242,6 +280,8 @@ async fn generated_requests_never_break_the_contract() {
         .buffer_unordered(16)
         .collect::<Vec<Result<(), String>>>()
         .await;
+    let addresses: std::collections::HashSet<std::net::IpAddr> =
+        cases_forwarded.iter().filter_map(|value| value.rsplit(',').next()?.trim().parse().ok()).collect();
     let failures: Vec<&String> = outcomes.iter().filter_map(|o| o.as_ref().err()).collect();
     assert!(
         failures.is_empty(),
@@ -249,6 +289,30 @@ async fn generated_requests_never_break_the_contract() {
         failures.len(),
         &failures[..failures.len().min(5)]
     );
+
+    // Memory stays bounded: metric series only of the fixed labels, limiter
+    // keys only for well-formed addresses (and the few accounts and players
+    // of the run), kept pages within their budget.
+    let metrics = app.get("/metrics").await.text().await.unwrap();
+    let known_methods = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "other"];
+    for line in metrics.lines().filter(|line| line.starts_with("hiscore_http_requests_total{")) {
+        let label = |name: &str| line.split(&format!("{name}=\"")).nth(1).and_then(|rest| rest.split('"').next());
+        let (method, route) = (label("method").unwrap(), label("route").unwrap());
+        assert!(known_methods.contains(&method), "a series for method {method}: {line}");
+        let known_route = hiscore::routes::ROUTES.iter().any(|(_, path)| *path == route)
+            || ["static", "unmatched", "panicked"].contains(&route);
+        assert!(known_route, "a series for route {route}: {line}");
+    }
+    let gauge = |name: &str| -> i64 {
+        metrics.lines().find_map(|line| line.strip_prefix(&format!("{name} "))?.trim().parse().ok()).unwrap()
+    };
+    let limiter_keys = gauge("hiscore_limiter_keys");
+    assert!(
+        limiter_keys <= addresses.len() as i64 + 50,
+        "{limiter_keys} limiter keys for {} well-formed addresses sent",
+        addresses.len()
+    );
+    assert!(gauge("hiscore_page_cache_bytes") <= 4 << 20);
 
     // Whatever was accepted, the books still balance.
     let pool = db.connect().await;

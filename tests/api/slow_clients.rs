@@ -1,6 +1,7 @@
 //! Slow and idle clients must not tie up the service: a request whose
 //! headers never finish is cut off, a body that stops half-way is cut off
-//! by nginx, and 10,000 idle connections leave room for real requests.
+//! (by the app itself, and by nginx in front), and 10,000 idle connections
+//! leave room for real requests.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -37,6 +38,34 @@ async fn a_request_whose_headers_never_finish_is_cut_off() {
     let (after, text) = answer.expect("the half-sent request was still open after 15 s");
     assert!(after < Duration::from_secs(15), "{after:?}");
     assert!(text.is_empty() || text.starts_with("HTTP/1.1 408"), "{text}");
+}
+
+/// Found by probing: without nginx, a body that stopped half-way held its
+/// connection and handler for good.
+#[actix_web::test]
+async fn without_nginx_a_stalled_body_gets_408_in_the_error_envelope() {
+    let db = TestDatabase::new(&Backend::Sqlite).await;
+    let app = spawn_app_on(&db, &["--body-timeout-ms", "500"]).await;
+    let address = app.address.trim_start_matches("http://").to_owned();
+    let mut stalled = TcpStream::connect(&address).unwrap();
+    stalled
+        .write_all(b"POST /api/users HTTP/1.1\r\nHost: hiscore\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"login_n")
+        .unwrap();
+    let answer =
+        actix_web::rt::task::spawn_blocking(move || wait_for_close_or_answer(&mut stalled, Duration::from_secs(10)))
+            .await
+            .unwrap();
+    let (after, text) = answer.expect("the stalled body was still open after 10 s");
+    assert!(after < Duration::from_secs(5), "{after:?}");
+    assert!(text.starts_with("HTTP/1.1 408"), "{text}");
+    assert!(text.contains("\"request_timeout\""), "{text}");
+    // A body that arrives in time is not affected.
+    assert_eq!(
+        app.register_raw(&serde_json::json!({"login_name": "punctual", "password": crate::helpers::PASSWORD}))
+            .await
+            .status(),
+        201
+    );
 }
 
 #[actix_web::test]
