@@ -10,12 +10,14 @@ use actix_web::{web, FromRequest, HttpRequest};
 use super::session::{SessionToken, COOKIE_NAME};
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
-use crate::usecases::accounts;
+use crate::usecases::accounts::{self, SessionOwner};
 
 /// A caller with a live session. Put it in a handler's arguments to require one.
 #[derive(Debug, Clone)]
 pub struct AuthUser {
     pub user_id: i64,
+    /// The data generation the session belongs to.
+    pub generation: i64,
     /// The stored hash of the presented token (what logout deletes).
     pub token_hash: String,
 }
@@ -30,9 +32,16 @@ impl FromRequest for AuthUser {
         Box::pin(async move {
             let state = state.ok_or_else(|| ApiError::internal(anyhow::anyhow!("AppState missing")))?;
             let token_hash = token.ok_or(ErrorCode::SessionRequired)?.hash();
-            let user_id = accounts::session_user(&state, &token_hash).await?.ok_or(ErrorCode::InvalidSession)?;
-            Ok(Self { user_id, token_hash })
+            let SessionOwner { user_id, generation } =
+                accounts::session_user(&state, &token_hash).await?.ok_or(ErrorCode::InvalidSession)?;
+            Ok(Self { user_id, generation, token_hash })
         })
+    }
+}
+
+impl AuthUser {
+    pub fn owner(&self) -> SessionOwner {
+        SessionOwner { user_id: self.user_id, generation: self.generation }
     }
 }
 

@@ -69,7 +69,7 @@ pub async fn post_score(
 ) -> Result<HttpResponse, ApiError> {
     let key =
         IdempotencyKey::from_header_values(request.headers().get_all(IdempotencyKey::HEADER).map(|v| v.as_bytes()))?;
-    Ok(posted(boards::post(&state, &path, auth.user_id, &body, key).await?))
+    Ok(posted(boards::post(&state, &path, auth.owner(), &body, key).await?))
 }
 
 /// A post's answer: 201 with the new body, or 200 with the first one again.

@@ -26,5 +26,5 @@ pub async fn post_score(
     let score = Score::parse(body.get("score"), state.settings.max_score)?;
     let key =
         IdempotencyKey::from_header_values(request.headers().get_all(IdempotencyKey::HEADER).map(|v| v.as_bytes()))?;
-    Ok(super::boards::posted(scores::post(&state, auth.user_id, score, key).await?))
+    Ok(super::boards::posted(scores::post(&state, auth.owner(), score, key).await?))
 }

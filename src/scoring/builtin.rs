@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use sqlx::AnyConnection;
 
-use super::{BatchError, Job, Pending, Target};
+use super::{BatchError, Job, Pending, Post, Target};
 use crate::domain::{Score, Timestamp};
 use crate::error::ErrorCode;
 use crate::rank::RankEngine;
@@ -22,17 +22,24 @@ pub(super) struct Players {
 
 impl Players {
     /// Why this player cannot post, if they cannot: gone (erased while the
-    /// session was checked) or banned.
-    pub(super) fn refusal(&self, id: i64) -> Option<ErrorCode> {
-        match self.rows.get(&id) {
-            None => Some(ErrorCode::InvalidSession),
-            Some(row) if row.banned_at.is_some() => Some(ErrorCode::Banned),
-            Some(_) => None,
-        }
+    /// session was checked), their data replaced by an initialize since
+    /// (the id may now name a generated player), or banned.
+    pub(super) fn refusal(&self, post: &Post) -> Option<ErrorCode> {
+        refusal(self.rows.get(&post.user_id), post.generation)
     }
 
     pub(super) fn display_name(&self, id: i64) -> &str {
         self.rows.get(&id).map_or("", |row| row.display_name.as_str())
+    }
+}
+
+/// Why a post of a session of `generation` cannot go to this (locked) row.
+fn refusal(row: Option<&UserRow>, generation: i64) -> Option<ErrorCode> {
+    match row {
+        None => Some(ErrorCode::InvalidSession),
+        Some(row) if row.generation != generation => Some(ErrorCode::InvalidSession),
+        Some(row) if row.banned_at.is_some() => Some(ErrorCode::Banned),
+        Some(_) => None,
     }
 }
 
@@ -143,4 +150,34 @@ pub(crate) fn count_post(row: &mut UserRow, score: i64, score_id: i64, at: Times
     row.total_score += score;
     row.play_count += 1;
     new_best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A post queued before an initialize must not land on the generated
+    /// player who has the same id in the new data.
+    #[test]
+    fn a_post_of_replaced_data_is_refused() {
+        let row = UserRow {
+            id: 1,
+            login_name: String::new(),
+            display_name: String::new(),
+            best_score: 0,
+            best_at: None,
+            best_score_id: None,
+            total_score: 0,
+            play_count: 0,
+            created_at: Timestamp::from_millis(0),
+            version: 0,
+            banned_at: None,
+            generation: 2,
+        };
+        assert_eq!(refusal(Some(&row), 2), None);
+        assert_eq!(refusal(Some(&row), 1), Some(ErrorCode::InvalidSession));
+        assert_eq!(refusal(None, 2), Some(ErrorCode::InvalidSession));
+        let banned = UserRow { banned_at: Some(Timestamp::from_millis(5)), ..row };
+        assert_eq!(refusal(Some(&banned), 2), Some(ErrorCode::Banned));
+    }
 }

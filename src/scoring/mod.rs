@@ -73,6 +73,8 @@ pub enum Target {
 /// A post as a handler hands it over.
 pub struct Post {
     pub user_id: i64,
+    /// The data generation the player's session belongs to.
+    pub generation: i64,
     pub score: Score,
     pub target: Target,
     pub key: Option<IdempotencyKey>,
@@ -316,7 +318,7 @@ impl Writer {
                 Target::Builtin => None,
                 Target::Custom { board, .. } => custom.refusal(board.spec.number),
             };
-            let gone = board_gone.or_else(|| players.refusal(job.post.user_id));
+            let gone = board_gone.or_else(|| players.refusal(&job.post));
             if let Some(code) = gone {
                 pending[index] = Pending::Failed(code.into());
             }

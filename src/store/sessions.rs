@@ -11,6 +11,8 @@ pub struct SessionRow {
     pub user_id: i64,
     pub expires_at: Timestamp,
     pub banned_at: Option<Timestamp>,
+    /// The data generation the session was read in.
+    pub generation: i64,
 }
 
 impl Store {
@@ -49,7 +51,8 @@ impl Store {
     ) -> StoreResult<Option<SessionRow>> {
         Ok(self
             .sql_as(
-                "SELECT s.user_id, s.expires_at, u.banned_at FROM sessions s JOIN users u ON u.id = s.user_id \
+                "SELECT s.user_id, s.expires_at, u.banned_at, g.generation \
+                 FROM sessions s JOIN users u ON u.id = s.user_id JOIN data_generation g ON g.id = 1 \
                  WHERE s.token_hash = ? AND s.expires_at > ?",
             )
             .bind(token_hash)

@@ -189,18 +189,33 @@ async fn mark_sessions(state: &AppState, token_hashes: &[String], mark: &str) {
     }
 }
 
+/// The player behind a live session, and the data generation the session
+/// belongs to: a post carries it, and the writer refuses it once an
+/// initialize has replaced that data (the player's id may then name a
+/// generated player).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionOwner {
+    pub user_id: i64,
+    pub generation: i64,
+}
+
 /// The player of a live session: from Redis when it knows, else from the
 /// database (then remembered in Redis). Redis trouble only costs the
-/// database lookup. A banned player's session is 403 `banned`.
-pub async fn session_user(state: &AppState, token_hash: &str) -> Result<Option<i64>, ApiError> {
+/// database lookup. A banned player's session is 403 `banned`. A cached
+/// copy names its data generation and counts only while the shared
+/// generation (raised by initialize before it wipes) is the same: it is
+/// read in the same round trip.
+pub async fn session_user(state: &AppState, token_hash: &str) -> Result<Option<SessionOwner>, ApiError> {
     if let Some(redis) = &state.redis {
-        if let Ok(Some(cached)) = redis.get(&redis.keys().session(token_hash)).await {
+        let keys = [redis.keys().data_generation(), redis.keys().session(token_hash)];
+        if let Ok([generation, Some(cached)]) = redis.get_many(&keys).await.as_deref() {
+            let current = generation.as_deref().and_then(|g| g.parse::<i64>().ok()).unwrap_or(0);
             match cached.as_str() {
                 ENDED_SESSION => return Ok(None),
                 BANNED_SESSION => return Err(ErrorCode::Banned.into()),
-                _ => {
-                    if let Ok(user_id) = cached.parse() {
-                        return Ok(Some(user_id));
+                live => {
+                    if let Some(owner) = parse_cached_session(live).filter(|owner| owner.generation == current) {
+                        return Ok(Some(owner));
                     }
                 }
             }
@@ -214,7 +229,11 @@ pub async fn session_user(state: &AppState, token_hash: &str) -> Result<Option<i
     if let Some(redis) = &state.redis {
         let remaining = u64::try_from(session.expires_at.millis() - Timestamp::now().millis()).unwrap_or(0);
         let ttl = Duration::from_millis(remaining).min(SESSION_CACHE_TTL);
-        let value = if session.banned_at.is_some() { BANNED_SESSION.to_owned() } else { session.user_id.to_string() };
+        let value = if session.banned_at.is_some() {
+            BANNED_SESSION.to_owned()
+        } else {
+            format!("{} {}", session.user_id, session.generation)
+        };
         let key = redis.keys().session(token_hash);
         if let Err(error) = redis.set_if_absent(&key, &value, ttl).await {
             tracing::debug!(%error, "session not cached in Redis");
@@ -223,7 +242,13 @@ pub async fn session_user(state: &AppState, token_hash: &str) -> Result<Option<i
     if session.banned_at.is_some() {
         return Err(ErrorCode::Banned.into());
     }
-    Ok(Some(session.user_id))
+    Ok(Some(SessionOwner { user_id: session.user_id, generation: session.generation }))
+}
+
+/// A cached live session: `user_id generation`.
+fn parse_cached_session(value: &str) -> Option<SessionOwner> {
+    let (user_id, generation) = value.split_once(' ')?;
+    Some(SessionOwner { user_id: user_id.parse().ok()?, generation: generation.parse().ok()? })
 }
 
 /// Checks a logged-in player's password (a change of password or an

@@ -16,10 +16,10 @@ use crate::domain::{
     Board, BoardId, BoardName, BoardPeriod, IdempotencyKey, Metadata, Operator, Order, PeriodSelector, Score, Timestamp,
 };
 use crate::error::{ApiError, ErrorCode};
-use crate::limits::Limit;
 use crate::scoring::{Post, Posted, Target};
 use crate::state::AppState;
 use crate::store::{BoardRow, BoardScoreRow, NewBoard, PeriodRow, Purge};
+use crate::usecases::accounts::SessionOwner;
 use crate::views::{
     BoardHistory, BoardHistoryItem, BoardList, BoardView, Metadata as MetadataView, PeriodEntry, PeriodList,
     PeriodView, UserBoardEntry, UserBoards,
@@ -369,17 +369,16 @@ pub async fn periods(state: &AppState, id: &str, before: Option<i64>, limit: i64
 pub async fn post(
     state: &AppState,
     id: &str,
-    user_id: i64,
+    owner: SessionOwner,
     body: &Map<String, Value>,
     key: Option<IdempotencyKey>,
 ) -> Result<Posted, ApiError> {
+    let SessionOwner { user_id, generation } = owner;
     let board = resolve_custom(state, id).await?;
     let score = Score::parse_in(body.get("score"), board.spec.min_score, board.spec.max_score)?;
     let metadata = Metadata::parse(body.get("metadata"))?;
-    let player = user_id.to_string();
-    state.limits.check(Limit::PostsPerPlayer, &player).await?;
-    state.limits.check(Limit::PostInterval, &player).await?;
-    state.writer.post(Post { user_id, score, target: Target::Custom { board, metadata }, key }).await
+    super::scores::check_post_limits(state, user_id, key.as_ref()).await?;
+    state.writer.post(Post { user_id, generation, score, target: Target::Custom { board, metadata }, key }).await
 }
 
 /// A player's posts to a custom board, newest first.

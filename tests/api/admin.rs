@@ -101,6 +101,37 @@ async fn initialize_ends_every_session_even_cached_ones(backend: Backend) {
     assert_error(status, &body, 401, "invalid_session");
 }
 
+/// Found by reading the code: a request that read a session from the
+/// database just before an initialize could cache it in Redis just after
+/// the initialize cleared the cached sessions, and the old token then
+/// named the generated player with the same id for ten minutes. A cached
+/// session now names its data generation, and counts only in it.
+#[actix_web::test]
+async fn a_session_cached_across_an_initialize_names_nobody() {
+    let Some(backend) = Backend::mariadb_redis() else { return };
+    let db = TestDatabase::new(&backend).await;
+    let app = spawn_app_on(&db, &ADMIN).await;
+    let alice = app.register("alice").await;
+    app.post_score(&alice, 10).await;
+    let (_, me) = app.get_authed("/api/me", &alice.token).await;
+    let redis = db.redis.as_ref().unwrap();
+    let key = format!("{}:session:{}", redis.prefix, hiscore::auth::SessionToken::from_client(&alice.token).hash());
+    let client = deadpool_redis::redis::Client::open(redis.url.as_str()).unwrap();
+    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+    let cached: String = deadpool_redis::redis::cmd("GET").arg(&key).query_async(&mut conn).await.unwrap();
+    assert!(cached.starts_with(&format!("{} ", me["id"])), "the cached session names its generation: {cached}");
+
+    let (status, _) =
+        app.initialize("let-me-in-with-a-token-of-32-characters", &json!({"users": 5, "scores": 5})).await;
+    assert_eq!(status, 200);
+    // The racing request's late write of the old session, after the clearing.
+    let _: () = deadpool_redis::redis::cmd("SET").arg(&key).arg(&cached).query_async(&mut conn).await.unwrap();
+    let (status, body) = app.get_authed("/api/me", &alice.token).await;
+    assert_error(status, &body, 401, "invalid_session");
+    let (status, body) = app.post_score_raw(&alice.token, &json!({"score": 5}), None).await;
+    assert_error(status, &body, 401, "invalid_session");
+}
+
 /// An empty token (docker-compose's value for an unset variable) leaves the
 /// admin routes off; a short one stops the start with a clear message.
 #[actix_web::test]
