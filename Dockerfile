@@ -9,7 +9,7 @@ COPY tests ./tests
 RUN cargo build --release --locked --bin hiscore
 
 FROM debian:bookworm-slim
-RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates curl \
+RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --uid 10001 --home /app hiscore
 WORKDIR /app
@@ -18,5 +18,5 @@ COPY static ./static
 USER hiscore
 ENV BIND=0.0.0.0:8080 STATIC_DIR=/app/static RUST_LOG=info
 EXPOSE 8080
-HEALTHCHECK --interval=5s --timeout=3s --retries=10 CMD curl -fsS http://127.0.0.1:8080/healthz || exit 1
+HEALTHCHECK --interval=5s --timeout=3s --retries=10 CMD ["hiscore", "healthcheck"]
 ENTRYPOINT ["hiscore", "serve"]

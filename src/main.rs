@@ -1,7 +1,11 @@
 //! The `hiscore` binary: `hiscore serve` (the default) runs the service,
-//! `hiscore bench` drives and checks a server.
+//! `hiscore bench` drives and checks a server, `hiscore migrate` prepares a
+//! database, `hiscore healthcheck` asks a running service whether it is ready.
 
+use std::io::{Read as _, Write as _};
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs as _};
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 use hiscore::bench::{self, BenchArgs};
@@ -25,6 +29,19 @@ enum Command {
     Bench(BenchArgs),
     /// Apply the database migrations this version needs, then exit.
     Migrate(MigrateArgs),
+    /// Exit 0 when the service at BIND is ready (`GET /readyz` answers
+    /// 2xx), else 1: a container health check without curl.
+    Healthcheck(HealthcheckArgs),
+}
+
+#[derive(clap::Args)]
+struct HealthcheckArgs {
+    /// The service's address, as it was started (0.0.0.0 is asked at 127.0.0.1).
+    #[arg(long, env = "BIND", default_value = "127.0.0.1:8080")]
+    bind: String,
+    /// The path to ask (`/livez`: only whether the process answers).
+    #[arg(long, default_value = "/readyz")]
+    path: String,
 }
 
 #[derive(clap::Args)]
@@ -46,6 +63,7 @@ fn main() -> anyhow::Result<ExitCode> {
         }
         Some(Command::Serve(settings)) => serve(*settings),
         Some(Command::Migrate(args)) => migrate(&args),
+        Some(Command::Healthcheck(args)) => Ok(healthcheck(&args)),
         // `cargo run --release` with no arguments serves with env/default settings.
         None => serve(Settings::from_env_and_defaults()?),
     }
@@ -65,6 +83,40 @@ fn migrate(args: &MigrateArgs) -> anyhow::Result<ExitCode> {
         }
         Ok(ExitCode::SUCCESS)
     })
+}
+
+fn healthcheck(args: &HealthcheckArgs) -> ExitCode {
+    match probe(&args.bind, &args.path) {
+        Ok(status) if (200..300).contains(&status) => ExitCode::SUCCESS,
+        Ok(status) => {
+            eprintln!("{}{} answered {status}", args.bind, args.path);
+            ExitCode::FAILURE
+        }
+        Err(error) => {
+            eprintln!("{}{}: {error}", args.bind, args.path);
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The status code of `GET path` at `bind`, within two seconds.
+fn probe(bind: &str, path: &str) -> anyhow::Result<u16> {
+    let mut address: SocketAddr =
+        bind.to_socket_addrs()?.next().ok_or_else(|| anyhow::anyhow!("{bind} names no address"))?;
+    if address.ip().is_unspecified() {
+        address.set_ip(if address.is_ipv4() { [127, 0, 0, 1].into() } else { std::net::Ipv6Addr::LOCALHOST.into() });
+    }
+    let timeout = Duration::from_secs(2);
+    let mut stream = TcpStream::connect_timeout(&address, timeout)?;
+    stream.set_read_timeout(Some(timeout))?;
+    stream.set_write_timeout(Some(timeout))?;
+    write!(stream, "GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n")?;
+    let mut head = [0u8; 32];
+    let read = stream.read(&mut head)?;
+    // "HTTP/1.1 200 OK": the code is the second word.
+    let line = String::from_utf8_lossy(&head[..read]);
+    let code = line.split_whitespace().nth(1).and_then(|code| code.parse().ok());
+    code.ok_or_else(|| anyhow::anyhow!("not an HTTP answer: {line:?}"))
 }
 
 fn serve(settings: Settings) -> anyhow::Result<ExitCode> {

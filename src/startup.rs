@@ -52,7 +52,9 @@ impl Application {
         .await?;
         let passwords = PasswordHasher::new(HashPolicy::from_settings(&settings), settings.hash_concurrency())?;
         let listener = TcpListener::bind(&settings.bind)?;
-        let port = listener.local_addr()?.port();
+        let local = listener.local_addr()?;
+        let port = local.port();
+        let store_dialect = store.dialect();
         let workers = settings.workers();
         let static_dir = settings.static_dir.clone();
         let serve_static = static_dir.join("index.html").is_file();
@@ -63,6 +65,7 @@ impl Application {
             Some(url) => Some(Arc::new(RedisClient::new(url, &settings.redis_prefix, REDIS_POOL_SIZE)?)),
             None => None,
         };
+        let shared = redis.is_some();
         let background = Background::default();
         let boards = Arc::new(Registry::default());
         let ranks = RankEngine::new(store.clone(), redis.clone(), Arc::clone(&boards), background.clone());
@@ -145,7 +148,18 @@ impl Application {
         })
         .listen(listener)?
         .run();
-        tracing::info!(port, workers, "listening");
+        let backend = match store_dialect {
+            crate::store::Dialect::Sqlite => "sqlite",
+            crate::store::Dialect::MySql => "mysql",
+        };
+        tracing::info!(
+            version = env!("CARGO_PKG_VERSION"),
+            url = %format!("http://{local}"),
+            backend,
+            redis = if shared { "shared" } else { "off" },
+            workers,
+            "listening"
+        );
         Ok(Self { port, server, background, draining })
     }
 

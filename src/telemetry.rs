@@ -13,16 +13,24 @@ use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::middleware::Next;
 use actix_web::web;
 use futures_util::FutureExt as _;
-use prometheus::{HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts, Registry};
+use prometheus::{HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry};
 use tracing::Instrument as _;
 
 use crate::error::ApiError;
 
-/// Installs the global tracing subscriber (`RUST_LOG` filters, default `info`).
+/// Installs the global tracing subscriber (`RUST_LOG` filters, default
+/// `info`): one JSON object per line with `LOG_FORMAT=json` (for a log
+/// collector), else text, coloured only when stdout is a terminal.
 pub fn init_logging() {
+    use std::io::IsTerminal as _;
     let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_target(false);
     // A second init (tests start many servers) is harmless, so its error is ignored.
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_target(false).try_init();
+    let _ = if std::env::var("LOG_FORMAT").is_ok_and(|format| format.eq_ignore_ascii_case("json")) {
+        builder.json().flatten_event(true).try_init()
+    } else {
+        builder.with_ansi(std::io::stdout().is_terminal()).try_init()
+    };
 }
 
 /// Prometheus metrics, one registry per server (tests run many servers in one process).
@@ -40,6 +48,8 @@ pub struct Metrics {
     db_idle_connections: IntGauge,
     limiter_keys: IntGauge,
     page_cache_bytes: IntGauge,
+    write_queue: IntGauge,
+    redis_state: IntGauge,
 }
 
 /// What `/metrics` reads at each scrape.
@@ -49,6 +59,10 @@ pub struct Gauges {
     /// Keys the in-process rate limiters track (addresses, accounts, players).
     pub limiter_keys: usize,
     pub page_cache_bytes: usize,
+    /// Score posts waiting for the writer.
+    pub write_queue: usize,
+    /// 0: no Redis, 1: reads from Redis, 2: degraded (reads from the database).
+    pub redis_state: i64,
 }
 
 impl Metrics {
@@ -70,6 +84,13 @@ impl Metrics {
         let db_idle_connections = IntGauge::new("hiscore_db_pool_idle_connections", "Idle database connections")?;
         let limiter_keys = IntGauge::new("hiscore_limiter_keys", "Keys the in-process rate limiters track")?;
         let page_cache_bytes = IntGauge::new("hiscore_page_cache_bytes", "Bytes of rendered pages kept")?;
+        let write_queue = IntGauge::new("hiscore_write_queue_depth", "Score posts waiting for the writer")?;
+        let redis_state = IntGauge::new(
+            "hiscore_redis_state",
+            "0: no Redis, 1: boards read from Redis, 2: degraded to the database",
+        )?;
+        let build_info = IntGaugeVec::new(Opts::new("hiscore_build_info", "The running version"), &["version"])?;
+        build_info.with_label_values(&[env!("CARGO_PKG_VERSION")]).set(1);
         registry.register(Box::new(requests.clone()))?;
         registry.register(Box::new(latency.clone()))?;
         registry.register(Box::new(db_statements.clone()))?;
@@ -78,6 +99,9 @@ impl Metrics {
         registry.register(Box::new(db_idle_connections.clone()))?;
         registry.register(Box::new(limiter_keys.clone()))?;
         registry.register(Box::new(page_cache_bytes.clone()))?;
+        registry.register(Box::new(write_queue.clone()))?;
+        registry.register(Box::new(redis_state.clone()))?;
+        registry.register(Box::new(build_info))?;
         Ok(Self {
             registry,
             requests,
@@ -88,6 +112,8 @@ impl Metrics {
             db_idle_connections,
             limiter_keys,
             page_cache_bytes,
+            write_queue,
+            redis_state,
         })
     }
 
@@ -98,6 +124,8 @@ impl Metrics {
         self.db_idle_connections.set(gauge(gauges.pool_idle));
         self.limiter_keys.set(gauge(gauges.limiter_keys));
         self.page_cache_bytes.set(gauge(gauges.page_cache_bytes));
+        self.write_queue.set(gauge(gauges.write_queue));
+        self.redis_state.set(gauges.redis_state);
         let mut out = String::new();
         if let Err(error) = prometheus::TextEncoder::new().encode_utf8(&self.registry.gather(), &mut out) {
             tracing::error!(%error, "encoding metrics");

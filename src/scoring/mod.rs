@@ -149,6 +149,11 @@ impl ScoreWriter {
         Self { queue }
     }
 
+    /// Posts waiting for the writer.
+    pub fn queued(&self) -> usize {
+        self.queue.max_capacity() - self.queue.capacity()
+    }
+
     pub async fn post(&self, post: Post) -> Result<Posted, ApiError> {
         let (reply, answer) = oneshot::channel();
         let fingerprint = post.fingerprint();

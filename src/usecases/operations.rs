@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use crate::error::{ApiError, ErrorCode};
+use crate::rank::SharedState;
 use crate::state::AppState;
 use crate::telemetry::{Gauges, Metrics};
 
@@ -44,5 +45,11 @@ pub fn metrics_text(state: &AppState, metrics: &Metrics) -> String {
         pool_idle: pool.num_idle(),
         limiter_keys: state.limits.tracked_keys(),
         page_cache_bytes: state.caches.pages.bytes(),
+        write_queue: state.writer.queued(),
+        redis_state: match state.ranks.shared_state() {
+            SharedState::Disabled => 0,
+            SharedState::Ok => 1,
+            SharedState::Degraded => 2,
+        },
     })
 }

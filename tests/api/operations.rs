@@ -30,6 +30,84 @@ async fn healthz_and_metrics(backend: Backend) {
     );
     assert!(text.contains("hiscore_http_request_duration_seconds_bucket"));
     assert!(text.contains("hiscore_db_pool_connections"));
+    // What an operator watches besides requests.
+    let build_info = format!(r#"hiscore_build_info{{version="{}"}} 1"#, env!("CARGO_PKG_VERSION"));
+    assert!(text.contains(&build_info), "{text}");
+    assert!(text.contains("hiscore_write_queue_depth 0"), "{text}");
+    let redis_state = if db.redis.is_some() { "hiscore_redis_state 1" } else { "hiscore_redis_state 0" };
+    assert!(text.contains(redis_state), "{text}");
+    for gauge in ["hiscore_limiter_keys", "hiscore_page_cache_bytes", "hiscore_page_cache_total"] {
+        assert!(text.contains(gauge), "{gauge} missing: {text}");
+    }
+}
+
+/// `hiscore healthcheck` (the container's health check, without curl)
+/// succeeds against a ready service and fails where none answers.
+#[actix_web::test]
+async fn the_healthcheck_subcommand_asks_the_service() {
+    let db = TestDatabase::new(&Backend::Sqlite).await;
+    let app = spawn_app_on(&db, &[]).await;
+    let bind = app.address.trim_start_matches("http://").to_owned();
+    let check = |bind: String, path: &'static str| {
+        actix_web::rt::task::spawn_blocking(move || {
+            std::process::Command::new(env!("CARGO_BIN_EXE_hiscore"))
+                .args(["healthcheck", "--bind", &bind, "--path", path])
+                .output()
+                .unwrap()
+        })
+    };
+    let ready = check(bind.clone(), "/readyz").await.unwrap();
+    assert!(ready.status.success(), "{}", String::from_utf8_lossy(&ready.stderr));
+    let missing = check(bind, "/no-such-path").await.unwrap();
+    assert!(!missing.status.success(), "a 404 is not healthy");
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
+    let nobody = check(closed, "/readyz").await.unwrap();
+    assert!(!nobody.status.success(), "nothing listens there");
+}
+
+/// `LOG_FORMAT=json` writes one JSON object per line, and the start-up line
+/// says what runs where; text logs carry no colour codes into a file.
+#[actix_web::test]
+async fn logs_are_json_lines_on_request_and_plain_text_in_files() {
+    for format in ["json", "text"] {
+        let db = TestDatabase::new(&Backend::Sqlite).await;
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let log_dir = tempfile::tempdir().unwrap();
+        let log_path = log_dir.path().join("hiscore.log");
+        let log = std::fs::File::create(&log_path).unwrap();
+        let mut server = std::process::Command::new(env!("CARGO_BIN_EXE_hiscore"))
+            .args(["serve", "--bind", &format!("127.0.0.1:{port}"), "--database-url", &db.url])
+            .args(["--static-dir", "/nonexistent"])
+            .env("LOG_FORMAT", format)
+            .env("RUST_LOG", "info")
+            .stdout(std::process::Stdio::from(log.try_clone().unwrap()))
+            .stderr(std::process::Stdio::from(log))
+            .spawn()
+            .unwrap();
+        let started = std::time::Instant::now();
+        while reqwest::get(format!("http://127.0.0.1:{port}/readyz")).await.is_err() {
+            assert!(started.elapsed() < std::time::Duration::from_secs(20));
+            actix_web::rt::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        server.kill().unwrap();
+        server.wait().unwrap();
+        let text = std::fs::read_to_string(&log_path).unwrap();
+        assert!(!text.contains('\u{1b}'), "colour codes in a file: {text}");
+        if format == "json" {
+            let lines: Vec<serde_json::Value> = text
+                .lines()
+                .filter(|line| !line.trim().is_empty())
+                .map(|line| serde_json::from_str(line).unwrap_or_else(|_| panic!("not JSON: {line}")))
+                .collect();
+            let listening = lines.iter().find(|line| line["message"] == "listening").expect("a start-up line");
+            assert_eq!(listening["version"], env!("CARGO_PKG_VERSION"), "{listening}");
+            assert_eq!(listening["backend"], "sqlite", "{listening}");
+            assert_eq!(listening["redis"], "off", "{listening}");
+            assert_eq!(listening["url"], format!("http://127.0.0.1:{port}"), "{listening}");
+        } else {
+            assert!(text.contains("listening"), "{text}");
+        }
+    }
 }
 
 async fn pages_and_batches_cost_a_constant_number_of_queries(backend: Backend) {

@@ -21,6 +21,16 @@ fn wait_for_close_or_answer(stream: &mut TcpStream, limit: Duration) -> Option<(
     }
 }
 
+/// Sends a body announced at 100 bytes that stops after 10; how long until
+/// the server answered or closed, and what it said.
+async fn stall_a_body(address: &str, limit: Duration) -> Option<(Duration, String)> {
+    let mut stalled = TcpStream::connect(address).unwrap();
+    stalled
+        .write_all(b"POST /api/users HTTP/1.1\r\nHost: hiscore\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"login_n")
+        .unwrap();
+    actix_web::rt::task::spawn_blocking(move || wait_for_close_or_answer(&mut stalled, limit)).await.unwrap()
+}
+
 #[actix_web::test]
 async fn a_request_whose_headers_never_finish_is_cut_off() {
     let db = TestDatabase::new(&Backend::Sqlite).await;
@@ -47,14 +57,7 @@ async fn without_nginx_a_stalled_body_gets_408_in_the_error_envelope() {
     let db = TestDatabase::new(&Backend::Sqlite).await;
     let app = spawn_app_on(&db, &["--body-timeout-ms", "500"]).await;
     let address = app.address.trim_start_matches("http://").to_owned();
-    let mut stalled = TcpStream::connect(&address).unwrap();
-    stalled
-        .write_all(b"POST /api/users HTTP/1.1\r\nHost: hiscore\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"login_n")
-        .unwrap();
-    let answer =
-        actix_web::rt::task::spawn_blocking(move || wait_for_close_or_answer(&mut stalled, Duration::from_secs(10)))
-            .await
-            .unwrap();
+    let answer = stall_a_body(&address, Duration::from_secs(10)).await;
     let (after, text) = answer.expect("the stalled body was still open after 10 s");
     assert!(after < Duration::from_secs(5), "{after:?}");
     assert!(text.starts_with("HTTP/1.1 408"), "{text}");
@@ -92,15 +95,7 @@ async fn behind_nginx_a_stalled_body_times_out_and_idle_connections_leave_room()
     }
     drop(idle);
 
-    // A body announced at 100 bytes that stops after 10.
-    let mut stalled = TcpStream::connect(&site).unwrap();
-    stalled
-        .write_all(b"POST /api/users HTTP/1.1\r\nHost: hiscore\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"login_n")
-        .unwrap();
-    let answer =
-        actix_web::rt::task::spawn_blocking(move || wait_for_close_or_answer(&mut stalled, Duration::from_secs(20)))
-            .await
-            .unwrap();
+    let answer = stall_a_body(&site, Duration::from_secs(20)).await;
     let (after, text) = answer.expect("the stalled body was still open after 20 s");
     assert!(after < Duration::from_secs(20));
     assert!(text.is_empty() || text.starts_with("HTTP/1.1 408") || text.contains("408"), "{text}");
