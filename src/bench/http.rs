@@ -141,7 +141,7 @@ impl Api {
         };
         let reply = Reply { status, body, text, content_type, retry_after, retried: false };
         if status == 429 {
-            self.recorder.error(Severity::Trivial, format!("{endpoint}: rate limited (429)"));
+            self.recorder.error(Severity::Trivial, format!("{endpoint}: {}", super::report::RATE_LIMITED));
             return Some(reply);
         }
         if status == 503 && retry_after.is_some() && reply.error_code().is_some() {

@@ -92,10 +92,31 @@ pub fn error_summary(messages: &[Message], counts: &ErrorCounts) -> String {
     );
     for severity in [Severity::Critical, Severity::Application, Severity::Trivial] {
         for message in messages.iter().filter(|m| m.severity == severity).take(10) {
-            let _ = writeln!(out, "  [{:?} at {:.1}s] {}", message.severity, message.at_secs, message.text);
+            let _ = writeln!(out, "  [{}] {}", describe(message), message.text);
         }
     }
+    if messages.iter().any(|m| m.text.ends_with(RATE_LIMITED)) {
+        out.push_str(RATE_LIMIT_HINT);
+    }
     out
+}
+
+/// How the bench words a 429 (see `bench::http`).
+pub const RATE_LIMITED: &str = "rate limited (429)";
+
+/// Every virtual player of a run comes from the bench's one address, so the
+/// server's per-address limits throttle it (they are meant for the internet).
+const RATE_LIMIT_HINT: &str = "  hint: the 429s come from the server's rate limits: every virtual player \
+comes from this one address. For a benchmark, start the server with RATE_LOGIN_PER_ADDRESS=0 \
+RATE_REGISTER_PER_ADDRESS=0 (README, \"Benchmarking\").\n";
+
+/// "Trivial ×82, first at 1.2s".
+fn describe(message: &Message) -> String {
+    if message.count > 1 {
+        format!("{:?} ×{}, first at {:.1}s", message.severity, message.count, message.at_secs)
+    } else {
+        format!("{:?} at {:.1}s", message.severity, message.at_secs)
+    }
 }
 
 /// A polyline chart of one or more series over seconds.
@@ -184,7 +205,7 @@ td:last-child,th:last-child{{text-align:left}}figure{{margin:1rem 0}}figcaption{
     }
     out.push_str("</table><h2>Messages</h2><ul>");
     for m in &summary.messages {
-        let _ = write!(out, "<li>[{:?} at {:.1}s] {}</li>", m.severity, m.at_secs, escape(&m.text));
+        let _ = write!(out, "<li>[{}] {}</li>", describe(m), escape(&m.text));
     }
     out.push_str("</ul></body></html>\n");
     out
@@ -214,6 +235,21 @@ mod tests {
         let text = table(&[endpoint()]);
         assert!(text.lines().next().unwrap().contains("P99"));
         assert!(text.lines().nth(1).unwrap().ends_with("GET    /api/rankings/{board}"));
+    }
+
+    #[test]
+    fn repeated_messages_show_their_count_and_429s_say_why() {
+        let rate_limited = Message {
+            severity: Severity::Trivial,
+            at_secs: 1.25,
+            text: format!("POST /api/sessions: {RATE_LIMITED}"),
+            count: 82,
+        };
+        let counts = ErrorCounts { critical: 0, application: 0, trivial: 82 };
+        let text = error_summary(&[rate_limited], &counts);
+        assert!(text.contains("[Trivial ×82, first at 1.2s] POST /api/sessions"), "{text}");
+        assert!(text.contains("RATE_LOGIN_PER_ADDRESS=0"), "{text}");
+        assert!(!error_summary(&[], &counts).contains("hint"));
     }
 
     #[test]

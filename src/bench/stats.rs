@@ -32,8 +32,11 @@ pub enum Severity {
 #[derive(Debug, Clone, Serialize)]
 pub struct Message {
     pub severity: Severity,
+    /// When it first happened.
     pub at_secs: f64,
     pub text: String,
+    /// How many times it happened (identical texts are one message).
+    pub count: u64,
 }
 
 /// What kind of work a successful request was, for the score.
@@ -136,13 +139,15 @@ impl Recorder {
 
     pub fn error(&self, severity: Severity, text: String) {
         let index = severity as usize;
-        let count = self.counts[index].fetch_add(1, Ordering::Relaxed);
+        self.counts[index].fetch_add(1, Ordering::Relaxed);
         if severity == Severity::Critical {
             self.failed.store(true, Ordering::Relaxed);
         }
-        if count < MESSAGES_KEPT as u64 {
-            if let Ok(mut messages) = self.messages.lock() {
-                messages.push(Message { severity, at_secs: self.started.elapsed().as_secs_f64(), text });
+        if let Ok(mut messages) = self.messages.lock() {
+            if let Some(same) = messages.iter_mut().find(|m| m.severity == severity && m.text == text) {
+                same.count += 1;
+            } else if messages.iter().filter(|m| m.severity == severity).count() < MESSAGES_KEPT {
+                messages.push(Message { severity, at_secs: self.started.elapsed().as_secs_f64(), text, count: 1 });
             }
         }
     }
@@ -269,10 +274,15 @@ mod tests {
         for i in 0..100 {
             recorder.error(Severity::Trivial, format!("slow {i}"));
         }
+        for _ in 0..82 {
+            recorder.error(Severity::Application, "POST /api/sessions: rate limited (429)".into());
+        }
         assert!(!recorder.failed());
         recorder.error(Severity::Critical, "wrong rank".into());
         assert!(recorder.failed());
         assert_eq!(recorder.count(Severity::Trivial), 100);
-        assert_eq!(recorder.messages().len(), MESSAGES_KEPT + 1);
+        let messages = recorder.messages();
+        assert_eq!(messages.len(), MESSAGES_KEPT + 2, "repeats are one message");
+        assert_eq!(messages.iter().find(|m| m.severity == Severity::Application).unwrap().count, 82);
     }
 }
