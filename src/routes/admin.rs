@@ -19,7 +19,7 @@ struct InitializeBody {
     seed: Option<Value>,
 }
 
-#[utoipa::path(post, path = "/api/admin/initialize", tag = "operations",
+#[utoipa::path(post, path = "/api/admin/initialize", operation_id = "initializeDataset", summary = "Wipe everything and load a generated dataset", tag = "operations",
     security(("bearer" = [])),
     request_body = crate::routes::openapi::InitializeRequest,
     responses(

@@ -13,13 +13,13 @@ use crate::scoring::Posted;
 use crate::state::AppState;
 use crate::usecases::{boards, moderation};
 
-#[utoipa::path(get, path = "/api/boards", tag = "boards",
+#[utoipa::path(get, path = "/api/boards", operation_id = "listBoards", summary = "List the boards (built-in and custom)", tag = "boards",
     responses((status = 200, description = "The built-in boards first, then the custom ones by id", body = crate::views::BoardList)))]
 pub async fn list(state: web::Data<AppState>) -> HttpResponse {
     HttpResponse::Ok().json(boards::list(&state))
 }
 
-#[utoipa::path(get, path = "/api/boards/{board}", tag = "boards",
+#[utoipa::path(get, path = "/api/boards/{board}", operation_id = "getBoard", summary = "Get one board and its current period", tag = "boards",
     params(("board" = String, Path, pattern = "^[a-z0-9_-]{1,64}$", description = "`best`, `total` or a custom board's id")),
     responses((status = 200, body = crate::views::BoardView)))]
 pub async fn get(state: web::Data<AppState>, path: web::Path<String>) -> Result<HttpResponse, ApiError> {
@@ -32,7 +32,7 @@ pub struct PeriodsQuery {
     before: Option<String>,
 }
 
-#[utoipa::path(get, path = "/api/boards/{board}/periods", tag = "boards",
+#[utoipa::path(get, path = "/api/boards/{board}/periods", operation_id = "listBoardPeriods", summary = "List a board's kept periods, newest first", tag = "boards",
     params(
         ("board" = String, Path, pattern = "^[a-z0-9_-]{1,64}$", description = "`best`, `total` or a custom board's id"),
         ("limit" = Option<i64>, Query, minimum = 1, maximum = 100, description = "1..100, default 20"),
@@ -49,7 +49,7 @@ pub async fn periods(
     Ok(HttpResponse::Ok().json(boards::periods(&state, &path, before, limit).await?))
 }
 
-#[utoipa::path(post, path = "/api/boards/{board}/scores", tag = "boards",
+#[utoipa::path(post, path = "/api/boards/{board}/scores", operation_id = "postBoardScore", summary = "Post a score to a custom board", tag = "boards",
     security(("bearer" = []), ("session_cookie" = [])),
     params(
         ("board" = String, Path, pattern = "^[a-z0-9_-]{1,64}$", description = "A custom board's id"),
@@ -83,7 +83,7 @@ pub(super) fn posted(posted: Posted) -> HttpResponse {
     }
 }
 
-#[utoipa::path(post, path = "/api/admin/boards", tag = "boards",
+#[utoipa::path(post, path = "/api/admin/boards", operation_id = "createBoard", summary = "Create a custom board", tag = "boards",
     security(("bearer" = [])),
     request_body = crate::routes::openapi::BoardRequest,
     responses((status = 201, body = crate::views::BoardView)))]
@@ -99,7 +99,7 @@ pub async fn create(
     Ok(HttpResponse::Created().json(board))
 }
 
-#[utoipa::path(patch, path = "/api/admin/boards/{board}", tag = "boards",
+#[utoipa::path(patch, path = "/api/admin/boards/{board}", operation_id = "renameBoard", summary = "Rename a custom board", tag = "boards",
     security(("bearer" = [])),
     params(("board" = String, Path, pattern = "^[a-z0-9_-]{1,64}$", description = "A custom board's id")),
     request_body = crate::routes::openapi::RenameBoardRequest,
@@ -117,7 +117,7 @@ pub async fn rename(
     Ok(HttpResponse::Ok().json(board))
 }
 
-#[utoipa::path(delete, path = "/api/admin/boards/{board}", tag = "boards",
+#[utoipa::path(delete, path = "/api/admin/boards/{board}", operation_id = "deleteBoard", summary = "Delete a custom board and everything on it", tag = "boards",
     security(("bearer" = [])),
     params(("board" = String, Path, pattern = "^[a-z0-9_-]{1,64}$", description = "A custom board's id")),
     responses((status = 204, description = "Deleted with its entries and posts")))]

@@ -12,7 +12,7 @@ use crate::state::AppState;
 use crate::usecases::{boards, moderation, players};
 use crate::views::{AuditEntry, AuditLog, PublicUser};
 
-#[utoipa::path(delete, path = "/api/admin/scores/{id}", tag = "moderation",
+#[utoipa::path(delete, path = "/api/admin/scores/{id}", operation_id = "deleteScore", summary = "Remove a post from the built-in boards (recounted)", tag = "moderation",
     security(("bearer" = [])),
     params(("id" = i64, Path, minimum = 1, description = "A post's id in the `/api/scores` log")),
     responses((status = 204, description = "Removed; the player's best, total and play count are recounted from \
@@ -28,7 +28,7 @@ pub async fn delete_score(
     Ok(HttpResponse::NoContent().finish())
 }
 
-#[utoipa::path(delete, path = "/api/admin/boards/{board}/scores/{id}", tag = "moderation",
+#[utoipa::path(delete, path = "/api/admin/boards/{board}/scores/{id}", operation_id = "deleteBoardScore", summary = "Remove a post from a custom board (recounted)", tag = "moderation",
     security(("bearer" = [])),
     params(
         ("board" = String, Path, pattern = "^[a-z0-9_-]{1,64}$", description = "A custom board's id"),
@@ -49,7 +49,7 @@ pub async fn delete_board_score(
     Ok(HttpResponse::NoContent().finish())
 }
 
-#[utoipa::path(post, path = "/api/admin/users/{id}/ban", tag = "moderation",
+#[utoipa::path(post, path = "/api/admin/users/{id}/ban", operation_id = "banPlayer", summary = "Ban a player", tag = "moderation",
     security(("bearer" = [])),
     params(("id" = i64, Path, minimum = 1, description = "User id")),
     request_body = crate::routes::openapi::BanRequest,
@@ -68,7 +68,7 @@ pub async fn ban(
     Ok(HttpResponse::Ok().json(PublicUser::new(&row, Default::default())))
 }
 
-#[utoipa::path(delete, path = "/api/admin/users/{id}/ban", tag = "moderation",
+#[utoipa::path(delete, path = "/api/admin/users/{id}/ban", operation_id = "unbanPlayer", summary = "Lift a ban", tag = "moderation",
     security(("bearer" = [])),
     params(("id" = i64, Path, minimum = 1, description = "User id")),
     responses((status = 200, description = "Unbanned: back on every board where their scores put them",
@@ -85,7 +85,7 @@ pub async fn unban(
     Ok(HttpResponse::Ok().json(PublicUser::new(&user, ranks)))
 }
 
-#[utoipa::path(patch, path = "/api/admin/users/{id}", tag = "moderation",
+#[utoipa::path(patch, path = "/api/admin/users/{id}", operation_id = "renamePlayer", summary = "Rename a player", tag = "moderation",
     security(("bearer" = [])),
     params(("id" = i64, Path, minimum = 1, description = "User id")),
     request_body = crate::routes::openapi::RenameUserRequest,
@@ -114,7 +114,7 @@ pub struct AuditQuery {
     before: Option<String>,
 }
 
-#[utoipa::path(get, path = "/api/admin/audit", tag = "moderation",
+#[utoipa::path(get, path = "/api/admin/audit", operation_id = "listAuditLog", summary = "The audit log of admin actions, newest first", tag = "moderation",
     security(("bearer" = [])),
     params(
         ("limit" = Option<i64>, Query, minimum = 1, maximum = 100, description = "Records per page (default 20)"),

@@ -300,7 +300,7 @@ fn add_error_responses(operation: &mut Operation, codes: &[ErrorCode]) {
     }
 }
 
-#[utoipa::path(get, path = "/api/openapi.json", tag = "operations",
+#[utoipa::path(get, path = "/api/openapi.json", operation_id = "getOpenApiDocument", summary = "This OpenAPI document", tag = "operations",
     responses((status = 200, description = "This document", content_type = "application/json")))]
 pub async fn document() -> HttpResponse {
     HttpResponse::Ok().json(ApiDoc::openapi())

@@ -22,7 +22,7 @@ pub struct PageQuery {
     period: Option<String>,
 }
 
-#[utoipa::path(get, path = "/api/rankings/{board}", tag = "rankings",
+#[utoipa::path(get, path = "/api/rankings/{board}", operation_id = "getRankingPage", summary = "A page of a board, by offset or cursor", tag = "rankings",
     params(
         ("board" = String, Path, pattern = "^[a-z0-9_-]{1,64}$", description = "`best`, `total` or a custom board's id"),
         ("limit" = Option<i64>, Query, minimum = 1, maximum = 100, description = "1..100, default 10"),
@@ -62,7 +62,7 @@ pub struct AroundQuery {
     period: Option<String>,
 }
 
-#[utoipa::path(get, path = "/api/rankings/{board}/around/{user_id}", tag = "rankings",
+#[utoipa::path(get, path = "/api/rankings/{board}/around/{user_id}", operation_id = "getRankingAround", summary = "The entries around a player", tag = "rankings",
     params(
         ("board" = String, Path, pattern = "^[a-z0-9_-]{1,64}$", description = "`best`, `total` or a custom board's id"),
         ("user_id" = i64, Path, minimum = 1, description = "The player in the middle"),
@@ -96,7 +96,7 @@ pub struct FriendsQuery {
     period: Option<String>,
 }
 
-#[utoipa::path(get, path = "/api/rankings/{board}/users", tag = "rankings",
+#[utoipa::path(get, path = "/api/rankings/{board}/users", operation_id = "getFriendsRanking", summary = "Some players' entries with their board-wide ranks (friends board)", tag = "rankings",
     params(
         ("board" = String, Path, pattern = "^[a-z0-9_-]{1,64}$", description = "`best`, `total` or a custom board's id"),
         ("ids" = String, Query, pattern = r"^[1-9][0-9]{0,17}(,[1-9][0-9]{0,17}){0,99}$", description = "1..100 comma-separated user ids (a friends list)"),

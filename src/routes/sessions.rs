@@ -12,7 +12,7 @@ use crate::state::AppState;
 use crate::usecases::accounts::{self, LoginAttempt, SessionStarted};
 use crate::views::{Me, SessionCreated};
 
-#[utoipa::path(post, path = "/api/sessions", tag = "accounts",
+#[utoipa::path(post, path = "/api/sessions", operation_id = "login", summary = "Log in: a session token", tag = "accounts",
     request_body = crate::routes::openapi::LoginRequest,
     responses(
         (status = 200, description = "Logged in; also sets the `session` cookie", body = crate::views::SessionCreated),
@@ -48,7 +48,7 @@ pub(super) fn session_started(state: &AppState, started: SessionStarted, status:
         .json(SessionCreated { user: Me::new(&started.user, started.ranks), token: started.token.as_str().to_owned() })
 }
 
-#[utoipa::path(delete, path = "/api/sessions", tag = "accounts",
+#[utoipa::path(delete, path = "/api/sessions", operation_id = "logout", summary = "Log out: end this session", tag = "accounts",
     security(("bearer" = []), ("session_cookie" = [])),
     responses((status = 204, description = "The token is dead at once; the cookie is cleared")))]
 pub async fn logout(state: web::Data<AppState>, auth: AuthUser) -> Result<HttpResponse, ApiError> {

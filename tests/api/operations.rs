@@ -223,6 +223,20 @@ async fn the_openapi_document_describes_exactly_the_routes(backend: Backend) {
         let body: serde_json::Value = response.json().await.unwrap_or_default();
         assert_ne!(body["error"]["code"], "not_found", "{path} is documented but not served");
     }
+    // Every operation has a summary and a unique camelCase operationId
+    // (what code generators turn into method names: `postScore`, not `post_score`
+    // twice).
+    let mut ids = std::collections::HashSet::new();
+    for (path, item) in document["paths"].as_object().unwrap() {
+        for (method, operation) in item.as_object().unwrap() {
+            let id = operation["operationId"].as_str().unwrap_or_default();
+            let camel = id.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+                && id.chars().all(|c| c.is_ascii_alphanumeric());
+            assert!(camel, "{method} {path}: operationId {id:?}");
+            assert!(ids.insert(id.to_owned()), "{method} {path}: operationId {id} used twice");
+            assert!(operation["summary"].as_str().is_some_and(|s| !s.is_empty()), "{method} {path}: no summary");
+        }
+    }
     // Error responses point at the one error envelope.
     let post_score = &document["paths"]["/api/scores"]["post"]["responses"];
     assert_eq!(post_score["422"]["content"]["application/json"]["schema"]["$ref"], "#/components/schemas/ErrorBody");
