@@ -236,9 +236,43 @@ impl Modify for SessionAuth {
         RenameBoardRequest, BanRequest, RenameUserRequest, ChangeMeRequest, EraseMeRequest, views::AuditEntry,
         views::AuditLog,
     )),
-    modifiers(&SessionAuth, &ErrorResponses),
+    modifiers(&SessionAuth, &ErrorResponses, &ResponseHeaders),
 )]
 pub struct ApiDoc;
+
+/// Declares the headers the middleware and some handlers add, on the
+/// responses that carry them (code generators expose declared headers only).
+struct ResponseHeaders;
+
+impl Modify for ResponseHeaders {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let text = |description: &str| {
+            let mut header = Header::new(ObjectBuilder::new().schema_type(Type::String));
+            header.description = Some(description.to_owned());
+            header
+        };
+        for item in openapi.paths.paths.values_mut() {
+            let operations = [&mut item.get, &mut item.post, &mut item.put, &mut item.patch, &mut item.delete];
+            for operation in operations.into_iter().flatten() {
+                let id = operation.operation_id.clone().unwrap_or_default();
+                for (status, response) in operation.responses.responses.iter_mut() {
+                    let RefOr::T(response) = response else { continue };
+                    let request_id = "The request's id (the `X-Request-Id` sent, or a new one), as in the server's log";
+                    response.headers.insert("X-Request-Id".to_owned(), text(request_id));
+                    let success = status.starts_with('2');
+                    if success && matches!(id.as_str(), "register" | "login") {
+                        let cookie = "The session cookie (`session`, HttpOnly, SameSite=Lax; Secure with COOKIE_SECURE) for browser clients";
+                        response.headers.insert("Set-Cookie".to_owned(), text(cookie));
+                    }
+                    if status == "200" && matches!(id.as_str(), "postScore" | "postBoardScore") {
+                        let replayed = "`true`: a repeat of an `Idempotency-Key`; this is the first answer again";
+                        response.headers.insert("Idempotent-Replayed".to_owned(), text(replayed));
+                    }
+                }
+            }
+        }
+    }
+}
 
 /// Adds each route's error responses from the route table, grouped by
 /// status, and makes `ErrorDetail.code` the enum of every code.

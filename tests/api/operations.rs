@@ -237,6 +237,14 @@ async fn the_openapi_document_describes_exactly_the_routes(backend: Backend) {
             assert!(operation["summary"].as_str().is_some_and(|s| !s.is_empty()), "{method} {path}: no summary");
         }
     }
+    // The headers clients read are declared where they are sent.
+    let headers = |path: &str, method: &str, status: &str| {
+        document["paths"][path][method]["responses"][status]["headers"].clone()
+    };
+    assert!(headers("/api/rankings/{board}", "get", "400")["X-Request-Id"].is_object());
+    assert!(headers("/api/sessions", "post", "200")["Set-Cookie"].is_object());
+    assert!(headers("/api/scores", "post", "200")["Idempotent-Replayed"].is_object());
+    assert!(headers("/api/scores", "post", "429")["Retry-After"].is_object());
     // Error responses point at the one error envelope.
     let post_score = &document["paths"]["/api/scores"]["post"]["responses"];
     assert_eq!(post_score["422"]["content"]["application/json"]["schema"]["$ref"], "#/components/schemas/ErrorBody");
