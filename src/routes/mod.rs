@@ -5,6 +5,7 @@
 mod admin;
 mod boards;
 mod deadline;
+mod docs;
 mod health;
 mod me;
 mod moderation;
@@ -51,6 +52,7 @@ routes! {
     "/readyz" => { get: health::readyz => [ShuttingDown, DatabaseUnavailable] },
     "/metrics" => { get: health::metrics => [] },
     "/api/openapi.json" => { get: openapi::document => [] },
+    "/api/docs" => { get: docs::reference => [] },
     "/api/users" => {
         post: users::register => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, LoginNameTaken,
             InvalidLoginName, InvalidPassword, InvalidDisplayName, TooManyRequests, HashingBusy, DatabaseUnavailable],

@@ -197,6 +197,7 @@ impl Modify for SessionAuth {
         super::health::readyz,
         super::health::metrics,
         document,
+        super::docs::reference,
         super::users::register,
         super::users::batch,
         super::users::profile,

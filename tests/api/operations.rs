@@ -41,6 +41,22 @@ async fn healthz_and_metrics(backend: Backend) {
     }
 }
 
+/// The readable API reference is served by the app itself (and so through
+/// nginx, which proxies `/api`), with nothing loaded from elsewhere.
+#[actix_web::test]
+async fn the_api_reference_is_a_self_contained_page() {
+    let db = TestDatabase::new(&Backend::Sqlite).await;
+    let app = spawn_app_on(&db, &[]).await;
+    let response = app.get("/api/docs").await;
+    assert_eq!(response.status(), 200);
+    assert!(response.headers()["content-type"].to_str().unwrap().starts_with("text/html"));
+    let page = response.text().await.unwrap();
+    for operation in ["postScore", "getRankingPage", "register", "login"] {
+        assert!(page.contains(&format!("id=\"{operation}\"")), "{operation} missing");
+    }
+    assert!(!page.contains("<script") && !page.contains("https://"), "the page fetches nothing");
+}
+
 /// `hiscore healthcheck` (the container's health check, without curl)
 /// succeeds against a ready service and fails where none answers.
 #[actix_web::test]
