@@ -35,6 +35,16 @@ impl Rendered {
     }
 }
 
+/// `POST /api/admin/initialize`: what was loaded, and how long it took.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Initialized {
+    pub users: i64,
+    pub scores: i64,
+    pub seed: u64,
+    /// The wipe, the load and the warm-up, in milliseconds.
+    pub elapsed_ms: u64,
+}
+
 /// The avatar number the ranking page shows (1..=10).
 fn image(id: i64) -> i64 {
     id % 10 + 1

@@ -23,7 +23,7 @@ struct InitializeBody {
     security(("bearer" = [])),
     request_body = crate::routes::openapi::InitializeRequest,
     responses(
-        (status = 200, description = "Wiped and loaded: `{users, scores, seed, elapsed_ms}`"),
+        (status = 200, description = "Wiped and loaded", body = crate::views::Initialized),
     ))]
 pub async fn initialize(
     state: web::Data<AppState>,
@@ -42,10 +42,12 @@ pub async fn initialize(
     // The log was wiped with the rest: this is its first record.
     let detail = json!({"users": spec.users, "scores": spec.scores, "seed": spec.seed});
     moderation::record(&state, &actor, "initialize", "data", detail).await;
-    Ok(HttpResponse::Ok().json(json!({
-        "users": spec.users, "scores": spec.scores, "seed": spec.seed,
-        "elapsed_ms": done.elapsed.as_millis() as u64,
-    })))
+    Ok(HttpResponse::Ok().json(crate::views::Initialized {
+        users: spec.users,
+        scores: spec.scores,
+        seed: spec.seed,
+        elapsed_ms: u64::try_from(done.elapsed.as_millis()).unwrap_or(u64::MAX),
+    }))
 }
 
 fn parse_spec(body: &[u8]) -> Result<DatasetSpec, ApiError> {

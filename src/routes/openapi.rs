@@ -235,7 +235,7 @@ impl Modify for SessionAuth {
         views::BoardScoreView, views::BoardScoreResult, views::BoardHistoryItem, views::BoardHistory,
         views::UserBoardEntry, views::UserBoards, views::Metadata, BoardScoreRequest, BoardRequest,
         RenameBoardRequest, BanRequest, RenameUserRequest, ChangeMeRequest, EraseMeRequest, views::AuditEntry,
-        views::AuditLog,
+        views::AuditLog, views::Initialized,
     )),
     modifiers(&SessionAuth, &ErrorResponses, &ResponseHeaders),
 )]

@@ -698,6 +698,20 @@ export interface components {
              */
             users?: number | null;
         };
+        /** @description `POST /api/admin/initialize`: what was loaded, and how long it took. */
+        Initialized: {
+            /**
+             * Format: int64
+             * @description The wipe, the load and the warm-up, in milliseconds.
+             */
+            elapsed_ms: number;
+            /** Format: int64 */
+            scores: number;
+            /** Format: int64 */
+            seed: number;
+            /** Format: int64 */
+            users: number;
+        };
         /** @description `POST /api/sessions`. */
         LoginRequest: {
             login_name: string;
@@ -1493,14 +1507,16 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Wiped and loaded: `{users, scores, seed, elapsed_ms}` */
+            /** @description Wiped and loaded */
             200: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Initialized"];
+                };
             };
             /** @description `invalid_json`, `invalid_body` */
             400: {
