@@ -56,10 +56,13 @@ pub struct PublicUser {
     pub display_name: String,
     pub image: i64,
     pub best_score: i64,
+    #[schema(required = true)]
     pub best_at: Option<Timestamp>,
     pub total_score: i64,
     pub play_count: i64,
+    #[schema(required = true)]
     pub best_rank: Option<i64>,
+    #[schema(required = true)]
     pub total_rank: Option<i64>,
     pub created_at: Timestamp,
 }
@@ -131,6 +134,7 @@ pub struct ScoreResult {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ScoreHistory {
     pub scores: Vec<ScoreView>,
+    #[schema(required = true)]
     pub next_before: Option<i64>,
 }
 
@@ -175,8 +179,10 @@ impl utoipa::ToSchema for Metadata {}
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
 pub struct PeriodView {
     pub index: i64,
+    #[schema(required = true)]
     pub start: Option<Timestamp>,
     /// Null while the board never resets.
+    #[schema(required = true)]
     pub end: Option<Timestamp>,
 }
 
@@ -197,9 +203,11 @@ pub struct RankingEntry {
     /// When the entry's score was reached: `best_at` on the best board,
     /// null on the total board; on custom boards the first post that
     /// reached it (`best`) or the last post (`latest`, `total`).
+    #[schema(required = true)]
     pub achieved_at: Option<Timestamp>,
     pub user: UserRef,
     /// The metadata of the post that set the score (custom boards), or null.
+    #[schema(required = true)]
     pub metadata: Option<Metadata>,
 }
 
@@ -225,7 +233,9 @@ pub struct RankingPage {
     pub period: PeriodView,
     pub entries: Vec<RankingEntry>,
     pub total_players: i64,
+    #[schema(required = true)]
     pub next_offset: Option<i64>,
+    #[schema(required = true)]
     pub next_cursor: Option<String>,
 }
 
@@ -263,6 +273,7 @@ pub struct BoardView {
     #[schema(example = "best")]
     pub operator: &'static str,
     /// A cron pattern (5 fields, or 6 with seconds first), or null: never resets.
+    #[schema(required = true)]
     pub reset: Option<String>,
     #[schema(example = "UTC")]
     pub timezone: String,
@@ -270,6 +281,7 @@ pub struct BoardView {
     pub min_score: i64,
     pub max_score: i64,
     /// Null for the built-in boards.
+    #[schema(required = true)]
     pub created_at: Option<Timestamp>,
     /// The period in force.
     pub period: PeriodView,
@@ -323,7 +335,9 @@ pub struct BoardList {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct PeriodEntry {
     pub index: i64,
+    #[schema(required = true)]
     pub start: Option<Timestamp>,
+    #[schema(required = true)]
     pub end: Option<Timestamp>,
     /// Players with an entry in the period.
     pub players: i64,
@@ -332,6 +346,7 @@ pub struct PeriodEntry {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct PeriodList {
     pub periods: Vec<PeriodEntry>,
+    #[schema(required = true)]
     pub next_before: Option<i64>,
 }
 
@@ -341,6 +356,7 @@ pub struct BoardScoreView {
     pub id: i64,
     pub score: i64,
     pub created_at: Timestamp,
+    #[schema(required = true)]
     pub metadata: Option<Metadata>,
 }
 
@@ -362,6 +378,7 @@ pub struct BoardHistoryItem {
     pub id: i64,
     pub score: i64,
     pub created_at: Timestamp,
+    #[schema(required = true)]
     pub metadata: Option<Metadata>,
     /// The period the post counted in.
     pub period: PeriodView,
@@ -370,6 +387,7 @@ pub struct BoardHistoryItem {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct BoardHistory {
     pub scores: Vec<BoardHistoryItem>,
+    #[schema(required = true)]
     pub next_before: Option<i64>,
 }
 
@@ -380,7 +398,9 @@ pub struct UserBoardEntry {
     pub period: PeriodView,
     pub rank: i64,
     pub score: i64,
+    #[schema(required = true)]
     pub achieved_at: Option<Timestamp>,
+    #[schema(required = true)]
     pub metadata: Option<Metadata>,
 }
 
@@ -411,5 +431,6 @@ pub struct AuditEntry {
 pub struct AuditLog {
     pub entries: Vec<AuditEntry>,
     /// Pass as `before` for older records; null at the end.
+    #[schema(required = true)]
     pub next_before: Option<i64>,
 }

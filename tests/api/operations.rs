@@ -253,6 +253,9 @@ async fn the_openapi_document_describes_exactly_the_routes(backend: Backend) {
             assert!(operation["summary"].as_str().is_some_and(|s| !s.is_empty()), "{method} {path}: no summary");
         }
     }
+    // Fields always sent are required, even when they may be null.
+    let required = &document["components"]["schemas"]["RankingPage"]["required"];
+    assert!(required.as_array().unwrap().iter().any(|field| field == "next_cursor"), "{required}");
     // The headers clients read are declared where they are sent.
     let headers = |path: &str, method: &str, status: &str| {
         document["paths"][path][method]["responses"][status]["headers"].clone()

@@ -514,7 +514,7 @@ export interface components {
              * Format: int64
              * @description Pass as `before` for older records; null at the end.
              */
-            next_before?: number | null;
+            next_before: number | null;
         };
         /** @description `POST /api/admin/users/{id}/ban`. */
         BanRequest: {
@@ -523,7 +523,7 @@ export interface components {
         };
         BoardHistory: {
             /** Format: int64 */
-            next_before?: number | null;
+            next_before: number | null;
             scores: components["schemas"]["BoardHistoryItem"][];
         };
         /** @description A post in a player's history on a custom board. */
@@ -531,7 +531,7 @@ export interface components {
             created_at: components["schemas"]["Timestamp"];
             /** Format: int64 */
             id: number;
-            metadata?: null | components["schemas"]["Metadata"];
+            metadata: null | components["schemas"]["Metadata"];
             /** @description The period the post counted in. */
             period: components["schemas"]["PeriodView"];
             /** Format: int64 */
@@ -620,7 +620,7 @@ export interface components {
             created_at: components["schemas"]["Timestamp"];
             /** Format: int64 */
             id: number;
-            metadata?: null | components["schemas"]["Metadata"];
+            metadata: null | components["schemas"]["Metadata"];
             /** Format: int64 */
             score: number;
         };
@@ -628,7 +628,7 @@ export interface components {
         BoardView: {
             /** Format: int64 */
             archive_periods: number;
-            created_at?: null | components["schemas"]["Timestamp"];
+            created_at: null | components["schemas"]["Timestamp"];
             /** @example level-3 */
             id: string;
             /** Format: int64 */
@@ -643,7 +643,7 @@ export interface components {
             /** @description The period in force. */
             period: components["schemas"]["PeriodView"];
             /** @description A cron pattern (5 fields, or 6 with seconds first), or null: never resets. */
-            reset?: string | null;
+            reset: string | null;
             /** @example UTC */
             timezone: string;
         };
@@ -725,7 +725,7 @@ export interface components {
         Metadata: Record<string, never>;
         /** @description A period in a board's list of periods. */
         PeriodEntry: {
-            end?: null | components["schemas"]["Timestamp"];
+            end: null | components["schemas"]["Timestamp"];
             /** Format: int64 */
             index: number;
             /**
@@ -733,24 +733,24 @@ export interface components {
              * @description Players with an entry in the period.
              */
             players: number;
-            start?: null | components["schemas"]["Timestamp"];
+            start: null | components["schemas"]["Timestamp"];
         };
         PeriodList: {
             /** Format: int64 */
-            next_before?: number | null;
+            next_before: number | null;
             periods: components["schemas"]["PeriodEntry"][];
         };
         /** @description A period of a board (built-ins: `{"index": 0, "start": null, "end": null}`). */
         PeriodView: {
-            end?: null | components["schemas"]["Timestamp"];
+            end: null | components["schemas"]["Timestamp"];
             /** Format: int64 */
             index: number;
-            start?: null | components["schemas"]["Timestamp"];
+            start: null | components["schemas"]["Timestamp"];
         };
         PublicUser: {
-            best_at?: null | components["schemas"]["Timestamp"];
+            best_at: null | components["schemas"]["Timestamp"];
             /** Format: int64 */
-            best_rank?: number | null;
+            best_rank: number | null;
             /** Format: int64 */
             best_score: number;
             created_at: components["schemas"]["Timestamp"];
@@ -762,13 +762,13 @@ export interface components {
             /** Format: int64 */
             play_count: number;
             /** Format: int64 */
-            total_rank?: number | null;
+            total_rank: number | null;
             /** Format: int64 */
             total_score: number;
         };
         RankingEntry: {
-            achieved_at?: null | components["schemas"]["Timestamp"];
-            metadata?: null | components["schemas"]["Metadata"];
+            achieved_at: null | components["schemas"]["Timestamp"];
+            metadata: null | components["schemas"]["Metadata"];
             /** Format: int64 */
             rank: number;
             /** Format: int64 */
@@ -779,9 +779,9 @@ export interface components {
             /** @example best */
             board: string;
             entries: components["schemas"]["RankingEntry"][];
-            next_cursor?: string | null;
+            next_cursor: string | null;
             /** Format: int64 */
-            next_offset?: number | null;
+            next_offset: number | null;
             period: components["schemas"]["PeriodView"];
             /** Format: int64 */
             total_players: number;
@@ -811,7 +811,7 @@ export interface components {
         };
         ScoreHistory: {
             /** Format: int64 */
-            next_before?: number | null;
+            next_before: number | null;
             scores: components["schemas"]["ScoreView"][];
         };
         /** @description `POST /api/scores`. */
@@ -852,9 +852,9 @@ export interface components {
         Timestamp: string;
         /** @description A player's current entry on one board. */
         UserBoardEntry: {
-            achieved_at?: null | components["schemas"]["Timestamp"];
+            achieved_at: null | components["schemas"]["Timestamp"];
             board: string;
-            metadata?: null | components["schemas"]["Metadata"];
+            metadata: null | components["schemas"]["Metadata"];
             period: components["schemas"]["PeriodView"];
             /** Format: int64 */
             rank: number;
