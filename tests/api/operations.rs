@@ -57,6 +57,37 @@ async fn the_api_reference_is_a_self_contained_page() {
     assert!(!page.contains("<script") && !page.contains("https://"), "the page fetches nothing");
 }
 
+/// The shipped Grafana dashboard only plots metrics the service exports.
+#[actix_web::test]
+async fn the_dashboard_plots_only_exported_metrics() {
+    let db = TestDatabase::new(&Backend::Sqlite).await;
+    let app = spawn_app_on(&db, &[]).await;
+    app.get("/api/rankings/best").await; // so that the request series exist
+    let exported = app.get("/metrics").await.text().await.unwrap();
+    let dashboard =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/monitoring/grafana/dashboards/hiscore.json"))
+            .unwrap();
+    let dashboard: serde_json::Value = serde_json::from_str(&dashboard).unwrap();
+    let mut plotted = 0;
+    for panel in dashboard["panels"].as_array().unwrap() {
+        for target in panel["targets"].as_array().unwrap() {
+            let expr = target["expr"].as_str().unwrap();
+            for (start, _) in expr.match_indices("hiscore_") {
+                let name: String =
+                    expr[start..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+                assert!(
+                    exported
+                        .lines()
+                        .any(|line| line.starts_with(&format!("{name} ")) || line.starts_with(&format!("{name}{{"))),
+                    "the dashboard plots {name}, which /metrics does not export"
+                );
+                plotted += 1;
+            }
+        }
+    }
+    assert!(plotted >= 8);
+}
+
 /// `hiscore healthcheck` (the container's health check, without curl)
 /// succeeds against a ready service and fails where none answers.
 #[actix_web::test]
