@@ -148,6 +148,8 @@ async fn bench(target: &str, duration: u64) -> Outcome {
         step_secs: Some(1),
         max_players: None,
         ceiling: false,
+        thresholds: Vec::new(),
+        scenario_seed: None,
     })
     .await
     .unwrap()

@@ -12,6 +12,7 @@ mod moderation;
 mod report;
 mod scenario;
 mod stats;
+mod threshold;
 pub mod validate;
 
 use std::collections::HashMap;
@@ -30,6 +31,7 @@ use self::model::{Movements, PlayerModel};
 use self::report::{ErrorCounts, Summary};
 use self::scenario::{full_walk, Context, FULL_WALK_LIMIT};
 use self::stats::{Recorder, Severity};
+pub use self::threshold::Threshold;
 use self::validate::Board;
 
 #[derive(Debug, Clone, Args)]
@@ -75,6 +77,16 @@ pub struct BenchArgs {
     /// soak) holds its data size steady.
     #[arg(long)]
     pub max_players: Option<usize>,
+    /// A latency bound over every request, e.g. 'p99<50ms', 'p50<=2ms',
+    /// 'max<1s' (repeatable): the run fails when one is not met.
+    #[arg(long = "threshold", value_parser = Threshold::parse)]
+    pub thresholds: Vec<Threshold>,
+    /// Seeds the scenario's own choices (scores, boards, what each virtual
+    /// user does next), so that a run can be repeated; `--seed` seeds the
+    /// dataset. Default: fresh randomness. (Which request the server
+    /// answers first still varies from run to run.)
+    #[arg(long)]
+    pub scenario_seed: Option<u64>,
     /// Measure the bench's own ceiling instead: only `GET /healthz`, from
     /// `concurrency` tasks, for `duration` seconds; no scenario, no score.
     #[arg(long)]
@@ -131,6 +143,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
         boards: custom_boards,
         admin_token: args.admin_token.clone(),
         moderated: Default::default(),
+        randomness: scenario::Randomness::new(args.scenario_seed),
     };
     if !recorder.failed() {
         quiet_check(&mut ctx).await;
@@ -408,6 +421,14 @@ fn check_models_on(ctx: &Context, board: Board, entries: &[validate::Entry], pla
     }
 }
 
+/// The first threshold the run's latencies do not meet, said in words.
+fn missed_threshold(thresholds: &[Threshold], recorder: &Recorder) -> Option<String> {
+    thresholds.iter().find_map(|threshold| {
+        let measured = recorder.overall_latency_ms(threshold.measure);
+        (!threshold.met_by(measured)).then(|| format!("threshold {threshold} not met: {measured:.2} ms"))
+    })
+}
+
 fn finish(args: &BenchArgs, recorder: &Recorder, level: u32, players: &[PlayerModel]) -> Outcome {
     let counts = ErrorCounts {
         critical: recorder.count(Severity::Critical),
@@ -426,6 +447,8 @@ fn finish(args: &BenchArgs, recorder: &Recorder, level: u32, players: &[PlayerMo
         format!("score: 0 fail: {first}")
     } else if too_many_application_errors {
         format!("score: 0 fail: too many application errors ({} of {requests} requests)", counts.application)
+    } else if let Some(missed) = missed_threshold(&args.thresholds, recorder) {
+        format!("score: 0 fail: {missed}")
     } else {
         format!("score: {} pass", raw.max(0))
     };

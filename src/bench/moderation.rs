@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 use reqwest::Method;
 use serde_json::json;
 
@@ -26,7 +26,7 @@ const PAUSE: Duration = Duration::from_millis(400);
 /// theirs runs meanwhile), moderates them, and puts them back.
 pub async fn moderator(ctx: Arc<Context>) {
     let Some(token) = ctx.admin_token.clone() else { return };
-    let mut rng = StdRng::from_entropy();
+    let mut rng = ctx.randomness.stream();
     // Its own player first, both ways, so that even a short run moderates.
     if let Some(mut own) = own_player(&ctx).await {
         mark(&ctx, own.id, None);

@@ -49,6 +49,32 @@ pub struct Context {
     /// Players being moderated (`None`) or when their last moderation
     /// ended: a page read before it may still show them as they were.
     pub moderated: std::sync::Mutex<HashMap<i64, Option<Instant>>>,
+    pub randomness: Randomness,
+}
+
+/// Where each task of the scenario gets its random numbers: fresh
+/// randomness, or with `--scenario-seed` one stream per task derived from
+/// the seed (the n-th task started gets the n-th stream).
+pub struct Randomness {
+    seed: Option<u64>,
+    streams: std::sync::atomic::AtomicU64,
+}
+
+impl Randomness {
+    pub fn new(seed: Option<u64>) -> Self {
+        Self { seed, streams: std::sync::atomic::AtomicU64::new(0) }
+    }
+
+    pub fn stream(&self) -> StdRng {
+        match self.seed {
+            Some(seed) => {
+                let stream = self.streams.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                // Spread the streams apart (SplitMix64's increment).
+                StdRng::seed_from_u64(seed.wrapping_add(stream.wrapping_mul(0x9E37_79B9_7F4A_7C15)))
+            }
+            None => StdRng::from_entropy(),
+        }
+    }
 }
 
 impl Context {
@@ -91,10 +117,6 @@ impl Context {
     }
 }
 
-fn fresh_rng() -> StdRng {
-    StdRng::from_entropy()
-}
-
 /// A score as a game might produce: mostly modest, sometimes huge.
 fn random_score(rng: &mut StdRng) -> i64 {
     let x: f64 = rng.gen();
@@ -105,7 +127,7 @@ fn random_score(rng: &mut StdRng) -> i64 {
 
 /// One player's life: register, then a mix of posts and self-checks.
 pub async fn player(ctx: Arc<Context>, worker: usize) {
-    let mut rng = fresh_rng();
+    let mut rng = ctx.randomness.stream();
     let mut generation = 0;
     while ctx.running() {
         generation += 1;
@@ -128,7 +150,7 @@ pub async fn player(ctx: Arc<Context>, worker: usize) {
                 50..=64 => check_me(&ctx, &model).await,
                 65..=74 => check_history(&ctx, &model).await,
                 75..=86 => check_around(&ctx, &model).await,
-                87..=89 => invalid_score(&ctx, &model).await,
+                87..=89 => invalid_score(&ctx, &mut rng, &model).await,
                 _ => relogin(&ctx, &mut rng, &mut model).await,
             }
         }
@@ -392,10 +414,10 @@ async fn check_around(ctx: &Context, model: &PlayerModel) {
     }
 }
 
-async fn invalid_score(ctx: &Context, model: &PlayerModel) {
+async fn invalid_score(ctx: &Context, rng: &mut StdRng, model: &PlayerModel) {
     let bad =
         [json!({"score": -1}), json!({"score": 1.5}), json!({"score": "100"}), json!({"score": 1_000_000_001_i64})];
-    let body = &bad[rand::thread_rng().gen_range(0..bad.len())];
+    let body = &bad[rng.gen_range(0..bad.len())];
     let request = ctx.api.request(Method::POST, "/api/scores").bearer_auth(&model.token).json(body);
     if let Some(reply) = ctx.api.send("POST /api/scores", request).await {
         if ctx.expect(&format!("invalid score {body}"), &reply, 422, Some("invalid_score")) {
@@ -443,7 +465,7 @@ async fn relogin(ctx: &Context, rng: &mut StdRng, model: &mut PlayerModel) {
 
 /// An anonymous visitor of the ranking page.
 pub async fn viewer(ctx: Arc<Context>) {
-    let mut rng = fresh_rng();
+    let mut rng = ctx.randomness.stream();
     while ctx.running() {
         if !ctx.static_paths.is_empty() && rng.gen_bool(0.1) {
             fetch_static(&ctx).await;

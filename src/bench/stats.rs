@@ -182,6 +182,20 @@ impl Recorder {
     }
 
     /// Per-endpoint summary, sorted by total time (alp's default view).
+    /// A latency over every request recorded, in milliseconds.
+    pub fn overall_latency_ms(&self, measure: super::threshold::Measure) -> f64 {
+        let Ok(endpoints) = self.endpoints.lock() else { return f64::INFINITY };
+        let mut all = histogram();
+        for endpoint in endpoints.values() {
+            let _ = all.add(&endpoint.latency);
+        }
+        let micros = match measure {
+            super::threshold::Measure::Quantile(q) => all.value_at_quantile(q),
+            super::threshold::Measure::Max => all.max(),
+        };
+        micros as f64 / 1000.0
+    }
+
     pub fn endpoints(&self) -> Vec<EndpointSummary> {
         let Ok(endpoints) = self.endpoints.lock() else { return Vec::new() };
         let ms = |micros: u64| micros as f64 / 1000.0;

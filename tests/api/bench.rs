@@ -26,6 +26,8 @@ fn args(target: String, admin_token: Option<&str>, out: &tempfile::TempDir) -> B
         step_secs: Some(1),
         max_players: None,
         ceiling: false,
+        thresholds: Vec::new(),
+        scenario_seed: None,
     }
 }
 
@@ -64,6 +66,29 @@ async fn a_short_bench_passes_on_hiscore(backend: Backend) {
     }
     let html = std::fs::read_to_string(out.path().join("bench.html")).unwrap();
     assert!(html.contains("<svg") && html.contains("Requests per second"));
+}
+
+/// A latency threshold that cannot be met fails an otherwise good run, and
+/// says which and by how much; a seeded scenario runs too.
+#[actix_web::test]
+async fn a_missed_latency_threshold_fails_the_run() {
+    let db = TestDatabase::new(&Backend::Sqlite).await;
+    let app = spawn_app_on(&db, &["--admin-token", "bench-token-long-enough-for-the-check"]).await;
+    let out = tempfile::tempdir().unwrap();
+    let outcome = bench::run(BenchArgs {
+        duration: 2,
+        thresholds: vec![
+            bench::Threshold::parse("max<3600s").unwrap(),
+            bench::Threshold::parse("p50<0.001ms").unwrap(),
+        ],
+        scenario_seed: Some(7),
+        ..args(app.address.clone(), Some("bench-token-long-enough-for-the-check"), &out)
+    })
+    .await
+    .unwrap();
+    assert!(!outcome.summary.pass);
+    assert!(outcome.verdict.contains("threshold p50<0.001ms not met"), "{}", outcome.verdict);
+    assert_eq!(outcome.summary.errors.critical, 0, "{:#?}", outcome.summary.messages);
 }
 
 /// hiscore with a planted bug: posts to a resetting board counted in the

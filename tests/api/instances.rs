@@ -160,6 +160,8 @@ async fn a_bench_run_passes_through_nginx_on_three_instances() {
         step_secs: Some(1),
         max_players: None,
         ceiling: false,
+        thresholds: Vec::new(),
+        scenario_seed: None,
     })
     .await
     .unwrap();
