@@ -50,6 +50,8 @@ pub struct Metrics {
     page_cache_bytes: IntGauge,
     write_queue: IntGauge,
     redis_state: IntGauge,
+    resident_bytes: IntGauge,
+    open_fds: IntGauge,
 }
 
 /// What `/metrics` reads at each scrape.
@@ -89,6 +91,8 @@ impl Metrics {
             "hiscore_redis_state",
             "0: no Redis, 1: boards read from Redis, 2: degraded to the database",
         )?;
+        let resident_bytes = IntGauge::new("hiscore_process_resident_memory_bytes", "Resident memory (Linux)")?;
+        let open_fds = IntGauge::new("hiscore_process_open_fds", "Open file descriptors (Linux)")?;
         let build_info = IntGaugeVec::new(Opts::new("hiscore_build_info", "The running version"), &["version"])?;
         build_info.with_label_values(&[env!("CARGO_PKG_VERSION")]).set(1);
         registry.register(Box::new(requests.clone()))?;
@@ -101,6 +105,8 @@ impl Metrics {
         registry.register(Box::new(page_cache_bytes.clone()))?;
         registry.register(Box::new(write_queue.clone()))?;
         registry.register(Box::new(redis_state.clone()))?;
+        registry.register(Box::new(resident_bytes.clone()))?;
+        registry.register(Box::new(open_fds.clone()))?;
         registry.register(Box::new(build_info))?;
         Ok(Self {
             registry,
@@ -114,6 +120,8 @@ impl Metrics {
             page_cache_bytes,
             write_queue,
             redis_state,
+            resident_bytes,
+            open_fds,
         })
     }
 
@@ -126,6 +134,10 @@ impl Metrics {
         self.page_cache_bytes.set(gauge(gauges.page_cache_bytes));
         self.write_queue.set(gauge(gauges.write_queue));
         self.redis_state.set(gauges.redis_state);
+        if let Some((resident, fds)) = process_usage() {
+            self.resident_bytes.set(resident);
+            self.open_fds.set(fds);
+        }
         let mut out = String::new();
         if let Err(error) = prometheus::TextEncoder::new().encode_utf8(&self.registry.gather(), &mut out) {
             tracing::error!(%error, "encoding metrics");
@@ -152,6 +164,16 @@ impl Metrics {
         self.requests.with_label_values(&labels).inc();
         self.latency.with_label_values(&labels).observe(seconds);
     }
+}
+
+/// Resident memory in bytes and open descriptors, read from `/proc` (Linux;
+/// `None` elsewhere). The soak measured the same two by hand.
+fn process_usage() -> Option<(i64, i64)> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let resident_kib: i64 =
+        status.lines().find_map(|line| line.strip_prefix("VmRSS:"))?.trim().strip_suffix("kB")?.trim().parse().ok()?;
+    let fds = std::fs::read_dir("/proc/self/fd").ok()?.count();
+    Some((resident_kib * 1024, i64::try_from(fds).unwrap_or(i64::MAX)))
 }
 
 static REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");

@@ -36,7 +36,13 @@ async fn healthz_and_metrics(backend: Backend) {
     assert!(text.contains("hiscore_write_queue_depth 0"), "{text}");
     let redis_state = if db.redis.is_some() { "hiscore_redis_state 1" } else { "hiscore_redis_state 0" };
     assert!(text.contains(redis_state), "{text}");
-    for gauge in ["hiscore_limiter_keys", "hiscore_page_cache_bytes", "hiscore_page_cache_total"] {
+    for gauge in [
+        "hiscore_limiter_keys",
+        "hiscore_page_cache_bytes",
+        "hiscore_page_cache_total",
+        "hiscore_process_resident_memory_bytes",
+        "hiscore_process_open_fds",
+    ] {
         assert!(text.contains(gauge), "{gauge} missing: {text}");
     }
 }
