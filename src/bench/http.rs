@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use reqwest::{Method, Request, RequestBuilder};
 use serde_json::Value;
 
-use super::stats::{Recorder, Severity};
+use super::stats::{Answer, Recorder, Severity};
 
 /// A response as the scenario checks it.
 #[derive(Debug, Clone)]
@@ -118,13 +118,12 @@ impl Api {
         let (status, content_type, text, retry_after) = match reply {
             Ok(parts) => parts,
             Err(why) => {
-                self.recorder.record(endpoint, latency, true);
+                self.recorder.record(endpoint, latency, Answer::NONE);
                 self.recorder.error(Severity::Application, format!("{endpoint}: {why}"));
                 return None;
             }
         };
-        let server_error = status >= 500;
-        self.recorder.record(endpoint, latency, server_error);
+        self.recorder.record(endpoint, latency, Answer { status: Some(status), body_bytes: text.len() });
         if latency > self.slow {
             self.recorder.error(Severity::Trivial, format!("{endpoint}: slow answer ({} ms)", latency.as_millis()));
         }
@@ -149,7 +148,7 @@ impl Api {
             self.recorder.error(Severity::Trivial, format!("{endpoint}: unavailable (503 {})", shorten(&reply.text)));
             return Some(reply);
         }
-        if server_error {
+        if status >= 500 {
             self.recorder
                 .error(Severity::Application, format!("{endpoint}: status {status}: {}", shorten(&reply.text)));
             return None;

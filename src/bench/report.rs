@@ -20,10 +20,15 @@ pub struct EndpointRow {
     pub path: String,
     pub count: u64,
     pub errors: u64,
+    /// Answers per status class: 2xx, 3xx, 4xx, 5xx.
+    pub status_classes: [u64; 4],
+    pub avg_ms: f64,
     pub p50_ms: f64,
     pub p90_ms: f64,
+    pub p95_ms: f64,
     pub p99_ms: f64,
     pub max_ms: f64,
+    pub avg_body_bytes: u64,
 }
 
 /// The `--json` document.
@@ -58,28 +63,66 @@ impl Summary {
                 path: e.path.clone(),
                 count: e.count,
                 errors: e.errors,
+                status_classes: e.status_classes,
+                avg_ms: e.avg_ms,
                 p50_ms: e.p50_ms,
                 p90_ms: e.p90_ms,
+                p95_ms: e.p95_ms,
                 p99_ms: e.p99_ms,
                 max_ms: e.max_ms,
+                avg_body_bytes: e.avg_body_bytes,
             })
             .collect()
     }
 }
 
-/// alp's table: one row per endpoint, sorted by total time.
+/// alp's table: one row per endpoint, sorted by total time; answers per
+/// status class, latencies in ms, the mean body size in bytes. ERR counts
+/// requests without an answer and 5xx.
 pub fn table(endpoints: &[EndpointSummary]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:>7} {:>5} {:>8} {:>8} {:>8} {:>8} {:>8} {:>10}  {:<6} URI",
-        "COUNT", "ERR", "MIN", "P50", "P90", "P99", "MAX", "SUM", "METHOD"
+        "{:>7} {:>6} {:>6} {:>6} {:>6} {:>5} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>10} {:>8}  {:<6} URI",
+        "COUNT",
+        "2XX",
+        "3XX",
+        "4XX",
+        "5XX",
+        "ERR",
+        "MIN",
+        "AVG",
+        "P50",
+        "P90",
+        "P95",
+        "P99",
+        "MAX",
+        "SUM",
+        "AVG(B)",
+        "METHOD"
     );
     for e in endpoints {
+        let [ok, redirect, client, server] = e.status_classes;
         let _ = writeln!(
             out,
-            "{:>7} {:>5} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>10.1}  {:<6} {}",
-            e.count, e.errors, e.min_ms, e.p50_ms, e.p90_ms, e.p99_ms, e.max_ms, e.total_ms, e.method, e.path
+            "{:>7} {:>6} {:>6} {:>6} {:>6} {:>5} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>10.1} {:>8}  {:<6} {}",
+            e.count,
+            ok,
+            redirect,
+            client,
+            server,
+            e.errors,
+            e.min_ms,
+            e.avg_ms,
+            e.p50_ms,
+            e.p90_ms,
+            e.p95_ms,
+            e.p99_ms,
+            e.max_ms,
+            e.total_ms,
+            e.avg_body_bytes,
+            e.method,
+            e.path
         );
     }
     out
@@ -186,19 +229,29 @@ td:last-child,th:last-child{{text-align:left}}figure{{margin:1rem 0}}figcaption{
         &[("requests", "#1f77b4", rps), ("errors", "#d62728", errors)],
     ));
     out.push_str(&svg_chart("Latency percentiles", "ms", &[("p50", "#2ca02c", p50), ("p99", "#ff7f0e", p99)]));
-    out.push_str("<h2>Endpoints</h2><table><tr><th>count</th><th>errors</th><th>min</th><th>p50</th><th>p90</th><th>p99</th><th>max</th><th>sum ms</th><th>endpoint</th></tr>");
+    out.push_str(
+        "<h2>Endpoints</h2><table><tr><th>count</th><th>2xx</th><th>3xx</th><th>4xx</th><th>5xx</th><th>errors</th>\
+         <th>min</th><th>avg</th><th>p50</th><th>p90</th><th>p95</th><th>p99</th><th>max</th><th>sum ms</th>\
+         <th>avg body B</th><th>endpoint</th></tr>",
+    );
     for e in endpoints {
+        let [ok, redirect, client, server] = e.status_classes;
         let _ = write!(
             out,
-            "<tr><td>{}</td><td>{}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td><td>{:.1}</td><td>{} {}</td></tr>",
+            "<tr><td>{}</td><td>{ok}</td><td>{redirect}</td><td>{client}</td><td>{server}</td><td>{}</td><td>{:.2}</td>\
+             <td>{:.2}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td><td>{:.1}</td><td>{}</td>\
+             <td>{} {}</td></tr>",
             e.count,
             e.errors,
             e.min_ms,
+            e.avg_ms,
             e.p50_ms,
             e.p90_ms,
+            e.p95_ms,
             e.p99_ms,
             e.max_ms,
             e.total_ms,
+            e.avg_body_bytes,
             e.method,
             escape(&e.path)
         );
@@ -221,19 +274,26 @@ mod tests {
             path: "/api/rankings/{board}".into(),
             count: 10,
             errors: 1,
+            status_classes: [8, 1, 0, 1],
             min_ms: 0.5,
+            avg_ms: 1.25,
             p50_ms: 1.0,
             p90_ms: 2.0,
+            p95_ms: 2.5,
             p99_ms: 3.0,
             max_ms: 4.0,
             total_ms: 12.5,
+            avg_body_bytes: 512,
         }
     }
 
     #[test]
     fn table_has_a_header_and_a_row_per_endpoint() {
         let text = table(&[endpoint()]);
-        assert!(text.lines().next().unwrap().contains("P99"));
+        let header = text.lines().next().unwrap();
+        for column in ["2XX", "3XX", "4XX", "5XX", "AVG", "P95", "P99", "AVG(B)"] {
+            assert!(header.contains(column), "{column} missing: {header}");
+        }
         assert!(text.lines().nth(1).unwrap().ends_with("GET    /api/rankings/{board}"));
     }
 

@@ -51,6 +51,26 @@ struct Endpoint {
     latency: Histogram<u64>,
     errors: u64,
     total_micros: u64,
+    /// Answers by status class: 2xx, 3xx, 4xx, 5xx.
+    classes: [u64; 4],
+    body_bytes: u64,
+}
+
+/// What a request came back with.
+#[derive(Debug, Clone, Copy)]
+pub struct Answer {
+    /// `None`: no answer (a timeout, a transport failure).
+    pub status: Option<u16>,
+    pub body_bytes: usize,
+}
+
+impl Answer {
+    pub const NONE: Self = Self { status: None, body_bytes: 0 };
+
+    /// An error in the table's sense: no answer, or a 5xx.
+    fn is_error(self) -> bool {
+        self.status.is_none_or(|status| status >= 500)
+    }
 }
 
 struct Second {
@@ -102,18 +122,25 @@ impl Recorder {
         self.started.elapsed()
     }
 
-    pub fn record(&self, endpoint: &str, latency: Duration, error: bool) {
+    pub fn record(&self, endpoint: &str, latency: Duration, answer: Answer) {
         let micros = u64::try_from(latency.as_micros()).unwrap_or(u64::MAX).max(1);
+        let error = answer.is_error();
         self.requests.fetch_add(1, Ordering::Relaxed);
         if let Ok(mut endpoints) = self.endpoints.lock() {
             let stats = endpoints.entry(endpoint.to_owned()).or_insert_with(|| Endpoint {
                 latency: histogram(),
                 errors: 0,
                 total_micros: 0,
+                classes: [0; 4],
+                body_bytes: 0,
             });
             stats.latency.saturating_record(micros);
             stats.errors += u64::from(error);
             stats.total_micros += micros;
+            if let Some(class) = answer.status.map(|status| usize::from(status / 100)).filter(|c| (2..=5).contains(c)) {
+                stats.classes[class - 2] += 1;
+            }
+            stats.body_bytes += answer.body_bytes as u64;
         }
         let second = self.started.elapsed().as_secs() as usize;
         if let Ok(mut timeline) = self.timeline.lock() {
@@ -203,17 +230,22 @@ impl Recorder {
             .iter()
             .map(|(name, e)| {
                 let (method, path) = name.split_once(' ').unwrap_or(("", name));
+                let count = e.latency.len();
                 EndpointSummary {
                     method: method.to_owned(),
                     path: path.to_owned(),
-                    count: e.latency.len(),
+                    count,
                     errors: e.errors,
+                    status_classes: e.classes,
                     min_ms: ms(e.latency.min()),
+                    avg_ms: ms(e.total_micros) / count.max(1) as f64,
                     p50_ms: ms(e.latency.value_at_quantile(0.50)),
                     p90_ms: ms(e.latency.value_at_quantile(0.90)),
+                    p95_ms: ms(e.latency.value_at_quantile(0.95)),
                     p99_ms: ms(e.latency.value_at_quantile(0.99)),
                     max_ms: ms(e.latency.max()),
                     total_ms: ms(e.total_micros),
+                    avg_body_bytes: e.body_bytes / count.max(1),
                 }
             })
             .collect();
@@ -243,13 +275,20 @@ pub struct EndpointSummary {
     pub method: String,
     pub path: String,
     pub count: u64,
+    /// No answer, or a 5xx.
     pub errors: u64,
+    /// Answers per status class: 2xx, 3xx, 4xx, 5xx.
+    pub status_classes: [u64; 4],
     pub min_ms: f64,
+    pub avg_ms: f64,
     pub p50_ms: f64,
     pub p90_ms: f64,
+    pub p95_ms: f64,
     pub p99_ms: f64,
     pub max_ms: f64,
     pub total_ms: f64,
+    /// Mean response body size.
+    pub avg_body_bytes: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -268,14 +307,17 @@ mod tests {
     #[test]
     fn summarises_endpoints_by_total_time() {
         let recorder = Recorder::new();
-        for ms in [1, 2, 3, 4, 100] {
-            recorder.record("GET /a", Duration::from_millis(ms), false);
+        for (ms, status) in [(1, 200), (2, 200), (3, 304), (4, 404), (100, 200)] {
+            recorder.record("GET /a", Duration::from_millis(ms), Answer { status: Some(status), body_bytes: 100 });
         }
-        recorder.record("POST /b", Duration::from_millis(500), true);
+        recorder.record("POST /b", Duration::from_millis(500), Answer::NONE);
         let rows = recorder.endpoints();
         assert_eq!(rows[0].path, "/b");
         assert_eq!(rows[0].errors, 1);
         assert_eq!(rows[1].count, 5);
+        assert_eq!(rows[1].status_classes, [3, 1, 1, 0]);
+        assert_eq!(rows[1].avg_body_bytes, 100);
+        assert!((rows[1].avg_ms - 22.0).abs() < 0.5, "{}", rows[1].avg_ms);
         assert!((rows[1].p50_ms - 3.0).abs() < 0.1, "{}", rows[1].p50_ms);
         assert!(rows[1].max_ms >= 99.0);
         assert_eq!(recorder.requests(), 6);
