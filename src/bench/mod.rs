@@ -121,6 +121,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
         return Ok(ceiling(&api, &recorder, &args).await);
     }
     if let Some(token) = &args.admin_token {
+        recorder.phase("initialize");
         initialize(&api, &args, token).await;
     }
     let run_id = Alphanumeric.sample_string(&mut rand::thread_rng(), 6);
@@ -146,6 +147,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
         randomness: scenario::Randomness::new(args.scenario_seed),
     };
     if !recorder.failed() {
+        recorder.phase("quiet check");
         quiet_check(&mut ctx).await;
         ctx.static_paths = discover_static(&api).await;
     }
@@ -309,6 +311,7 @@ async fn load(ctx: Arc<Context>, args: &BenchArgs) -> u32 {
         if level < MAX_LEVEL && (level == 0 || errors_now == errors_before) {
             level += 1;
             LEVEL.store(level, std::sync::atomic::Ordering::Relaxed);
+            ctx.recorder.phase(format!("level {level}"));
             for _ in 0..args.concurrency.max(1) {
                 let task = if workers % 3 == 0 {
                     tokio::spawn(scenario::player(Arc::clone(&ctx), workers))
@@ -328,6 +331,7 @@ async fn load(ctx: Arc<Context>, args: &BenchArgs) -> u32 {
     }
     progress.abort();
     if !ctx.recorder.failed() {
+        ctx.recorder.phase("final check");
         final_check(&ctx).await;
     }
     level
@@ -466,6 +470,7 @@ fn finish(args: &BenchArgs, recorder: &Recorder, level: u32, players: &[PlayerMo
         endpoints: Summary::endpoint_rows(&endpoints),
         messages: messages.clone(),
         timeline: recorder.timeline(),
+        phases: recorder.phases(),
     };
     eprintln!();
     println!("{}", report::table(&endpoints));

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use super::stats::{EndpointSummary, Message, SecondSummary, Severity};
+use super::stats::{EndpointSummary, Message, Phase, SecondSummary, Severity};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct ErrorCounts {
@@ -52,6 +52,9 @@ pub struct Summary {
     /// Per second: requests, errors, p50 and p99 (a soak reads whether
     /// latency held steady from here).
     pub timeline: Vec<SecondSummary>,
+    /// When each phase of the run began (initialize, quiet check, load
+    /// levels, final check).
+    pub phases: Vec<Phase>,
 }
 
 impl Summary {
@@ -162,8 +165,10 @@ fn describe(message: &Message) -> String {
     }
 }
 
-/// A polyline chart of one or more series over seconds.
-fn svg_chart(title: &str, unit: &str, series: &[(&str, &str, Vec<f64>)]) -> String {
+/// A polyline chart of one or more series over seconds, with ticks on both
+/// axes and the run's phases as labelled dashed lines (so that the drop at
+/// the end reads as the final check, not as the server failing).
+fn svg_chart(title: &str, unit: &str, series: &[(&str, &str, Vec<f64>)], phases: &[Phase]) -> String {
     let (width, height, pad) = (720.0, 220.0, 40.0);
     let points = series.iter().map(|(_, _, s)| s.len()).max().unwrap_or(0).max(2);
     let top = series.iter().flat_map(|(_, _, s)| s.iter().copied()).fold(0.0_f64, f64::max).max(1e-9);
@@ -184,6 +189,38 @@ fn svg_chart(title: &str, unit: &str, series: &[(&str, &str, Vec<f64>)]) -> Stri
         height - pad + 16.0,
         points - 1,
     );
+    for quarter in 1..=4 {
+        let value = top * f64::from(quarter) / 4.0;
+        let _ = write!(
+            svg,
+            r##"<line x1="{}" y1="{1:.1}" x2="{pad}" y2="{1:.1}" stroke="#999"/><text x="2" y="{2:.1}" font-size="10">{value:.1}</text>"##,
+            pad - 4.0,
+            y(value),
+            y(value) + 3.0
+        );
+    }
+    let step = (points / 10).max(1);
+    for second in (0..points).step_by(step) {
+        let _ = write!(
+            svg,
+            r##"<line x1="{0:.1}" y1="{1}" x2="{0:.1}" y2="{2}" stroke="#999"/><text x="{0:.1}" y="{3}" font-size="10" text-anchor="middle">{second}</text>"##,
+            x(second),
+            height - pad,
+            height - pad + 4.0,
+            height - pad + 14.0
+        );
+    }
+    for phase in phases {
+        let at = pad + (width - 2.0 * pad) * phase.at_secs / (points - 1) as f64;
+        let _ = write!(
+            svg,
+            r##"<line x1="{at:.1}" y1="{pad}" x2="{at:.1}" y2="{}" stroke="#777" stroke-dasharray="4 3"/><text x="{:.1}" y="{}" font-size="10" fill="#555">{}</text>"##,
+            height - pad,
+            at + 3.0,
+            pad + 10.0,
+            escape(&phase.name)
+        );
+    }
     for (i, (name, color, values)) in series.iter().enumerate() {
         let path: Vec<String> = values.iter().enumerate().map(|(i, v)| format!("{:.1},{:.1}", x(i), y(*v))).collect();
         let _ = write!(
@@ -227,8 +264,14 @@ td:last-child,th:last-child{{text-align:left}}figure{{margin:1rem 0}}figcaption{
         "Requests per second",
         "req/s",
         &[("requests", "#1f77b4", rps), ("errors", "#d62728", errors)],
+        &summary.phases,
     ));
-    out.push_str(&svg_chart("Latency percentiles", "ms", &[("p50", "#2ca02c", p50), ("p99", "#ff7f0e", p99)]));
+    out.push_str(&svg_chart(
+        "Latency percentiles",
+        "ms",
+        &[("p50", "#2ca02c", p50), ("p99", "#ff7f0e", p99)],
+        &summary.phases,
+    ));
     out.push_str(
         "<h2>Endpoints</h2><table><tr><th>count</th><th>2xx</th><th>3xx</th><th>4xx</th><th>5xx</th><th>errors</th>\
          <th>min</th><th>avg</th><th>p50</th><th>p90</th><th>p95</th><th>p99</th><th>max</th><th>sum ms</th>\
@@ -325,10 +368,15 @@ mod tests {
             players_uncertain: 0,
             endpoints: Summary::endpoint_rows(&[endpoint()]),
             messages: vec![],
-            timeline: vec![SecondSummary { second: 0, requests: 10, errors: 0, p50_ms: 1.0, p99_ms: 3.0 }],
+            timeline: vec![
+                SecondSummary { second: 0, requests: 10, errors: 0, p50_ms: 1.0, p99_ms: 3.0 },
+                SecondSummary { second: 1, requests: 12, errors: 0, p50_ms: 1.0, p99_ms: 3.0 },
+            ],
+            phases: vec![Phase { at_secs: 0.5, name: "final check".into() }],
         };
         let page = html(&summary, &[endpoint()], "http://x");
         assert!(page.contains("<svg") && page.contains("polyline"));
+        assert!(page.contains("final check") && page.contains("stroke-dasharray"), "phases are marked");
         assert!(!page.contains("http://cdn") && !page.contains("<script src"));
     }
 }

@@ -56,6 +56,13 @@ struct Endpoint {
     body_bytes: u64,
 }
 
+/// When a phase of the run began.
+#[derive(Debug, Clone, Serialize)]
+pub struct Phase {
+    pub at_secs: f64,
+    pub name: String,
+}
+
 /// What a request came back with.
 #[derive(Debug, Clone, Copy)]
 pub struct Answer {
@@ -92,6 +99,7 @@ pub struct Recorder {
     timeline: Mutex<Vec<Second>>,
     tallies: Mutex<Tallies>,
     messages: Mutex<Vec<Message>>,
+    phases: Mutex<Vec<Phase>>,
     counts: [AtomicU64; 3],
     requests: AtomicU64,
     /// 503 answers with `Retry-After`: the server said "later".
@@ -111,6 +119,7 @@ impl Recorder {
             timeline: Mutex::default(),
             tallies: Mutex::default(),
             messages: Mutex::default(),
+            phases: Mutex::default(),
             counts: Default::default(),
             requests: AtomicU64::new(0),
             unavailable: AtomicU64::new(0),
@@ -120,6 +129,17 @@ impl Recorder {
 
     pub fn elapsed(&self) -> Duration {
         self.started.elapsed()
+    }
+
+    /// Marks the start of a phase of the run (shown on the report's charts).
+    pub fn phase(&self, name: impl Into<String>) {
+        if let Ok(mut phases) = self.phases.lock() {
+            phases.push(Phase { at_secs: self.started.elapsed().as_secs_f64(), name: name.into() });
+        }
+    }
+
+    pub fn phases(&self) -> Vec<Phase> {
+        self.phases.lock().map(|p| p.clone()).unwrap_or_default()
     }
 
     pub fn record(&self, endpoint: &str, latency: Duration, answer: Answer) {

@@ -61,8 +61,12 @@ async fn a_short_bench_passes_on_hiscore(backend: Backend) {
         assert!(paths.contains(&expected), "{expected} not exercised: {paths:?}");
     }
     let json: Value = serde_json::from_str(&std::fs::read_to_string(out.path().join("bench.json")).unwrap()).unwrap();
-    for key in ["pass", "score", "load_level", "requests", "errors", "endpoints", "messages", "timeline"] {
+    for key in ["pass", "score", "load_level", "requests", "errors", "endpoints", "messages", "timeline", "phases"] {
         assert!(json.get(key).is_some(), "{key} missing from the JSON summary");
+    }
+    let phases: Vec<&str> = json["phases"].as_array().unwrap().iter().filter_map(|p| p["name"].as_str()).collect();
+    for phase in ["initialize", "quiet check", "level 1", "final check"] {
+        assert!(phases.contains(&phase), "{phase} not marked: {phases:?}");
     }
     let html = std::fs::read_to_string(out.path().join("bench.html")).unwrap();
     assert!(html.contains("<svg") && html.contains("Requests per second"));
