@@ -54,7 +54,16 @@ impl<K: Eq + Hash + Clone, V: Clone> SingleFlight<K, V> {
                 Err(_) => None,
             };
             let Some(stale) = stale else { break };
-            let _ = stale.get_or_try_init(|| async { Err::<V, ()>(()) }).await;
+            let abandoned = stale.get_or_try_init(|| async { Err::<V, ()>(()) }).await.is_err();
+            if abandoned {
+                // Its caller went away before a result: nobody will finish
+                // it, so it goes (else this loop would find it again).
+                if let Ok(mut in_flight) = self.in_flight.lock() {
+                    if in_flight.get(&key).is_some_and(|(_, cell)| Arc::ptr_eq(cell, &stale)) {
+                        in_flight.remove(&key);
+                    }
+                }
+            }
         }
         let cell = match self.in_flight.lock() {
             Ok(mut in_flight) => match in_flight.get(&key) {
@@ -122,6 +131,28 @@ mod tests {
         assert_eq!(results.iter().filter(|(_, loaded)| *loaded).count(), 1);
         // Once done, the next call loads again.
         assert_eq!(flight.run("page", flight.arrive(), || async { 7 }).await, (7, true));
+    }
+
+    #[tokio::test]
+    async fn a_caller_after_an_abandoned_load_loads_for_itself() {
+        let flight: Arc<SingleFlight<&str, usize>> = Arc::new(SingleFlight::new());
+        let abandoned = {
+            let flight = Arc::clone(&flight);
+            let arrived = flight.arrive();
+            tokio::spawn(async move {
+                flight
+                    .run("page", arrived, || async {
+                        tokio::time::sleep(Duration::from_secs(60)).await;
+                        1
+                    })
+                    .await
+            })
+        };
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let arrived = flight.arrive();
+        abandoned.abort();
+        let late = tokio::time::timeout(Duration::from_secs(5), flight.run("page", arrived, || async { 2 })).await;
+        assert_eq!(late.expect("no endless wait for an abandoned load"), (2, true));
     }
 
     #[tokio::test]
