@@ -43,7 +43,18 @@ pub enum Limit {
 }
 
 impl Limit {
-    fn name(self) -> &'static str {
+    pub const ALL: [Limit; 7] = [
+        Self::LoginPerAccount,
+        Self::LoginPerAccountAddress,
+        Self::LoginPerAddress,
+        Self::RegistrationPerAddress,
+        Self::PostsPerPlayer,
+        Self::PostInterval,
+        Self::AdminPerAddress,
+    ];
+
+    /// A fixed name: keys in Redis and a metric label.
+    pub fn name(self) -> &'static str {
         match self {
             Self::LoginPerAccount => "login-account",
             Self::LoginPerAccountAddress => "login-account-address",
@@ -136,7 +147,7 @@ impl RateLimits {
             let window = redis.keys().rate_window(limit.name(), key);
             match redis.count_in_window(&window, limiter.rate.per).await {
                 Ok((count, remaining)) if count > i64::from(limiter.rate.events) => {
-                    return Err(ApiError::too_many_requests(limit.message(), remaining));
+                    return Err(ApiError::too_many_requests(limit.message(), remaining, limit.name()));
                 }
                 Ok(_) => return Ok(()),
                 Err(error) => tracing::debug!(%error, "rate limit falls back to this instance"),
@@ -146,11 +157,11 @@ impl RateLimits {
             LocalLimiter::Spread(local) => local.check_key(&key.to_owned()).map_err(|not_until| {
                 let wait =
                     not_until.wait_time_from(governor::clock::Clock::now(&governor::clock::DefaultClock::default()));
-                ApiError::too_many_requests(limit.message(), wait)
+                ApiError::too_many_requests(limit.message(), wait, limit.name())
             }),
             LocalLimiter::Windows(windows) => match windows.count(key, limiter.rate.per) {
                 (count, remaining) if count > limiter.rate.events => {
-                    Err(ApiError::too_many_requests(limit.message(), remaining))
+                    Err(ApiError::too_many_requests(limit.message(), remaining, limit.name()))
                 }
                 _ => Ok(()),
             },

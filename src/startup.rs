@@ -76,7 +76,14 @@ impl Application {
             queue: settings.write_queue as usize,
             planted_fault: settings.planted_fault,
         };
-        let writer = ScoreWriter::start(store.clone(), ranks.clone(), Arc::clone(&caches), policy, &background);
+        let writer = ScoreWriter::start(
+            store.clone(),
+            ranks.clone(),
+            Arc::clone(&caches),
+            policy,
+            &background,
+            metrics.write_batch_size.clone(),
+        );
         let limits = RateLimits::new(&settings.rates(), redis.clone());
         let state = web::Data::new(AppState {
             settings,

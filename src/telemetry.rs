@@ -13,10 +13,12 @@ use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::middleware::Next;
 use actix_web::web;
 use futures_util::FutureExt as _;
-use prometheus::{HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry};
+use prometheus::{
+    Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry,
+};
 use tracing::Instrument as _;
 
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorCode, Rejection};
 
 /// Installs the global tracing subscriber (`RUST_LOG` filters, default
 /// `info`): one JSON object per line with `LOG_FORMAT=json` (for a log
@@ -41,6 +43,8 @@ pub struct Metrics {
     latency: HistogramVec,
     /// Every SQL statement the store runs.
     pub db_statements: IntCounter,
+    /// Posts per batch the score writer commits.
+    pub write_batch_size: Histogram,
     /// Ranking pages served from the page cache (`hit`), read (`miss`), or
     /// by another request's read (`shared`).
     pub page_cache: IntCounterVec,
@@ -49,9 +53,12 @@ pub struct Metrics {
     limiter_keys: IntGauge,
     page_cache_bytes: IntGauge,
     write_queue: IntGauge,
+    hashing_queue: IntGauge,
     redis_state: IntGauge,
     resident_bytes: IntGauge,
     open_fds: IntGauge,
+    /// 429 and 503 answers by reason (a limit's name, or the 503's code).
+    rejections: IntCounterVec,
 }
 
 /// What `/metrics` reads at each scrape.
@@ -63,6 +70,8 @@ pub struct Gauges {
     pub page_cache_bytes: usize,
     /// Score posts waiting for the writer.
     pub write_queue: usize,
+    /// Password hashes waiting for a hashing thread.
+    pub hashing_queue: usize,
     /// 0: no Redis, 1: reads from Redis, 2: degraded (reads from the database).
     pub redis_state: i64,
 }
@@ -87,12 +96,22 @@ impl Metrics {
         let limiter_keys = IntGauge::new("hiscore_limiter_keys", "Keys the in-process rate limiters track")?;
         let page_cache_bytes = IntGauge::new("hiscore_page_cache_bytes", "Bytes of rendered pages kept")?;
         let write_queue = IntGauge::new("hiscore_write_queue_depth", "Score posts waiting for the writer")?;
+        let hashing_queue =
+            IntGauge::new("hiscore_hashing_queue_depth", "Password hashes waiting for a hashing thread")?;
         let redis_state = IntGauge::new(
             "hiscore_redis_state",
             "0: no Redis, 1: boards read from Redis, 2: degraded to the database",
         )?;
         let resident_bytes = IntGauge::new("hiscore_process_resident_memory_bytes", "Resident memory (Linux)")?;
         let open_fds = IntGauge::new("hiscore_process_open_fds", "Open file descriptors (Linux)")?;
+        let write_batch_size = Histogram::with_opts(
+            HistogramOpts::new("hiscore_write_batch_size", "Posts per batch the score writer commits")
+                .buckets(vec![1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0, 2048.0]),
+        )?;
+        let rejections = IntCounterVec::new(
+            Opts::new("hiscore_rejections_total", "Requests told to come back later (429, 503), by reason"),
+            &["reason"],
+        )?;
         let build_info = IntGaugeVec::new(Opts::new("hiscore_build_info", "The running version"), &["version"])?;
         build_info.with_label_values(&[env!("CARGO_PKG_VERSION")]).set(1);
         registry.register(Box::new(requests.clone()))?;
@@ -104,9 +123,18 @@ impl Metrics {
         registry.register(Box::new(limiter_keys.clone()))?;
         registry.register(Box::new(page_cache_bytes.clone()))?;
         registry.register(Box::new(write_queue.clone()))?;
+        registry.register(Box::new(hashing_queue.clone()))?;
         registry.register(Box::new(redis_state.clone()))?;
         registry.register(Box::new(resident_bytes.clone()))?;
         registry.register(Box::new(open_fds.clone()))?;
+        // Every reason at 0 from the start, so that a rate over it exists
+        // before the first rejection (dashboards, alerts).
+        let unavailable = ErrorCode::ALL.iter().filter(|code| code.status() == 503).map(|code| code.as_str());
+        for reason in crate::limits::Limit::ALL.iter().map(|limit| limit.name()).chain(unavailable) {
+            rejections.with_label_values(&[reason]);
+        }
+        registry.register(Box::new(rejections.clone()))?;
+        registry.register(Box::new(write_batch_size.clone()))?;
         registry.register(Box::new(build_info))?;
         Ok(Self {
             registry,
@@ -119,9 +147,12 @@ impl Metrics {
             limiter_keys,
             page_cache_bytes,
             write_queue,
+            hashing_queue,
             redis_state,
             resident_bytes,
             open_fds,
+            rejections,
+            write_batch_size,
         })
     }
 
@@ -133,6 +164,7 @@ impl Metrics {
         self.limiter_keys.set(gauge(gauges.limiter_keys));
         self.page_cache_bytes.set(gauge(gauges.page_cache_bytes));
         self.write_queue.set(gauge(gauges.write_queue));
+        self.hashing_queue.set(gauge(gauges.hashing_queue));
         self.redis_state.set(gauges.redis_state);
         if let Some((resident, fds)) = process_usage() {
             self.resident_bytes.set(resident);
@@ -224,6 +256,9 @@ pub async fn observe(
     let elapsed = started.elapsed();
     if let Some(metrics) = metrics {
         metrics.observe(response.request().method().as_str(), &route, status, elapsed.as_secs_f64());
+        if let Some(Rejection(reason)) = response.response().extensions().get::<Rejection>().copied() {
+            metrics.rejections.with_label_values(&[reason]).inc();
+        }
     }
     tracing::debug!(parent: &span, status, micros = elapsed.as_micros() as u64, "served");
     if let Ok(value) = HeaderValue::from_str(&request_id) {

@@ -154,6 +154,11 @@ impl PasswordHasher {
         .await?
     }
 
+    /// Hash jobs waiting for a thread.
+    pub fn waiting(&self) -> usize {
+        self.pool.waiting.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     async fn run_blocking<T: Send + 'static>(&self, work: impl FnOnce() -> T + Send + 'static) -> anyhow::Result<T> {
         self.pool.run(work).await
     }
@@ -185,6 +190,8 @@ fn run_hash_jobs(receiver: &std::sync::Mutex<std::sync::mpsc::Receiver<HashJob>>
 /// Dedicated threads fed by a bounded queue.
 struct HashPool {
     jobs: std::sync::mpsc::SyncSender<HashJob>,
+    /// Jobs waiting for a thread (for `/metrics`).
+    waiting: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl HashPool {
@@ -210,15 +217,22 @@ impl HashPool {
                 run_hash_jobs(&receiver);
             })?;
         }
-        Ok(Self { jobs })
+        Ok(Self { jobs, waiting: Arc::default() })
     }
 
     async fn run<T: Send + 'static>(&self, work: impl FnOnce() -> T + Send + 'static) -> anyhow::Result<T> {
+        use std::sync::atomic::Ordering;
         let (reply, answer) = tokio::sync::oneshot::channel();
+        let waiting = Arc::clone(&self.waiting);
         let job: HashJob = Box::new(move || {
+            waiting.fetch_sub(1, Ordering::Relaxed);
             let _ = reply.send(work());
         });
-        self.jobs.try_send(job).map_err(|_| anyhow::Error::new(HashingBusy))?;
+        self.waiting.fetch_add(1, Ordering::Relaxed);
+        if self.jobs.try_send(job).is_err() {
+            self.waiting.fetch_sub(1, Ordering::Relaxed);
+            return Err(anyhow::Error::new(HashingBusy));
+        }
         answer.await.context("the hash job failed")
     }
 }

@@ -21,6 +21,11 @@ use crate::store::{StoreError, UniqueKey};
 /// Seconds a client should wait before retrying after a 503.
 const RETRY_AFTER_UNAVAILABLE_SECS: u32 = 1;
 
+/// Why a request was turned away to come back later (429, 503): a limit's
+/// name or the error code. Carried on the response for the metrics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rejection(pub &'static str);
+
 /// An error answer: a code, a message for humans, and what some codes carry.
 #[derive(Debug)]
 pub struct ApiError {
@@ -32,8 +37,8 @@ pub struct ApiError {
 #[derive(Debug)]
 enum Detail {
     None,
-    /// 429: when to come back.
-    RetryAfter(Duration),
+    /// 429: when to come back, and which limit said so (for `/metrics`).
+    RetryAfter(Duration, &'static str),
     /// 405: the methods the path does answer, for the `Allow` header.
     Allow(String),
     /// 500: the cause, for the log only.
@@ -51,8 +56,16 @@ impl ApiError {
         Self { code, message: message.into(), detail: Detail::None }
     }
 
-    pub fn too_many_requests(message: impl Into<Cow<'static, str>>, retry_after: Duration) -> Self {
-        Self { detail: Detail::RetryAfter(retry_after), ..Self::with_message(ErrorCode::TooManyRequests, message) }
+    /// 429 from the limit named `reason` (a fixed name: it becomes a metric label).
+    pub fn too_many_requests(
+        message: impl Into<Cow<'static, str>>,
+        retry_after: Duration,
+        reason: &'static str,
+    ) -> Self {
+        Self {
+            detail: Detail::RetryAfter(retry_after, reason),
+            ..Self::with_message(ErrorCode::TooManyRequests, message)
+        }
     }
 
     pub fn method_not_allowed(allow: String) -> Self {
@@ -128,10 +141,11 @@ impl ResponseError for ApiError {
         }
         let mut response = HttpResponse::build(self.status_code());
         match &self.detail {
-            Detail::RetryAfter(wait) => {
+            Detail::RetryAfter(wait, reason) => {
                 // Whole seconds, rounded up, at least 1.
                 let seconds = wait.as_millis().div_ceil(1000).max(1);
                 response.insert_header((header::RETRY_AFTER, seconds.to_string()));
+                response.extensions_mut().insert(Rejection(reason));
             }
             Detail::Allow(allow) => {
                 response.insert_header((header::ALLOW, allow.clone()));
@@ -140,6 +154,7 @@ impl ResponseError for ApiError {
         }
         if self.code.status() == 503 {
             response.insert_header((header::RETRY_AFTER, RETRY_AFTER_UNAVAILABLE_SECS.to_string()));
+            response.extensions_mut().insert(Rejection(self.code.as_str()));
         }
         response.json(json!({"error": {"code": self.code.as_str(), "message": self.message}}))
     }

@@ -117,6 +117,8 @@ struct Writer {
     caches: Arc<Caches>,
     policy: BatchPolicy,
     background: Background,
+    /// Posts per committed batch, for `/metrics`.
+    batch_sizes: prometheus::Histogram,
 }
 
 /// Why a batch failed as a whole.
@@ -142,9 +144,10 @@ impl ScoreWriter {
         caches: Arc<Caches>,
         policy: BatchPolicy,
         background: &Background,
+        batch_sizes: prometheus::Histogram,
     ) -> Self {
         let (queue, jobs) = mpsc::channel(policy.queue.max(1));
-        let writer = Writer { store, ranks, caches, policy, background: background.clone() };
+        let writer = Writer { store, ranks, caches, policy, background: background.clone(), batch_sizes };
         background.spawn(writer.run(jobs));
         Self { queue }
     }
@@ -261,6 +264,7 @@ impl Writer {
                     },
                 }
             }
+            self.batch_sizes.observe(batch.len() as f64);
             self.commit_batch(batch).await;
         }
     }

@@ -46,6 +46,7 @@ pub fn metrics_text(state: &AppState, metrics: &Metrics) -> String {
         limiter_keys: state.limits.tracked_keys(),
         page_cache_bytes: state.caches.pages.bytes(),
         write_queue: state.writer.queued(),
+        hashing_queue: state.passwords.waiting(),
         redis_state: match state.ranks.shared_state() {
             SharedState::Disabled => 0,
             SharedState::Ok => 1,

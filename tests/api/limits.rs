@@ -104,6 +104,9 @@ async fn registrations_are_limited_per_address(backend: Backend) {
     assert!(retry_after(&response) >= 1);
     let (status, body) = json_of(response).await;
     assert_error(status, &body, 429, "too_many_requests");
+    // Operators see which limit turned it away.
+    let metrics = app.get("/metrics").await.text().await.unwrap();
+    assert!(metrics.contains(r#"hiscore_rejections_total{reason="register-address"} 1"#), "{metrics}");
 }
 
 async fn scores_above_the_configured_maximum_are_rejected(backend: Backend) {

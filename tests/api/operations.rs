@@ -42,6 +42,8 @@ async fn healthz_and_metrics(backend: Backend) {
         "hiscore_page_cache_total",
         "hiscore_process_resident_memory_bytes",
         "hiscore_process_open_fds",
+        "hiscore_hashing_queue_depth",
+        "hiscore_write_batch_size_bucket",
     ] {
         assert!(text.contains(gauge), "{gauge} missing: {text}");
     }
