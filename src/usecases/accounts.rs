@@ -89,29 +89,29 @@ pub async fn login(state: &AppState, address: &str, attempt: LoginAttempt) -> Re
     for (checked, (limit, key)) in counted.iter().enumerate() {
         if let Err(refused) = state.limits.check(*limit, key).await {
             // A refused attempt is no guess: the limits counted before it give it back.
-            for (limit, key) in &counted[..checked] {
-                state.limits.refund(*limit, key).await;
-            }
+            refund(state, &counted[..checked]).await;
             return Err(refused);
         }
     }
     match verify_login(state, &account, &password).await {
         Ok(user_id) => {
-            for (limit, key) in &counted {
-                state.limits.refund(*limit, key).await;
-            }
+            refund(state, &counted).await;
             state.limits.remember(&account, address).await;
             start_session(state, user_id).await
         }
         Err(error) => {
             if error.code() != ErrorCode::InvalidCredentials {
                 // Not a guess that was checked (the database was away, say).
-                for (limit, key) in &counted {
-                    state.limits.refund(*limit, key).await;
-                }
+                refund(state, &counted).await;
             }
             Err(error)
         }
+    }
+}
+
+async fn refund(state: &AppState, counted: &[(Limit, String)]) {
+    for (limit, key) in counted {
+        state.limits.refund(*limit, key).await;
     }
 }
 
