@@ -79,54 +79,64 @@ impl Summary {
     }
 }
 
+/// The per-endpoint columns (header, text width) before METHOD and URI,
+/// shared by the text table and the HTML report.
+const COLUMNS: [(&str, usize); 15] = [
+    ("COUNT", 7),
+    ("2XX", 6),
+    ("3XX", 6),
+    ("4XX", 6),
+    ("5XX", 6),
+    ("ERR", 5),
+    ("MIN", 8),
+    ("AVG", 8),
+    ("P50", 8),
+    ("P90", 8),
+    ("P95", 8),
+    ("P99", 8),
+    ("MAX", 8),
+    ("SUM", 10),
+    ("AVG(B)", 8),
+];
+
+/// An endpoint's cells, in [`COLUMNS`] order: counts, latencies in ms, the
+/// mean body size in bytes.
+fn cells(e: &EndpointSummary) -> [String; 15] {
+    let [ok, redirect, client, server] = e.status_classes;
+    let ms = |value: f64| format!("{value:.2}");
+    [
+        e.count.to_string(),
+        ok.to_string(),
+        redirect.to_string(),
+        client.to_string(),
+        server.to_string(),
+        e.errors.to_string(),
+        ms(e.min_ms),
+        ms(e.avg_ms),
+        ms(e.p50_ms),
+        ms(e.p90_ms),
+        ms(e.p95_ms),
+        ms(e.p99_ms),
+        ms(e.max_ms),
+        format!("{:.1}", e.total_ms),
+        e.avg_body_bytes.to_string(),
+    ]
+}
+
 /// alp's table: one row per endpoint, sorted by total time; answers per
 /// status class, latencies in ms, the mean body size in bytes. ERR counts
 /// requests without an answer and 5xx.
 pub fn table(endpoints: &[EndpointSummary]) -> String {
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{:>7} {:>6} {:>6} {:>6} {:>6} {:>5} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>10} {:>8}  {:<6} URI",
-        "COUNT",
-        "2XX",
-        "3XX",
-        "4XX",
-        "5XX",
-        "ERR",
-        "MIN",
-        "AVG",
-        "P50",
-        "P90",
-        "P95",
-        "P99",
-        "MAX",
-        "SUM",
-        "AVG(B)",
-        "METHOD"
-    );
+    for (name, width) in COLUMNS {
+        let _ = write!(out, "{name:>width$} ");
+    }
+    out.push_str(" METHOD URI\n");
     for e in endpoints {
-        let [ok, redirect, client, server] = e.status_classes;
-        let _ = writeln!(
-            out,
-            "{:>7} {:>6} {:>6} {:>6} {:>6} {:>5} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>10.1} {:>8}  {:<6} {}",
-            e.count,
-            ok,
-            redirect,
-            client,
-            server,
-            e.errors,
-            e.min_ms,
-            e.avg_ms,
-            e.p50_ms,
-            e.p90_ms,
-            e.p95_ms,
-            e.p99_ms,
-            e.max_ms,
-            e.total_ms,
-            e.avg_body_bytes,
-            e.method,
-            e.path
-        );
+        for ((_, width), cell) in COLUMNS.iter().zip(cells(e)) {
+            let _ = write!(out, "{cell:>width$} ");
+        }
+        let _ = writeln!(out, " {:<6} {}", e.method, e.path);
     }
     out
 }
@@ -272,32 +282,17 @@ td:last-child,th:last-child{{text-align:left}}figure{{margin:1rem 0}}figcaption{
         &[("p50", "#2ca02c", p50), ("p99", "#ff7f0e", p99)],
         &summary.phases,
     ));
-    out.push_str(
-        "<h2>Endpoints</h2><table><tr><th>count</th><th>2xx</th><th>3xx</th><th>4xx</th><th>5xx</th><th>errors</th>\
-         <th>min</th><th>avg</th><th>p50</th><th>p90</th><th>p95</th><th>p99</th><th>max</th><th>sum ms</th>\
-         <th>avg body B</th><th>endpoint</th></tr>",
-    );
+    out.push_str("<h2>Endpoints</h2><table><tr>");
+    for (name, _) in COLUMNS {
+        let _ = write!(out, "<th>{name}</th>");
+    }
+    out.push_str("<th>ENDPOINT</th></tr>");
     for e in endpoints {
-        let [ok, redirect, client, server] = e.status_classes;
-        let _ = write!(
-            out,
-            "<tr><td>{}</td><td>{ok}</td><td>{redirect}</td><td>{client}</td><td>{server}</td><td>{}</td><td>{:.2}</td>\
-             <td>{:.2}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td><td>{:.2}</td><td>{:.1}</td><td>{}</td>\
-             <td>{} {}</td></tr>",
-            e.count,
-            e.errors,
-            e.min_ms,
-            e.avg_ms,
-            e.p50_ms,
-            e.p90_ms,
-            e.p95_ms,
-            e.p99_ms,
-            e.max_ms,
-            e.total_ms,
-            e.avg_body_bytes,
-            e.method,
-            escape(&e.path)
-        );
+        out.push_str("<tr>");
+        for cell in cells(e) {
+            let _ = write!(out, "<td>{cell}</td>");
+        }
+        let _ = write!(out, "<td>{} {}</td></tr>", e.method, escape(&e.path));
     }
     out.push_str("</table><h2>Messages</h2><ul>");
     for m in &summary.messages {
