@@ -150,6 +150,7 @@ async fn bench(target: &str, duration: u64) -> Outcome {
         ceiling: false,
         thresholds: Vec::new(),
         scenario_seed: None,
+        rate: None,
     })
     .await
     .unwrap()

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use reqwest::{Method, Request, RequestBuilder};
 use serde_json::Value;
 
+use super::pacer::Pacer;
 use super::stats::{Answer, Recorder, Severity};
 
 /// A response as the scenario checks it.
@@ -37,13 +38,21 @@ pub struct Api {
     pub recorder: Arc<Recorder>,
     /// Responses slower than this count as trivial errors.
     slow: Duration,
+    /// The open model's schedule (`--rate`), if any.
+    pub pacer: Option<Arc<Pacer>>,
 }
 
 impl Api {
-    pub fn new(base: &str, recorder: Arc<Recorder>, timeout: Duration, slow: Duration) -> anyhow::Result<Self> {
+    pub fn new(
+        base: &str,
+        recorder: Arc<Recorder>,
+        timeout: Duration,
+        slow: Duration,
+        pacer: Option<Arc<Pacer>>,
+    ) -> anyhow::Result<Self> {
         let client =
             reqwest::Client::builder().timeout(timeout).pool_max_idle_per_host(1024).tcp_nodelay(true).build()?;
-        Ok(Self { client, base: base.trim_end_matches('/').to_owned(), recorder, slow })
+        Ok(Self { client, base: base.trim_end_matches('/').to_owned(), recorder, slow, pacer })
     }
 
     pub fn request(&self, method: Method, path: &str) -> RequestBuilder {
@@ -98,7 +107,12 @@ impl Api {
     }
 
     async fn send_once(&self, endpoint: &str, request: Request) -> Option<Reply> {
-        let started = Instant::now();
+        // In the open model a request counts from its slot (see `bench::pacer`).
+        let due = match &self.pacer {
+            Some(pacer) => pacer.slot().await,
+            None => None,
+        };
+        let started = due.unwrap_or_else(Instant::now);
         let result = self.client.execute(request).await;
         let reply = match result {
             Ok(response) => {

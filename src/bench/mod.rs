@@ -9,6 +9,7 @@ mod boards;
 mod http;
 mod model;
 mod moderation;
+mod pacer;
 mod report;
 mod scenario;
 mod stats;
@@ -87,6 +88,12 @@ pub struct BenchArgs {
     /// answers first still varies from run to run.)
     #[arg(long)]
     pub scenario_seed: Option<u64>,
+    /// The open model: requests leave at this many per second during the
+    /// load, whatever the answers do, and latencies count from when each was
+    /// due (coordinated omission corrected). Users still rise by level, as
+    /// a pool to send from. Default: the closed loop.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub rate: Option<u32>,
     /// Measure the bench's own ceiling instead: only `GET /healthz`, from
     /// `concurrency` tasks, for `duration` seconds; no scenario, no score.
     #[arg(long)]
@@ -115,7 +122,8 @@ pub struct Outcome {
 pub async fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
     let recorder = Arc::new(Recorder::new());
     let timeout = Duration::from_millis(args.timeout_ms);
-    let api = Api::new(&args.target, Arc::clone(&recorder), timeout, Duration::from_millis(args.slow_ms))?;
+    let pacer = args.rate.map(|rate| Arc::new(pacer::Pacer::new(rate)));
+    let api = Api::new(&args.target, Arc::clone(&recorder), timeout, Duration::from_millis(args.slow_ms), pacer)?;
 
     if args.ceiling {
         return Ok(ceiling(&api, &recorder, &args).await);
@@ -303,6 +311,10 @@ async fn load(ctx: Arc<Context>, args: &BenchArgs) -> u32 {
         tasks.push(tokio::spawn(moderation::moderator(Arc::clone(&ctx))));
     }
     let progress = tokio::spawn(progress(Arc::clone(&ctx)));
+    if let Some(pacer) = &ctx.api.pacer {
+        ctx.recorder.phase(format!("paced at {}/s", args.rate.unwrap_or_default()));
+        pacer.start();
+    }
     let mut level = 0;
     let mut workers = 0;
     let mut errors_before = 0;
@@ -330,6 +342,9 @@ async fn load(ctx: Arc<Context>, args: &BenchArgs) -> u32 {
         let _ = task.await;
     }
     progress.abort();
+    if let Some(pacer) = &ctx.api.pacer {
+        pacer.stop();
+    }
     if !ctx.recorder.failed() {
         ctx.recorder.phase("final check");
         final_check(&ctx).await;

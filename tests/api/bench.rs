@@ -28,6 +28,7 @@ fn args(target: String, admin_token: Option<&str>, out: &tempfile::TempDir) -> B
         ceiling: false,
         thresholds: Vec::new(),
         scenario_seed: None,
+        rate: None,
     }
 }
 
@@ -93,6 +94,24 @@ async fn a_missed_latency_threshold_fails_the_run() {
     assert!(!outcome.summary.pass);
     assert!(outcome.verdict.contains("threshold p50<0.001ms not met"), "{}", outcome.verdict);
     assert_eq!(outcome.summary.errors.critical, 0, "{:#?}", outcome.summary.messages);
+}
+
+/// The open model: the run is paced (and says so on its charts) and still
+/// checks every answer.
+#[actix_web::test]
+async fn an_open_model_run_passes() {
+    let db = TestDatabase::new(&Backend::Sqlite).await;
+    let app = spawn_app_on(&db, &["--admin-token", "bench-token-long-enough-for-the-check"]).await;
+    let out = tempfile::tempdir().unwrap();
+    let outcome = bench::run(BenchArgs {
+        duration: 2,
+        rate: Some(200),
+        ..args(app.address.clone(), Some("bench-token-long-enough-for-the-check"), &out)
+    })
+    .await
+    .unwrap();
+    assert!(outcome.summary.pass, "{}\n{:#?}", outcome.verdict, outcome.summary.messages);
+    assert!(outcome.summary.phases.iter().any(|phase| phase.name == "paced at 200/s"), "{:?}", outcome.summary.phases);
 }
 
 /// hiscore with a planted bug: posts to a resetting board counted in the

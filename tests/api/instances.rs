@@ -162,6 +162,7 @@ async fn a_bench_run_passes_through_nginx_on_three_instances() {
         ceiling: false,
         thresholds: Vec::new(),
         scenario_seed: None,
+        rate: None,
     })
     .await
     .unwrap();
