@@ -27,4 +27,5 @@ mod restarts;
 mod scores;
 mod security;
 mod slow_clients;
+mod tls;
 mod users;
