@@ -117,7 +117,7 @@ pub async fn create(api: &Api, token: &str, run_id: &str) -> Vec<Arc<BenchBoard>
         // A `latest` board's entries get worse as often as better.
         let monotonic = operator != Operator::Latest;
         boards.push(Arc::new(BenchBoard {
-            board: Board::Custom { id: Arc::from(id), asc, monotonic },
+            board: Board::Custom { id: Arc::from(id), asc, monotonic, latest: operator == Operator::Latest },
             asc,
             operator,
             resets,

@@ -33,7 +33,9 @@ pub enum Board {
     /// A custom board: score in its order, then `achieved_at`, then id.
     /// `monotonic`: entries only ever improve (`best` boards, and `total`
     /// ones of non-negative scores), which the live checks rely on.
-    Custom { id: std::sync::Arc<str>, asc: bool, monotonic: bool },
+    /// `latest`: a `latest` board, whose cursor walks leave out the entries
+    /// changed since they began (so nobody shows twice there either).
+    Custom { id: std::sync::Arc<str>, asc: bool, monotonic: bool, latest: bool },
 }
 
 impl Board {
@@ -238,10 +240,11 @@ impl Walk {
         if let Some(previous) = &self.previous {
             check_continuation(previous, &page, keyset, exact, monotonic)?;
         }
-        // On boards whose entries can get worse, a player passed by the
-        // cursor can move below it and show again: keyset paging cannot
-        // rule that out while others post.
-        let once = exact || monotonic;
+        // On `best` and `total` boards a moderation can move a player passed
+        // by the cursor below it (shown again); on `latest` boards walks
+        // leave changed entries out, moderations included.
+        let latest = matches!(page.board, Board::Custom { latest: true, .. });
+        let once = exact || monotonic || latest;
         for entry in &page.entries {
             if keyset && !self.seen.insert(entry.id) && once {
                 return Err(format!("player {} appears twice in one cursor walk", entry.id));
@@ -334,7 +337,14 @@ mod tests {
         moderated.add(demoted.clone(), true, false).unwrap();
         let mut unmoderated = Walk::default();
         unmoderated.add(first.clone(), true, false).unwrap();
-        assert!(unmoderated.add(demoted, true, false).is_err());
+        assert!(unmoderated.add(demoted.clone(), true, false).is_err());
+        // On a `latest` board, never: walks leave out changed entries.
+        let latest = Board::Custom { id: "l".into(), asc: false, monotonic: false, latest: true };
+        let on_latest = |p: &PageView| PageView { board: latest.clone(), ..p.clone() };
+        let mut latest_walk = Walk { demotions: true, ..Walk::default() };
+        latest_walk.add(on_latest(&first), true, false).unwrap();
+        let twice = latest_walk.add(on_latest(&demoted), true, false).unwrap_err();
+        assert!(twice.contains("twice"), "{twice}");
         // An offset walk may legitimately show someone twice under load.
         let mut offset_walk = Walk::default();
         offset_walk.add(first, false, false).unwrap();

@@ -18,8 +18,19 @@ pub struct BoardKey {
     pub id: i64,
 }
 
+/// Where a walk of a `latest` board began: the board's change count then,
+/// in the numbering of one build of the board (`epoch`) in the source that
+/// served it. Later pages leave out the entries changed since, which are
+/// the only ones that can have moved down past the cursor (and shown twice).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Walk {
+    pub epoch: u64,
+    pub seq: u64,
+}
+
 /// An opaque keyset cursor: "continue after this key on this board, in
-/// this period" (a walk that began before a reset goes on in its period).
+/// this period" (a walk that began before a reset goes on in its period),
+/// and on `latest` boards where the walk began.
 ///
 /// Encoded as URL-safe base64 of a version byte, the board (and on custom
 /// boards its number and the period), the key and a 4-byte checksum. The
@@ -30,12 +41,15 @@ pub struct BoardKey {
 pub struct Cursor {
     pub board: BoardPeriod,
     pub after: BoardKey,
+    pub walk: Option<Walk>,
 }
 
 /// Built-in boards: version, board letter, key.
 const BUILTIN: u8 = 1;
 /// Custom boards: version, 'c', number, period, key.
 const CUSTOM: u8 = 2;
+/// Custom boards walked with a [`Walk`]: as [`CUSTOM`], then epoch and seq.
+const CUSTOM_WALK: u8 = 3;
 const KEY_LEN: usize = 3 * 8;
 const CHECKSUM_LEN: usize = 4;
 
@@ -46,13 +60,17 @@ impl Cursor {
             Board::Best => bytes.extend_from_slice(&[BUILTIN, b'b']),
             Board::Total => bytes.extend_from_slice(&[BUILTIN, b't']),
             Board::Custom(number) => {
-                bytes.extend_from_slice(&[CUSTOM, b'c']);
+                bytes.extend_from_slice(&[if self.walk.is_some() { CUSTOM_WALK } else { CUSTOM }, b'c']);
                 bytes.extend_from_slice(&number.to_be_bytes());
                 bytes.extend_from_slice(&self.board.period.to_be_bytes());
             }
         }
         for field in [self.after.score, self.after.at, self.after.id] {
             bytes.extend_from_slice(&field.to_be_bytes());
+        }
+        if let (Some(walk), Board::Custom(_)) = (self.walk, self.board.board) {
+            bytes.extend_from_slice(&walk.epoch.to_be_bytes());
+            bytes.extend_from_slice(&walk.seq.to_be_bytes());
         }
         let checksum = checksum(&bytes);
         bytes.extend_from_slice(&checksum);
@@ -76,16 +94,23 @@ impl Cursor {
         let (cursor_board, period, key_at) = match (payload[0], payload[1], payload.len()) {
             (BUILTIN, b'b', 26) => (Board::Best, 0, 2),
             (BUILTIN, b't', 26) => (Board::Total, 0, 2),
-            (CUSTOM, b'c', 42) => (Board::Custom(field(2).ok_or_else(invalid)?), field(10).ok_or_else(invalid)?, 18),
+            (CUSTOM, b'c', 42) | (CUSTOM_WALK, b'c', 58) => {
+                (Board::Custom(field(2).ok_or_else(invalid)?), field(10).ok_or_else(invalid)?, 18)
+            }
             _ => return Err(invalid()),
         };
         if cursor_board != board || period < 0 {
             return Err(invalid());
         }
         let key = |i: usize| field(key_at + i * 8).ok_or_else(invalid);
+        let walk = match payload[0] {
+            CUSTOM_WALK => Some(Walk { epoch: key(3)? as u64, seq: key(4)? as u64 }),
+            _ => None,
+        };
         Ok(Self {
             board: BoardPeriod { board, order, period },
             after: BoardKey { score: key(0)?, at: key(1)?, id: key(2)? },
+            walk,
         })
     }
 }
@@ -105,6 +130,7 @@ mod tests {
         Cursor {
             board: BoardPeriod::builtin(Board::Best),
             after: BoardKey { score: 1200, at: 1_790_000_000_123, id: 42 },
+            walk: None,
         }
     }
 
@@ -118,8 +144,11 @@ mod tests {
         let custom = Cursor {
             board: BoardPeriod { board: Board::Custom(7), order: Order::Asc, period: 12 },
             after: BoardKey { score: -5, at: 3, id: 9 },
+            walk: None,
         };
         assert_eq!(Cursor::parse(&custom.encode(), Board::Custom(7), Order::Asc).unwrap(), custom);
+        let walked = Cursor { walk: Some(Walk { epoch: u64::MAX - 3, seq: 1 << 40 }), ..custom };
+        assert_eq!(Cursor::parse(&walked.encode(), Board::Custom(7), Order::Asc).unwrap(), walked);
         assert!(Cursor::parse(&custom.encode(), Board::Custom(8), Order::Asc).is_err());
     }
 

@@ -47,7 +47,9 @@ impl BoardSource for DatabaseSource {
             SliceStart::Offset(position) => {
                 (count(position), store.board_keys_at(conn, board, count(position), count(wanted)).await?)
             }
-            SliceStart::After(key) => {
+            // The database does not count changes: a walk goes on without
+            // leaving changed entries out (see README, "Cursors").
+            SliceStart::After { key, .. } => {
                 // Keys up to and including `key` come before, existing or not.
                 let up_to = BoardKey { id: key.id.saturating_add(1), ..key };
                 let position = store.board_position_of(conn, board, up_to).await?;
@@ -72,7 +74,15 @@ impl BoardSource for DatabaseSource {
         snapshot.commit().await?;
         let to_usize = |n: i64| usize::try_from(n).unwrap_or(0);
         let entries = keys.into_iter().map(entry).collect();
-        Ok(Some(Slice { entries, position: to_usize(position), first_rank, total: to_usize(total), stamp: None }))
+        Ok(Some(Slice {
+            entries,
+            position: to_usize(position),
+            first_rank,
+            total: to_usize(total),
+            stamp: None,
+            walk: None,
+            skipped: None,
+        }))
     }
 
     async fn ranks_of_scores(&self, scores: &[(BoardPeriod, i64)]) -> Result<Vec<i64>, StoreError> {

@@ -21,8 +21,8 @@ use indexset::BTreeSet;
 use tokio::sync::RwLock;
 
 use super::key::Packed;
-use super::source::{rank_entries, BoardSource, Entry, Ranked, Slice, SliceStart};
-use crate::domain::{Board, BoardKey, BoardPeriod, Order};
+use super::source::{rank_entries, BoardSource, Entry, Ranked, Skipped, Slice, SliceStart, WALK_SCAN_LIMIT};
+use crate::domain::{Board, BoardKey, BoardPeriod, Order, Walk};
 use crate::store::Standing;
 
 /// What a group of boards (written together) keeps per player: enough to
@@ -41,6 +41,14 @@ pub trait Row: Clone + Default {
     /// keeps any.
     fn metadata(&self) -> Option<Arc<str>> {
         None
+    }
+    /// The group's change count when this row was applied (0: loaded by a
+    /// build), for groups that let walks leave changed entries out.
+    fn changed(&self) -> u64 {
+        0
+    }
+    fn with_changed(self, _changes: u64) -> Self {
+        self
     }
 }
 
@@ -99,12 +107,18 @@ pub struct Group<R> {
     /// One set of packed keys per board.
     sets: Vec<BTreeSet<Packed>>,
     rows: Rows<R>,
+    /// Names this build of the group: a walk's change count means nothing
+    /// in another (see [`Walk`]).
+    epoch: u64,
+    /// Changes applied since the build.
+    changes: u64,
 }
 
 impl<R: Row> Group<R> {
     fn new(orders: Vec<Order>) -> Self {
         let sets = orders.iter().map(|_| BTreeSet::new()).collect();
-        Self { orders, sets, rows: Rows { dense: Vec::new(), sparse: HashMap::new() } }
+        let rows = Rows { dense: Vec::new(), sparse: HashMap::new() };
+        Self { orders, sets, rows, epoch: rand::random(), changes: 0 }
     }
 
     fn packed(&self, board: usize, row: &R, id: i64) -> Packed {
@@ -165,7 +179,8 @@ impl<R: Row> Group<R> {
                 self.sets[board].insert(key);
             }
         }
-        self.rows.set(id, row);
+        self.changes += 1;
+        self.rows.set(id, row.with_changed(self.changes));
         true
     }
 
@@ -183,7 +198,8 @@ impl<R: Row> Group<R> {
         let (order, set) = (self.orders[board], &self.sets[board]);
         let position = match start {
             SliceStart::Offset(position) => position,
-            SliceStart::After(key) => set.rank(&Packed::of(order, key).successor()),
+            SliceStart::After { key, walk: None } => set.rank(&Packed::of(order, key).successor()),
+            SliceStart::After { key, walk: Some(walk) } => return Some(self.walk_after(board, key, walk, count)),
             SliceStart::Around { id, radius } => {
                 let row = self.rows.get(id)?;
                 set.rank(&self.packed(board, row, id)).saturating_sub(radius)
@@ -198,7 +214,54 @@ impl<R: Row> Group<R> {
         };
         let first_rank = entries.first().map_or(0, |first| self.rank_of_score(board, first.key.score));
         // The engine counts this source's changes itself (`RankEngine::version`).
-        Some(Slice { entries, position, first_rank, total, stamp: None })
+        Some(Slice { entries, position, first_rank, total, stamp: None, walk: Some(self.walk()), skipped: None })
+    }
+
+    /// Where a walk beginning now begins.
+    fn walk(&self) -> Walk {
+        Walk { epoch: self.epoch, seq: self.changes }
+    }
+
+    /// Up to `count` entries after `key` that did not change since `walk`
+    /// began (in another build of the group, since that build).
+    fn walk_after(&self, board: usize, key: BoardKey, walk: Walk, count: usize) -> Slice {
+        let (order, set) = (self.orders[board], &self.sets[board]);
+        let since = if walk.epoch == self.epoch { walk.seq } else { 0 };
+        let start = set.rank(&Packed::of(order, key).successor());
+        let total = set.len();
+        let mut entries = Vec::new();
+        let mut skipped = Skipped { positions: Vec::new(), ranks: Vec::new(), stopped_after: None };
+        let end = start.saturating_add(count).saturating_add(WALK_SCAN_LIMIT).min(total);
+        if start < end {
+            for (position, packed) in (start..end).zip(set.range_idx(start..end)) {
+                let key = packed.unpack(order);
+                if self.rows.get(key.id).is_some_and(|row| row.changed() <= since) {
+                    let rank = match entries.last() {
+                        Some(Entry { key: last, .. }) if last.score == key.score => skipped.ranks[entries.len() - 1],
+                        _ => self.rank_of_score(board, key.score),
+                    };
+                    entries.push(self.entry(key));
+                    skipped.positions.push(position);
+                    skipped.ranks.push(rank);
+                    if entries.len() == count {
+                        break;
+                    }
+                }
+                if position + 1 == end && end < total {
+                    skipped.stopped_after = Some(key);
+                }
+            }
+        }
+        let first_rank = skipped.ranks.first().copied().unwrap_or(0);
+        Slice {
+            entries,
+            position: start,
+            first_rank,
+            total,
+            stamp: None,
+            walk: Some(self.walk()),
+            skipped: Some(skipped),
+        }
     }
 
     fn ranked(&self, board: usize, target: BoardPeriod, ids: &[i64]) -> Ranked {
@@ -268,6 +331,7 @@ pub struct EntryRow {
     version: u32,
     listed: bool,
     metadata: Option<Arc<str>>,
+    changed: u64,
 }
 
 impl Row for EntryRow {
@@ -285,6 +349,14 @@ impl Row for EntryRow {
 
     fn metadata(&self) -> Option<Arc<str>> {
         self.metadata.clone()
+    }
+
+    fn changed(&self) -> u64 {
+        self.changed
+    }
+
+    fn with_changed(self, changed: u64) -> Self {
+        Self { changed, ..self }
     }
 }
 
@@ -308,6 +380,7 @@ impl EntryChange {
             version: u32::try_from(self.version.max(0)).unwrap_or(u32::MAX),
             listed: self.listed,
             metadata: self.metadata.clone(),
+            changed: 0,
         }
     }
 }
@@ -409,7 +482,15 @@ impl LocalBoards {
             Held::Custom(group) => group.slice(0, start, count),
             Held::Empty => match start {
                 SliceStart::Around { .. } => None,
-                _ => Some(Slice { entries: Vec::new(), position: 0, first_rank: 0, total: 0, stamp: None }),
+                _ => Some(Slice {
+                    entries: Vec::new(),
+                    position: 0,
+                    first_rank: 0,
+                    total: 0,
+                    stamp: None,
+                    walk: None,
+                    skipped: None,
+                }),
             },
         }
     }

@@ -36,7 +36,7 @@ use self::source::{BoardSource, Slice, SliceRead, SliceStart};
 pub use self::source::{Entry, Ranked};
 use crate::background::Background;
 use crate::boards::{CustomBoard, Registry};
-use crate::domain::{Board, BoardKey, BoardPeriod, Cursor, Timestamp};
+use crate::domain::{Board, BoardKey, BoardPeriod, Cursor, Operator, Timestamp, Walk};
 use crate::redis::{RedisClient, RedisError};
 use crate::store::{Standing, Store, StoreResult, UserRow};
 
@@ -77,8 +77,8 @@ pub struct Page {
 pub enum PageStart {
     /// At this 0-based position.
     Offset(i64),
-    /// After a cursor's key.
-    After(BoardKey),
+    /// After a cursor's key, in the walk the cursor carries.
+    After { key: BoardKey, walk: Option<Walk> },
 }
 
 /// What a conditional page read found.
@@ -190,6 +190,18 @@ impl RankEngine {
                 .boards
                 .by_number(number)
                 .is_some_and(|custom| custom.period_at(Timestamp::now()).index == board.period),
+        }
+    }
+
+    /// Whether walks of `board` leave out entries changed since they began:
+    /// on `latest` boards, the only ones where an entry can move down past
+    /// a walker's cursor with every post.
+    fn walks_skip_changes(&self, board: Board) -> bool {
+        match board {
+            Board::Best | Board::Total => false,
+            Board::Custom(number) => {
+                self.boards.by_number(number).is_some_and(|custom| custom.spec.operator == Operator::Latest)
+            }
         }
     }
 
@@ -310,7 +322,7 @@ impl RankEngine {
                 (board, entries)
             }
         };
-        shared.redis.rebuild(board, &entries, since).await?;
+        shared.redis.rebuild(board, &entries, since, self.walks_skip_changes(group)).await?;
         Ok(entries.len())
     }
 
@@ -324,7 +336,8 @@ impl RankEngine {
                 self.version.fetch_add(1, Ordering::Release);
             }
             Some(shared) => {
-                if let Err(error) = shared.redis.rebuild(board, &[], 0).await {
+                let track = custom.spec.operator == Operator::Latest;
+                if let Err(error) = shared.redis.rebuild(board, &[], 0, track).await {
                     self.degrade(shared, &error);
                 }
             }
@@ -432,6 +445,7 @@ impl RankEngine {
                         version: standing.version,
                         period: 0,
                         expire_at: None,
+                        track: false,
                         members: &members,
                     };
                     if let Err(error) = shared.redis.record(BoardPeriod::builtin(Board::Best), &record).await {
@@ -469,6 +483,7 @@ impl RankEngine {
                         version: change.version,
                         period: change.board.period,
                         expire_at: *end,
+                        track: self.walks_skip_changes(change.board.board),
                         members: &members,
                     };
                     if let Err(error) = shared.redis.record(change.board, &record).await {
@@ -536,8 +551,9 @@ impl RankEngine {
     /// `limit` entries from `start`.
     pub async fn page(&self, board: BoardPeriod, start: PageStart, limit: i64) -> StoreResult<Page> {
         let count = to_count(limit);
-        let (slice, version) = self.slice(board, slice_start(start), count).await?;
-        Ok(page_of(board, slice, count, version))
+        let start = self.slice_start(board, start);
+        let (slice, version) = self.slice(board, start, count).await?;
+        Ok(self.page_of(board, start, slice, count, version))
     }
 
     /// `limit` entries from `start`, unless the board is still at `known`
@@ -553,11 +569,11 @@ impl RankEngine {
         let count = to_count(limit);
         // Read before the slice: a change meanwhile leaves the page tagged older than it is.
         let version = self.version();
-        let read =
-            dispatch!(self, [&board], |source| source.slice_unless(board, slice_start(start), count + 1, known))?;
+        let start = self.slice_start(board, start);
+        let read = dispatch!(self, [&board], |source| source.slice_unless(board, start, count + 1, known))?;
         Ok(match read {
             SliceRead::Unchanged => PageRead::Unchanged,
-            SliceRead::Read(slice) => PageRead::Read(page_of(board, slice, count, version)),
+            SliceRead::Read(slice) => PageRead::Read(self.page_of(board, start, slice, count, version)),
         })
     }
 
@@ -571,7 +587,7 @@ impl RankEngine {
         // The window is `radius` either side of the player: "more" means
         // more after the window.
         let Some(me) = slice.entries.iter().position(|entry| entry.key.id == user_id) else { return Ok(None) };
-        Ok(Some(page_of(board, Some(slice), me + 1 + radius, version)))
+        Ok(Some(page_of(board, Some(slice), me + 1 + radius, version, None)))
     }
 
     /// Those of `ids` who are on the board, in board order, each with its
@@ -581,8 +597,32 @@ impl RankEngine {
     }
 }
 
-/// A page of `count` entries from a slice that read one more.
-fn page_of(board: BoardPeriod, slice: Option<Slice>, count: usize, version: u64) -> Page {
+impl RankEngine {
+    /// The slice a page starts from: a walk only where walks skip changes.
+    fn slice_start(&self, board: BoardPeriod, start: PageStart) -> SliceStart {
+        match start {
+            PageStart::Offset(offset) => SliceStart::Offset(usize::try_from(offset).unwrap_or(usize::MAX)),
+            PageStart::After { key, walk } => {
+                SliceStart::After { key, walk: walk.filter(|_| self.walks_skip_changes(board.board)) }
+            }
+        }
+    }
+
+    /// A page from `slice`; its cursor carries the walk on: the one the
+    /// page was read in, or one beginning at this read.
+    fn page_of(&self, board: BoardPeriod, start: SliceStart, slice: Option<Slice>, count: usize, version: u64) -> Page {
+        let walk = match start {
+            _ if !self.walks_skip_changes(board.board) => None,
+            SliceStart::After { walk: Some(walk), .. } => Some(walk),
+            _ => slice.as_ref().and_then(|slice| slice.walk),
+        };
+        page_of(board, slice, count, version, walk)
+    }
+}
+
+/// A page of `count` entries from a slice that read one more (or stopped
+/// early, see [`Skipped::stopped_after`]).
+fn page_of(board: BoardPeriod, slice: Option<Slice>, count: usize, version: u64, walk: Option<Walk>) -> Page {
     let board_stamp = slice.as_ref().and_then(|slice| slice.stamp.clone());
     let empty = |total: usize| Page {
         board,
@@ -594,12 +634,26 @@ fn page_of(board: BoardPeriod, slice: Option<Slice>, count: usize, version: u64)
         board_stamp: board_stamp.clone(),
     };
     let Some(mut slice) = slice else { return empty(0) };
-    let has_more = slice.entries.len() > count;
+    let stopped_after = slice.skipped.as_ref().and_then(|skipped| skipped.stopped_after);
+    let has_more = slice.entries.len() > count || stopped_after.is_some();
     slice.entries.truncate(count);
-    let Some(last) = slice.entries.last().map(|entry| entry.key) else { return empty(slice.total) };
-    let scores: Vec<i64> = slice.entries.iter().map(|entry| entry.key.score).collect();
-    let ranks = assign_ranks(slice.first_rank, slice.position as i64, &scores);
-    let entries = slice.entries.len();
+    let total = slice.total;
+    let (ranks, next_offset) = match slice.skipped {
+        Some(mut skipped) => {
+            skipped.ranks.truncate(count);
+            let last = skipped.positions.get(slice.entries.len().wrapping_sub(1)).copied();
+            (skipped.ranks, last.map_or(slice.position, |last| last + 1))
+        }
+        None => {
+            let scores: Vec<i64> = slice.entries.iter().map(|entry| entry.key.score).collect();
+            (assign_ranks(slice.first_rank, slice.position as i64, &scores), slice.position + slice.entries.len())
+        }
+    };
+    let after = match (stopped_after, slice.entries.last()) {
+        (Some(stopped), _) => stopped,
+        (None, Some(last)) => last.key,
+        (None, None) => return empty(total),
+    };
     Page {
         board,
         entries: slice
@@ -608,18 +662,11 @@ fn page_of(board: BoardPeriod, slice: Option<Slice>, count: usize, version: u64)
             .zip(ranks)
             .map(|(entry, rank)| RankedEntry { rank, key: entry.key, metadata: entry.metadata })
             .collect(),
-        total_players: slice.total as i64,
-        next_offset: has_more.then_some((slice.position + entries) as i64),
-        next_cursor: has_more.then_some(Cursor { board, after: last }),
+        total_players: total as i64,
+        next_offset: has_more.then_some(next_offset as i64),
+        next_cursor: has_more.then_some(Cursor { board, after, walk }),
         version,
         board_stamp,
-    }
-}
-
-fn slice_start(start: PageStart) -> SliceStart {
-    match start {
-        PageStart::Offset(offset) => SliceStart::Offset(usize::try_from(offset).unwrap_or(usize::MAX)),
-        PageStart::After(key) => SliceStart::After(key),
     }
 }
 

@@ -29,8 +29,8 @@ use std::sync::Arc;
 use deadpool_redis::redis::{self, AsyncCommands as _, Script};
 
 use super::key::{Packed, MEMBER_SCORE_DIGITS};
-use super::source::{rank_entries, BoardSource, Entry, Ranked, Slice, SliceRead, SliceStart};
-use crate::domain::{Board, BoardKey, BoardPeriod, Order, Timestamp};
+use super::source::{rank_entries, BoardSource, Entry, Ranked, Skipped, Slice, SliceRead, SliceStart, WALK_SCAN_LIMIT};
+use crate::domain::{Board, BoardKey, BoardPeriod, Order, Timestamp, Walk};
 use crate::redis::{bounded, BoardGroupKeys, Connection, RedisClient, RedisError, RedisResult};
 use crate::store::Standing;
 
@@ -44,18 +44,20 @@ const REBUILD_LOCK_MS: u64 = 120_000;
 const ENDED_PERIOD_TTL_MS: i64 = 3_600_000;
 
 const RECORD: &str = r"
--- KEYS: changes, seq, ready, then (set, entries) per board of the group
+-- KEYS: changes, seq, ready, then (set, entries, changed) per board of the group
 -- ARGV: id, version, log (1 = append to the change log; 0 = a replay after a
---       rebuild), log length, period, expire at (ms, 0: never), then per
---       board: member ('' takes the player off the board), metadata ('' for none)
+--       rebuild), log length, period, expire at (ms, 0: never), track changes
+--       (1 on `latest` boards), then per board: member ('' takes the player
+--       off the board), metadata ('' for none)
 -- An entries value is 'member version metadata', or '- version' for a
 -- player taken off (a tombstone: older updates arriving late lose to it).
 -- Every change moves the sequence (a replay too), so that a page stamped
--- with it (see SLICE) is never served after its board changed.
+-- with it (see SLICE) is never served after its board changed; a tracked
+-- board notes it per player, for walks (see SLICE).
 local id, version, period = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[5])
-local boards = (#KEYS - 3) / 2
+local boards = (#KEYS - 3) / 3
 if ARGV[3] == '1' then
-  local entry = cjson.encode({redis.call('INCR', KEYS[2]), id, ARGV[2], ARGV[5], ARGV[6], {unpack(ARGV, 7)}})
+  local entry = cjson.encode({redis.call('INCR', KEYS[2]), id, ARGV[2], ARGV[5], ARGV[6], {unpack(ARGV, 8)}})
   redis.call('RPUSH', KEYS[1], entry)
   redis.call('LTRIM', KEYS[1], -tonumber(ARGV[4]), -1)
 end
@@ -63,8 +65,8 @@ local ready = redis.call('GET', KEYS[3])
 if not ready then return -1 end
 if period < tonumber(ready) then return 0 end
 for i = 1, boards do
-  local set, entries = KEYS[2 + 2 * i], KEYS[3 + 2 * i]
-  local member, metadata = ARGV[5 + 2 * i], ARGV[6 + 2 * i]
+  local set, entries, changed = KEYS[1 + 3 * i], KEYS[2 + 3 * i], KEYS[3 + 3 * i]
+  local member, metadata = ARGV[6 + 2 * i], ARGV[7 + 2 * i]
   local old = redis.call('HGET', entries, id)
   local newer = true
   if old then
@@ -80,13 +82,16 @@ for i = 1, boards do
     if member == '' then
       -- off the board: a tombstone keeps the version
       redis.call('HSET', entries, id, '- ' .. version)
+      if ARGV[7] == '1' then redis.call('HDEL', changed, id) end
     else
       redis.call('ZADD', set, 0, member)
       redis.call('HSET', entries, id, member .. ' ' .. version .. ' ' .. metadata)
+      if ARGV[7] == '1' then redis.call('HSET', changed, id, redis.call('GET', KEYS[2])) end
     end
     if ARGV[6] ~= '0' then
       redis.call('PEXPIREAT', set, ARGV[6])
       redis.call('PEXPIREAT', entries, ARGV[6])
+      if ARGV[7] == '1' then redis.call('PEXPIREAT', changed, ARGV[6]) end
     end
   end
 end
@@ -103,16 +108,25 @@ end
 ";
 
 const SLICE: &str = r"
--- KEYS: set, entries, ready, the group's change sequence, the group's epoch
+-- KEYS: set, entries, ready, the group's change sequence, the group's epoch, changed
 -- ARGV: mode (offset | after | around), offset / member / id, count, score digits, radius, period,
---       with metadata (1/0), the stamp of a copy the caller holds ('' for none)
+--       with metadata (1/0), the stamp of a copy the caller holds ('' for none),
+--       the epoch and sequence where the caller's walk began ('' for none), scan limit
 -- The stamp (epoch:sequence) names the group's state: while it holds, the
--- caller's copy is exact and only {-3} is answered.
+-- caller's copy is exact and only {-3} is answered. A walk after a member
+-- leaves out the entries changed since it began (in another epoch: since
+-- that rebuild), and answers each entry's position and rank.
 local ready = redis.call('GET', KEYS[3])
 if not ready or tonumber(ARGV[6]) < tonumber(ready) then return {-1} end
-local stamp = (redis.call('GET', KEYS[5]) or '') .. ':' .. (redis.call('GET', KEYS[4]) or '0')
+local epoch, seq = redis.call('GET', KEYS[5]) or '', redis.call('GET', KEYS[4]) or '0'
+local stamp = epoch .. ':' .. seq
 if stamp == ARGV[8] then return {-3} end
 local total = redis.call('ZCARD', KEYS[1])
+local digits = tonumber(ARGV[4])
+local function rank_of(member)
+  local floor = string.sub(member, 1, digits) .. string.rep('0', string.len(member) - digits)
+  return redis.call('ZLEXCOUNT', KEYS[1], '-', '(' .. floor) + 1
+end
 local position
 if ARGV[1] == 'offset' then
   position = tonumber(ARGV[2])
@@ -126,21 +140,44 @@ else
   if position < 0 then position = 0 end
 end
 local count = tonumber(ARGV[3])
-local members = {}
-if position < total and count > 0 then
+local members, positions, ranks, stopped = {}, {}, {}, ''
+local walked = ARGV[1] == 'after' and ARGV[9] ~= ''
+if walked then
+  local since = 0
+  if ARGV[9] == epoch then since = tonumber(ARGV[10]) end
+  local last = math.min(total, position + count + tonumber(ARGV[11]))
+  local at = position
+  while at < last and #members < count do
+    local batch = redis.call('ZRANGE', KEYS[1], at, math.min(last, at + count) - 1)
+    for i, member in ipairs(batch) do
+      if #members < count then
+        local id = tostring(tonumber(string.sub(member, 29, 40), 16))
+        local changed = tonumber(redis.call('HGET', KEYS[6], id) or '0')
+        if changed <= since then
+          table.insert(members, member)
+          table.insert(positions, at + i - 1)
+          if #members > 1 and string.sub(member, 1, digits) == string.sub(members[#members - 1], 1, digits) then
+            table.insert(ranks, ranks[#ranks])
+          else
+            table.insert(ranks, rank_of(member))
+          end
+        end
+        if at + i == last and last < total and #members < count then stopped = member end
+      end
+    end
+    if #batch == 0 then break end
+    at = at + #batch
+  end
+elseif position < total and count > 0 then
   members = redis.call('ZRANGE', KEYS[1], position, position + count - 1)
 end
 local first_rank = 0
-if #members > 0 then
-  local digits = tonumber(ARGV[4])
-  local floor = string.sub(members[1], 1, digits) .. string.rep('0', string.len(members[1]) - digits)
-  first_rank = redis.call('ZLEXCOUNT', KEYS[1], '-', '(' .. floor) + 1
-end
+if #members > 0 then first_rank = rank_of(members[1]) end
 local metadata = {}
 if ARGV[7] == '1' then
   for i, member in ipairs(members) do metadata[i] = metadata_of(KEYS[2], member) end
 end
-return {total, position, first_rank, members, metadata, stamp}
+return {total, position, first_rank, members, metadata, stamp, walked and 1 or 0, positions, ranks, stopped}
 ";
 
 const RANKED: &str = r"
@@ -172,6 +209,9 @@ pub struct Record<'a> {
     pub period: i64,
     /// When the period's sets may go (a resetting board), else `None`.
     pub expire_at: Option<Timestamp>,
+    /// Whether the group notes which entries changed when (`latest`
+    /// boards, whose walks leave those out).
+    pub track: bool,
     pub members: &'a [(String, Option<&'a str>)],
 }
 
@@ -266,7 +306,7 @@ impl RedisSource {
         invocation.key(group.changes()).key(group.sequence()).key(group.ready());
         for member_board in Self::group_boards(board) {
             let name = set_name(member_board);
-            invocation.key(group.set(&name)).key(group.entries(&name));
+            invocation.key(group.set(&name)).key(group.entries(&name)).key(group.changed(&name));
         }
         invocation
             .arg(record.id)
@@ -274,7 +314,8 @@ impl RedisSource {
             .arg(if log { "1" } else { "0" })
             .arg(CHANGE_LOG_LENGTH)
             .arg(record.period)
-            .arg(record.expire_at.map_or(0, |t| t.millis() + ENDED_PERIOD_TTL_MS));
+            .arg(record.expire_at.map_or(0, |t| t.millis() + ENDED_PERIOD_TTL_MS))
+            .arg(if record.track { "1" } else { "0" });
         for (member, metadata) in record.members {
             invocation.arg(member).arg(metadata.unwrap_or(""));
         }
@@ -306,8 +347,15 @@ impl RedisSource {
     /// version and its members), swaps the sets in atomically, marks the
     /// group ready from that period on, then replays the changes logged
     /// meanwhile. Only one instance rebuilds a group at a time (a lock
-    /// key); the others wait for `ready`.
-    pub async fn rebuild(&self, board: BoardPeriod, entries: &[RebuildEntry], since: i64) -> RedisResult<()> {
+    /// key); the others wait for `ready`. `track`: a `latest` board (see
+    /// [`Record::track`]).
+    pub async fn rebuild(
+        &self,
+        board: BoardPeriod,
+        entries: &[RebuildEntry],
+        since: i64,
+        track: bool,
+    ) -> RedisResult<()> {
         let group = self.group(board.board);
         let token = format!("{:x}", rand::random::<u64>());
         let mut conn = self.client.conn().await?;
@@ -323,7 +371,7 @@ impl RedisSource {
         if acquired.is_none() {
             return Ok(()); // another instance is on it; `ready` will tell
         }
-        let result = self.rebuild_locked(&mut conn, &group, board, entries, since, &token).await;
+        let result = self.rebuild_locked(&mut conn, &group, board, entries, (since, track), &token).await;
         let _: RedisResult<i64> =
             self.unlock.key(&lock).arg(&token).invoke_async(&mut conn).await.map_err(RedisError::from);
         result
@@ -335,7 +383,7 @@ impl RedisSource {
         group: &BoardGroupKeys,
         board: BoardPeriod,
         entries: &[RebuildEntry],
-        since: i64,
+        (since, track): (i64, bool),
         token: &str,
     ) -> RedisResult<()> {
         let boards = Self::group_boards(board);
@@ -373,6 +421,11 @@ impl RedisSource {
                 swap.rename(building, live);
             }
         }
+        // Every entry is as the database has it: changed before any walk
+        // that begins in this epoch.
+        for board in &boards {
+            swap.del(group.changed(&set_name(*board)));
+        }
         swap.set(group.ready(), board.period);
         swap.set(group.epoch(), token);
         swap.query_async::<()>(&mut *conn).await?;
@@ -399,6 +452,7 @@ impl RedisSource {
                 version,
                 period,
                 expire_at: (expire_at > 0).then(|| Timestamp::from_millis(expire_at - ENDED_PERIOD_TTL_MS)),
+                track,
                 members: &members,
             };
             self.apply(conn, BoardPeriod { period, ..board }, &record, false).await?;
@@ -430,6 +484,13 @@ fn parse_member(board: BoardPeriod, member: &str) -> RedisResult<BoardKey> {
         .ok_or_else(|| RedisError::Protocol(member.to_owned()))
 }
 
+/// Where a walk beginning at a read stamped `epoch:sequence` begins (the
+/// epoch is a rebuild's token, 16 hex digits at most).
+fn walk_of_stamp(stamp: &str) -> Option<Walk> {
+    let (epoch, seq) = stamp.split_once(':')?;
+    Some(Walk { epoch: u64::from_str_radix(epoch, 16).ok()?, seq: seq.parse().ok()? })
+}
+
 fn metadata(text: String) -> Option<Arc<str>> {
     (!text.is_empty()).then(|| Arc::from(text))
 }
@@ -455,8 +516,12 @@ impl BoardSource for RedisSource {
     ) -> RedisResult<SliceRead> {
         let (mode, argument, radius) = match start {
             SliceStart::Offset(position) => ("offset", position.to_string(), 0),
-            SliceStart::After(key) => ("after", Packed::of(board.order, key).member(), 0),
+            SliceStart::After { key, .. } => ("after", Packed::of(board.order, key).member(), 0),
             SliceStart::Around { id, radius } => ("around", id.to_string(), radius),
+        };
+        let walk = match start {
+            SliceStart::After { walk: Some(walk), .. } => Some(walk),
+            _ => None,
         };
         let group = self.group(board.board);
         let name = set_name(board);
@@ -469,6 +534,7 @@ impl BoardSource for RedisSource {
                 .key(group.ready())
                 .key(group.sequence())
                 .key(group.epoch())
+                .key(group.changed(&name))
                 .arg(mode)
                 .arg(argument)
                 .arg(count)
@@ -477,6 +543,9 @@ impl BoardSource for RedisSource {
                 .arg(board.period)
                 .arg(if board.board.is_builtin() { "0" } else { "1" })
                 .arg(known)
+                .arg(walk.map_or(String::new(), |walk| format!("{:x}", walk.epoch)))
+                .arg(walk.map_or(0, |walk| walk.seq))
+                .arg(WALK_SCAN_LIMIT)
                 .invoke_async(&mut conn)
                 .await?)
         })
@@ -488,8 +557,8 @@ impl BoardSource for RedisSource {
             Some(redis::Value::Int(-3)) => return Ok(SliceRead::Unchanged),
             _ => {}
         }
-        let [total, position, first_rank, members, metadata_values, stamp] =
-            <[redis::Value; 6]>::try_from(parts).map_err(|parts| RedisError::Protocol(format!("{parts:?}")))?;
+        let [total, position, first_rank, members, metadata_values, stamp, walked, positions, ranks, stopped] =
+            <[redis::Value; 10]>::try_from(parts).map_err(|parts| RedisError::Protocol(format!("{parts:?}")))?;
         let members: Vec<String> = redis::from_redis_value(members)?;
         let mut metadata_values: Vec<String> = redis::from_redis_value(metadata_values)?;
         metadata_values.resize(members.len(), String::new());
@@ -498,12 +567,25 @@ impl BoardSource for RedisSource {
             .zip(metadata_values)
             .map(|(member, text)| Ok(Entry { key: parse_member(board, member)?, metadata: metadata(text) }))
             .collect::<RedisResult<Vec<Entry>>>()?;
+        let stamp: String = redis::from_redis_value(stamp)?;
+        let skipped = if redis::from_redis_value::<i64>(walked)? == 1 {
+            let stopped: String = redis::from_redis_value(stopped)?;
+            Some(Skipped {
+                positions: redis::from_redis_value(positions)?,
+                ranks: redis::from_redis_value(ranks)?,
+                stopped_after: (!stopped.is_empty()).then(|| parse_member(board, &stopped)).transpose()?,
+            })
+        } else {
+            None
+        };
         Ok(SliceRead::Read(Some(Slice {
             total: redis::from_redis_value::<i64>(total)?.max(0) as usize,
             position: redis::from_redis_value::<i64>(position)?.max(0) as usize,
             first_rank: redis::from_redis_value(first_rank)?,
             entries,
-            stamp: Some(Arc::from(redis::from_redis_value::<String>(stamp)?)),
+            walk: walk_of_stamp(&stamp),
+            stamp: Some(Arc::from(stamp)),
+            skipped,
         })))
     }
 

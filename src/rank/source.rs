@@ -6,15 +6,16 @@
 
 use std::sync::Arc;
 
-use crate::domain::{BoardKey, BoardPeriod};
+use crate::domain::{BoardKey, BoardPeriod, Walk};
 
 /// Where a slice starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SliceStart {
     /// At this 0-based position.
     Offset(usize),
-    /// Just after this key (which need not be on the board any more).
-    After(BoardKey),
+    /// Just after this key (which need not be on the board any more); with
+    /// a walk, leaving out the entries changed since it began (see [`Walk`]).
+    After { key: BoardKey, walk: Option<Walk> },
     /// `radius` entries before the player with this id.
     Around { id: i64, radius: usize },
 }
@@ -41,7 +42,30 @@ pub struct Slice {
     /// from the slice is exact while the source still answers this stamp.
     /// Part of a page's `ETag`.
     pub stamp: Option<Arc<str>>,
+    /// Where a walk beginning at this read begins, on custom boards in
+    /// sources that count their changes (the in-process index, Redis).
+    pub walk: Option<Walk>,
+    /// Set when a walk left entries out: the entries are then not one run
+    /// of the board.
+    pub skipped: Option<Skipped>,
 }
+
+/// How a slice that left changed entries out places the ones it kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    /// Each entry's 0-based position on the board.
+    pub positions: Vec<usize>,
+    /// Each entry's competition rank.
+    pub ranks: Vec<i64>,
+    /// The last key looked at, when the read stopped at [`WALK_SCAN_LIMIT`]
+    /// before it found enough entries: the walk goes on after it.
+    pub stopped_after: Option<BoardKey>,
+}
+
+/// Entries one page of a walk looks at, at most, beyond those it shows: a
+/// walk that began long ago on a busy board skips many changed entries, and
+/// one read (a Lua script, in Redis) must stay short.
+pub const WALK_SCAN_LIMIT: usize = 2_000;
 
 /// What a read that may be answered "unchanged" found.
 pub enum SliceRead {

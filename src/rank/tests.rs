@@ -14,7 +14,7 @@ use super::local::{LocalBoards, LocalSource};
 use super::redis::{builtin_members, RebuildEntry, Record, RedisSource};
 use super::source::{BoardSource, SliceRead, SliceStart};
 use super::*;
-use crate::domain::Timestamp;
+use crate::domain::{Timestamp, Walk};
 use crate::redis::RedisClient;
 use crate::store::Migrations;
 
@@ -193,7 +193,7 @@ async fn redis_source(
         })
         .collect();
     source
-        .rebuild(BoardPeriod::builtin(Board::Best), &builtin, 0)
+        .rebuild(BoardPeriod::builtin(Board::Best), &builtin, 0, false)
         .await
         .expect("TEST_REDIS_URL is set but Redis is not reachable");
     let custom: Vec<RebuildEntry> = entries
@@ -205,14 +205,14 @@ async fn redis_source(
             members: vec![(key::Packed::of(board.order, e.key).member(), e.metadata.as_deref().map(str::to_owned))],
         })
         .collect();
-    source.rebuild(board, &custom, 0).await.unwrap();
+    source.rebuild(board, &custom, 0, true).await.unwrap();
     source
 }
 
 /// A slice as the sources must agree on it: their change counts differ by
 /// design (Redis counts its change log, the others nothing).
 fn comparable(slice: Option<Slice>) -> String {
-    format!("{:?}", slice.map(|slice| Slice { stamp: None, ..slice }))
+    format!("{:?}", slice.map(|slice| Slice { stamp: None, walk: None, ..slice }))
 }
 
 /// Every read of every board through `source`, as comparable answers.
@@ -233,7 +233,7 @@ where
             // (a player who moved on): just below and above each one.
             for key in keys {
                 for after in [*key, BoardKey { id: key.id + 1000, ..*key }, BoardKey { score: key.score + 5, ..*key }] {
-                    let slice = source.slice(board, SliceStart::After(after), count).await.unwrap();
+                    let slice = source.slice(board, SliceStart::After { key: after, walk: None }, count).await.unwrap();
                     record(format!("{board:?} after {after:?} count {count}"), comparable(slice));
                 }
             }
@@ -377,8 +377,14 @@ async fn later_posts_move_a_player_on_every_source_alike() {
         let redis = redis_source(&client, &first, custom, &[]).await;
         for update in &updates {
             let members = builtin_members(update);
-            let record =
-                Record { id: update.id, version: update.version, period: 0, expire_at: None, members: &members };
+            let record = Record {
+                id: update.id,
+                version: update.version,
+                period: 0,
+                expire_at: None,
+                track: false,
+                members: &members,
+            };
             redis.record(best, &record).await.unwrap();
         }
         let shared = redis.slice(best, SliceStart::Offset(0), 5).await.unwrap().unwrap();
@@ -386,7 +392,7 @@ async fn later_posts_move_a_player_on_every_source_alike() {
         let shared_ranked = redis.ranked(best, &[3]).await.unwrap();
         client.delete_matching(&client.keys().everything()).await.unwrap();
         // The same board, whatever each source counts as its version.
-        assert_eq!(Slice { stamp: None, ..shared }, top);
+        assert_eq!(Slice { stamp: None, walk: None, ..shared }, Slice { walk: None, ..top });
         assert_eq!(shared_around, None);
         assert!(shared_ranked.entries.is_empty());
     }
@@ -412,7 +418,10 @@ async fn a_redis_stamp_holds_until_the_board_changes_or_is_rebuilt() {
     assert!(matches!(redis.slice_unless(best, top, 5, &first).await.unwrap(), SliceRead::Unchanged));
 
     let members = builtin_members(&standing(2, 60, 3, 2));
-    redis.record(best, &Record { id: 2, version: 2, period: 0, expire_at: None, members: &members }).await.unwrap();
+    redis
+        .record(best, &Record { id: 2, version: 2, period: 0, expire_at: None, track: false, members: &members })
+        .await
+        .unwrap();
     let after_post = stamp_of(redis.slice_unless(best, top, 5, &first).await.unwrap());
     assert_ne!(after_post, first);
 
@@ -455,7 +464,7 @@ async fn pages_cursors_and_windows() {
     assert_eq!((first.total_players, first.next_offset), (5, Some(3)));
 
     let cursor = first.next_cursor.unwrap();
-    let second = engine.page(cursor.board, PageStart::After(cursor.after), 3).await.unwrap();
+    let second = engine.page(cursor.board, PageStart::After { key: cursor.after, walk: cursor.walk }, 3).await.unwrap();
     let ranks: Vec<(i64, i64)> = second.entries.iter().map(|e| (e.rank, e.key.id)).collect();
     assert_eq!(ranks, [(2, 4), (5, 5)]);
     assert!(second.next_cursor.is_none() && second.next_offset.is_none());
@@ -483,4 +492,119 @@ async fn pages_cursors_and_windows() {
     let (player, idle) = (row(5, 10, 10, 1), row(6, 0, 0, 0));
     let ranks = engine.ranks_of(&[&player, &idle]).await.unwrap();
     assert_eq!(ranks, [UserRanks { best: Some(5), total: Some(5) }, UserRanks::default()]);
+}
+
+/// A walk of a `latest` board: entries changed after it began are left
+/// out of its later pages (a player who fell past the cursor would show
+/// twice); every other entry shows, once, with its board-wide rank; a walk
+/// from another build of the board leaves out everything changed since
+/// that build. The in-process index and Redis answer alike.
+#[tokio::test]
+async fn a_walk_leaves_out_entries_changed_since_it_began() {
+    let board = BoardPeriod { board: Board::Custom(9), order: crate::domain::Order::Desc, period: 0 };
+    let entry = |id: i64, score: i64, version: i64| EntryChange {
+        board,
+        key: BoardKey { score, at: 7, id },
+        version,
+        listed: true,
+        metadata: None,
+    };
+    // Scores 95, 94, …: id 1 on top; ids 11 and 12 tie.
+    let built: Vec<EntryChange> = (1..=20).map(|id| entry(id, if id == 12 { 85 } else { 96 - id }, 1)).collect();
+    let changes = [entry(2, 0, 2), entry(9, 80, 2), entry(15, 200, 2)];
+    let expected: Vec<i64> = (6..=20).filter(|id| ![9, 15].contains(id)).collect();
+
+    let local = LocalSource::default();
+    local.boards.write().await.load_period(board, &built);
+    let first = local.slice(board, SliceStart::Offset(0), 5).await.unwrap().unwrap();
+    let walk = first.walk.expect("the index counts its changes");
+    for change in &changes {
+        local.boards.write().await.apply_entry(change);
+    }
+    let after = first.entries.last().unwrap().key;
+    let rest = local.slice(board, SliceStart::After { key: after, walk: Some(walk) }, 100).await.unwrap().unwrap();
+    assert_eq!(rest.entries.iter().map(|e| e.key.id).collect::<Vec<_>>(), expected, "id 2 fell past the cursor");
+    let skipped = rest.skipped.clone().unwrap();
+    // Board now: 15 (200), 1, 3, 4, 5, 6, 7, 8, 10, 11, 12 (tie at 85), …
+    assert_eq!(&skipped.ranks[..6], [6, 7, 8, 9, 10, 10]);
+    assert_eq!(&skipped.positions[..5], [5, 6, 7, 8, 9]);
+    let ranks = local.ranks_of_scores(&[(board, 90), (board, 85)]).await.unwrap();
+    assert_eq!(ranks, [6, 10], "ranks are board-wide");
+    let other_build = Walk { epoch: walk.epoch.wrapping_add(1), seq: u64::MAX };
+    let rebuilt = local.slice(board, SliceStart::After { key: after, walk: Some(other_build) }, 100).await.unwrap();
+    assert_eq!(rebuilt.unwrap().entries.len(), expected.len(), "another build's walk leaves out what changed since");
+    let unwalked = local.slice(board, SliceStart::After { key: after, walk: None }, 100).await.unwrap().unwrap();
+    assert!(unwalked.entries.iter().any(|e| e.key.id == 2), "without a walk the fallen player shows again");
+
+    if let Some(client) = redis_client() {
+        let redis = redis_source(&client, &[], board, &built).await;
+        let shared_first = redis.slice(board, SliceStart::Offset(0), 5).await.unwrap().unwrap();
+        let shared_walk = shared_first.walk.expect("Redis stamps name a walk");
+        for change in &changes {
+            let members = [(key::Packed::of(board.order, change.key).member(), None)];
+            let record =
+                Record { id: change.key.id, version: 2, period: 0, expire_at: None, track: true, members: &members };
+            redis.record(board, &record).await.unwrap();
+        }
+        let start = SliceStart::After { key: after, walk: Some(shared_walk) };
+        let shared_rest = redis.slice(board, start, 100).await.unwrap().unwrap();
+        let other = SliceStart::After { key: after, walk: Some(Walk { epoch: shared_walk.epoch ^ 1, seq: u64::MAX }) };
+        let shared_rebuilt = redis.slice(board, other, 100).await.unwrap().unwrap();
+        client.delete_matching(&client.keys().everything()).await.unwrap();
+        assert_eq!(shared_rest.entries, rest.entries);
+        assert_eq!(shared_rest.skipped, rest.skipped);
+        assert_eq!(shared_rebuilt.entries.len(), expected.len());
+    }
+}
+
+/// A walk that began long ago on a busy board stops looking after
+/// [`WALK_SCAN_LIMIT`] entries and goes on from the last it looked at, so a
+/// page stays one short read.
+#[tokio::test]
+async fn a_walk_through_many_changed_entries_stops_and_goes_on() {
+    let board = BoardPeriod { board: Board::Custom(10), order: crate::domain::Order::Desc, period: 0 };
+    let players = super::source::WALK_SCAN_LIMIT as i64 + 40;
+    let entry = |id: i64, version: i64| EntryChange {
+        board,
+        key: BoardKey { score: 10 * players - id, at: version, id },
+        version,
+        listed: true,
+        metadata: None,
+    };
+    let local = LocalSource::default();
+    local.boards.write().await.load_period(board, &(1..=players).map(|id| entry(id, 1)).collect::<Vec<_>>());
+    let first = local.slice(board, SliceStart::Offset(0), 2).await.unwrap().unwrap();
+    let walk = first.walk.unwrap();
+    // Everyone after the first page posts again (same score, later time).
+    for id in 3..players {
+        local.boards.write().await.apply_entry(&entry(id, 2));
+    }
+    let after = first.entries[1].key;
+    let page = local.slice(board, SliceStart::After { key: after, walk: Some(walk) }, 10).await.unwrap().unwrap();
+    let skipped = page.skipped.unwrap();
+    assert!(page.entries.is_empty());
+    let stopped = skipped.stopped_after.expect("the read stopped at the limit");
+    assert_eq!(stopped.id, 2 + super::source::WALK_SCAN_LIMIT as i64 + 10);
+    let next = local.slice(board, SliceStart::After { key: stopped, walk: Some(walk) }, 10).await.unwrap().unwrap();
+    assert_eq!(next.entries.iter().map(|e| e.key.id).collect::<Vec<_>>(), [players]);
+    assert_eq!(next.skipped.unwrap().stopped_after, None);
+
+    if let Some(client) = redis_client() {
+        let built: Vec<EntryChange> = (1..=players).map(|id| entry(id, 1)).collect();
+        let redis = redis_source(&client, &[], board, &built).await;
+        let walk = redis.slice(board, SliceStart::Offset(0), 2).await.unwrap().unwrap().walk.unwrap();
+        for id in 3..players {
+            let change = entry(id, 2);
+            let members = [(key::Packed::of(board.order, change.key).member(), None)];
+            let record = Record { id, version: 2, period: 0, expire_at: None, track: true, members: &members };
+            redis.record(board, &record).await.unwrap();
+        }
+        let page = redis.slice(board, SliceStart::After { key: after, walk: Some(walk) }, 10).await.unwrap().unwrap();
+        let shared_stopped = page.skipped.and_then(|skipped| skipped.stopped_after);
+        let next = redis.slice(board, SliceStart::After { key: stopped, walk: Some(walk) }, 10).await.unwrap();
+        client.delete_matching(&client.keys().everything()).await.unwrap();
+        assert!(page.entries.is_empty());
+        assert_eq!(shared_stopped, Some(stopped));
+        assert_eq!(next.unwrap().entries.iter().map(|e| e.key.id).collect::<Vec<_>>(), [players]);
+    }
 }

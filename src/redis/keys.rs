@@ -96,6 +96,12 @@ impl BoardGroupKeys {
         format!("{}:entries:{board}", self.tag)
     }
 
+    /// A `latest` board's changed entries: player id → the group's change
+    /// sequence when their entry last changed (walks leave them out).
+    pub fn changed(&self, board: &str) -> String {
+        format!("{}:changed:{board}", self.tag)
+    }
+
     /// Present while the sets are complete (a flushed Redis lacks it).
     pub fn ready(&self) -> String {
         format!("{}:ready", self.tag)
@@ -145,6 +151,7 @@ mod tests {
         let all = [
             group.set("best"),
             group.entries("total"),
+            group.changed("best"),
             group.ready(),
             group.changes(),
             group.sequence(),

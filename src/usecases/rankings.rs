@@ -49,7 +49,7 @@ pub async fn page(
                 }
             }
             let resolved = resolve_period(state, board, PeriodSelector::Index(cursor.board.period)).await?;
-            (resolved, PageStart::After(cursor.after))
+            (resolved, PageStart::After { key: cursor.after, walk: cursor.walk })
         }
     };
     let key = PageKey { board: resolved.board, limit, start };

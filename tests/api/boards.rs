@@ -21,6 +21,7 @@ backend_tests!(
     bad_board_definitions_are_refused_field_by_field,
     every_operator_in_both_orders_keeps_the_right_entry,
     pages_cursors_around_and_friends_on_a_custom_board,
+    a_walk_of_a_latest_board_shows_nobody_twice,
     posts_carry_metadata_and_refuse_bad_input,
     idempotency_keys_are_bound_to_the_board_and_body,
     concurrent_posts_to_custom_boards_are_exact,
@@ -271,6 +272,47 @@ async fn pages_cursors_around_and_friends_on_a_custom_board(backend: Backend) {
     assert_eq!((status.as_u16(), page["entries"].as_array().unwrap().len()), (200, 0), "no built-in scores yet");
     let (status, body) = app.get_json("/api/rankings/times/users?ids=0").await;
     assert_error(status, &body, 400, "invalid_ids");
+}
+
+/// On a `latest` board a player's score can get worse: one passed by a
+/// walk could fall past its cursor and show again. A walk leaves out the
+/// entries changed since it began, so it shows everyone else once, in
+/// order, with board-wide ranks.
+async fn a_walk_of_a_latest_board_shows_nobody_twice(backend: Backend) {
+    let (app, _db) = spawn_admin_app(&backend).await;
+    app.create_board(&json!({"id": "mood", "name": "Current mood", "operator": "latest"})).await;
+    let mut players: Vec<Player> = Vec::new();
+    for i in 0..12 {
+        let player = app.register(&format!("moody{i}")).await;
+        app.post_board_score(&player, "mood", 120 - 10 * i).await;
+        players.push(player);
+    }
+    let ids: Vec<i64> = players.iter().map(|p| p.id).collect();
+    let mut walked: Vec<(i64, i64)> = Vec::new();
+    let mut page = app.ranking("mood", "limit=3").await;
+    let mut moved = false;
+    loop {
+        walked.extend(ranks_and_ids(&page));
+        if !moved {
+            app.post_board_score(&players[0], "mood", 1).await; // seen; falls past the cursor
+            app.post_board_score(&players[5], "mood", 115).await; // not seen yet; jumps above it
+            app.post_board_score(&players[8], "mood", 55).await; // not seen yet; stays below it
+            moved = true;
+        }
+        let Some(cursor) = page["next_cursor"].as_str() else { break };
+        page = app.ranking("mood", &format!("limit=3&cursor={cursor}")).await;
+    }
+    let walked_ids: Vec<i64> = walked.iter().map(|(_, id)| *id).collect();
+    let unmoved = [1, 2, 3, 4, 6, 7, 9, 10, 11].map(|i| ids[i]);
+    assert_eq!(walked_ids, [&[ids[0]][..], &unmoved].concat(), "everyone who did not post once, in order");
+
+    // The pages after the moves rank board-wide, as a fresh read does.
+    let now: HashMap<i64, i64> =
+        ranks_and_ids(&app.ranking("mood", "limit=100").await).into_iter().map(|(rank, id)| (id, rank)).collect();
+    for (rank, id) in &walked[3..] {
+        assert_eq!(now[id], *rank, "player {id}");
+    }
+    assert_eq!(now.len(), 12, "a new walk shows everyone: {now:?}");
 }
 
 async fn posts_carry_metadata_and_refuse_bad_input(backend: Backend) {

@@ -2908,7 +2908,7 @@ export interface operations {
                 limit?: number;
                 /** @description Position to start at, default 0 (not with `cursor`) */
                 offset?: number;
-                /** @description A `next_cursor` (opaque, checksummed: any other value is 400 `invalid_cursor`): keyset paging that never shows a player twice; it goes on in the period it began in */
+                /** @description A `next_cursor` (opaque, checksummed: any other value is 400 `invalid_cursor`): keyset paging that never shows a player twice (on `latest` boards it leaves out players whose entry changed since the walk began); it goes on in the period it began in */
                 cursor?: string;
                 /** @description `current` (default) or a kept period's index */
                 period?: string;
