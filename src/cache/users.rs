@@ -35,8 +35,12 @@ impl UserCache {
     }
 
     /// Cached rows of `ids` and the ids that were not cached. Redis trouble
+    /// (or a Redis not trusted since, see [`RedisClient::is_trusted`])
     /// means everything is a miss.
     pub async fn get_many(&self, ids: &[i64]) -> (Vec<UserRow>, Vec<i64>) {
+        if !self.redis.is_trusted() {
+            return (Vec::new(), ids.to_vec());
+        }
         let keys = self.redis.keys();
         let names: Vec<String> =
             std::iter::once(keys.data_generation()).chain(ids.iter().map(|id| keys.user_row(*id))).collect();
@@ -72,7 +76,9 @@ impl UserCache {
 
     async fn set(&self, entries: &[(String, String, String)]) {
         if let Err(error) = self.redis.set_versioned(entries, TTL).await {
+            // An older copy may be left behind: believe none until recovered.
             tracing::debug!(%error, "user rows not cached in Redis");
+            self.redis.distrust();
         }
     }
 }

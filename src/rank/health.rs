@@ -46,8 +46,12 @@ impl RedisHealth {
         self.healthy.load(Ordering::Acquire)
     }
 
-    /// Redis answered and its boards are built.
+    /// Redis answered and its boards are built; unless a recovery runs
+    /// (it may be rebuilding boards that are there but stale).
     pub fn mark_healthy(&self) {
+        if self.recovering.load(Ordering::Acquire) {
+            return;
+        }
         if !self.healthy.swap(true, Ordering::AcqRel) {
             tracing::info!("boards in Redis are ready; serving from them");
         }

@@ -386,11 +386,17 @@ impl RankEngine {
     }
 
     /// Checks that every board in Redis is still built (a flushed or
-    /// restarted Redis has lost them); called every second by a background
-    /// task. One round trip.
+    /// restarted Redis has lost them) and that nothing made Redis untrusted
+    /// (see [`RedisClient::is_trusted`]: a failed write, a failover); called
+    /// every second by a background task.
     pub async fn check_shared(&self) {
         let Some(shared) = &self.shared else { return };
+        let client = shared.redis.client();
+        if let Err(error) = client.check_topology().await {
+            return self.degrade(shared, &error);
+        }
         match shared.redis.ready(&self.groups()).await {
+            Ok(_) if !client.is_trusted() => self.degrade(shared, &RedisError::Untrusted),
             Ok(ready) if ready.iter().all(|ready| *ready) => shared.health.mark_healthy(),
             Ok(_) => self.degrade(shared, &RedisError::NotReady),
             Err(error) => self.degrade(shared, &error),
@@ -398,21 +404,34 @@ impl RankEngine {
     }
 
     /// Sends reads to the database and starts the recovery: rebuild every
-    /// board Redis lacks from the database until none is missing.
+    /// board Redis lacks from the database until none is missing. After a
+    /// failure in transit every board is rebuilt and the cached sessions
+    /// and user rows dropped, since any of them may have missed a write.
     fn degrade(&self, shared: &Arc<Shared>, error: &RedisError) {
+        let client = Arc::clone(shared.redis.client());
+        if !matches!(error, RedisError::NotReady | RedisError::Untrusted) {
+            client.distrust();
+        }
         let engine = self.clone();
         let recovering = Arc::clone(shared);
         shared.health.degrade(error, async move {
             loop {
                 let groups = engine.groups();
+                let failures = client.failures();
+                let suspect = !client.is_trusted();
                 if let Ok(ready) = recovering.redis.ready(&groups).await {
-                    if ready.iter().all(|ready| *ready) {
+                    if !suspect && ready.iter().all(|ready| *ready) {
                         break;
                     }
-                    for (group, _) in groups.iter().zip(ready).filter(|(_, ready)| !ready) {
+                    let mut rebuilt = true;
+                    for (group, _) in groups.iter().zip(ready).filter(|(_, ready)| suspect || !ready) {
                         if let Err(error) = engine.rebuild_group(&recovering, *group).await {
                             tracing::warn!(%error, %group, "rebuilding a board in Redis failed");
+                            rebuilt = false;
                         }
+                    }
+                    if suspect && rebuilt && drop_cached_copies(&client).await {
+                        client.recovered_from(failures);
                     }
                 }
                 tokio::time::sleep(Duration::from_secs(1)).await;
@@ -618,6 +637,19 @@ impl RankEngine {
         };
         page_of(board, slice, count, version, walk)
     }
+}
+
+/// Drops the cached sessions and user rows (each is read again from the
+/// database at its next use); whether it could.
+async fn drop_cached_copies(client: &RedisClient) -> bool {
+    let keys = client.keys();
+    for pattern in [keys.session_pattern(), keys.user_rows_pattern()] {
+        if let Err(error) = client.delete_matching(&pattern).await {
+            tracing::warn!(%error, "cached copies in Redis could not be dropped");
+            return false;
+        }
+    }
+    true
 }
 
 /// A page of `count` entries from a slice that read one more (or stopped

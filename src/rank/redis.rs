@@ -255,6 +255,10 @@ impl RedisSource {
         }
     }
 
+    pub fn client(&self) -> &Arc<RedisClient> {
+        &self.client
+    }
+
     /// The keys of the group a board belongs to.
     fn group(&self, board: Board) -> BoardGroupKeys {
         match board {
@@ -281,7 +285,7 @@ impl RedisSource {
         for board in boards {
             pipe.exists(self.group(*board).ready());
         }
-        bounded(async { Ok(pipe.query_async(&mut self.client.conn().await?).await?) }).await
+        bounded(async { self.client.conn().await?.query(&pipe).await }).await
     }
 
     /// Records an entry (on every board of its group); `NotReady` when the
@@ -334,7 +338,7 @@ impl RedisSource {
         for board in boards {
             pipe.incr(self.group(*board).sequence(), 1).ignore();
         }
-        bounded(async { Ok(pipe.query_async(&mut self.client.conn().await?).await?) }).await
+        bounded(async { self.client.conn().await?.query(&pipe).await }).await
     }
 
     /// The current sequence number of a group's change log.
@@ -410,7 +414,7 @@ impl RedisSource {
                 }
                 pipe.add_command(set).add_command(hash);
             }
-            pipe.query_async::<()>(&mut *conn).await?;
+            conn.query::<()>(&pipe).await?;
         }
         let mut swap = redis::pipe();
         swap.atomic();
@@ -602,8 +606,7 @@ impl BoardSource for RedisSource {
             let floor = Packed::floor(board.order, *score).member();
             pipe.cmd("ZLEXCOUNT").arg(self.group(board.board).set(&set_name(*board))).arg("-").arg(format!("({floor}"));
         }
-        let values: Vec<redis::Value> =
-            bounded(async { Ok(pipe.query_async(&mut self.client.conn().await?).await?) }).await?;
+        let values: Vec<redis::Value> = bounded(async { self.client.conn().await?.query(&pipe).await }).await?;
         let (ready, counts) = values.split_at(scores.len());
         for ((board, _), ready) in scores.iter().zip(ready) {
             let from: Option<i64> = redis::from_redis_value(ready.clone())?;

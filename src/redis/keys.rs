@@ -44,6 +44,11 @@ impl Keys {
         format!("{}:user:{id}", self.prefix)
     }
 
+    /// Every cached user row (dropped after a failover).
+    pub fn user_rows_pattern(&self) -> String {
+        format!("{}:user:*", self.prefix)
+    }
+
     /// The counter every change of a display name bumps: each instance
     /// drops its cached names when it moves.
     pub fn names_version(&self) -> String {

@@ -17,13 +17,17 @@ mod keys;
 
 use std::collections::HashMap;
 use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::ThreadId;
 use std::time::Duration;
 
+use deadpool_redis::cluster::ClusterConnection;
 use deadpool_redis::redis::aio::{ConnectionLike, MultiplexedConnection};
+use deadpool_redis::redis::cluster_routing::{Route, RoutingInfo, SingleNodeRoutingInfo, SlotAddr};
 use deadpool_redis::redis::{self, AsyncCommands as _, RedisFuture, Script};
 use deadpool_redis::{Config, Pool, PoolConfig, Runtime, Timeouts};
+use futures_util::future::try_join_all;
 
 pub use self::keys::{BoardGroupKeys, Keys};
 pub use deadpool_redis::redis::{pipe, Cmd, Pipeline, Value};
@@ -44,6 +48,10 @@ pub enum RedisError {
     NotReady,
     #[error("unexpected answer from Redis: {0}")]
     Protocol(String),
+    /// A write failed or the masters changed: Redis may be out of step with
+    /// the database until a recovery.
+    #[error("Redis may have missed writes (a failed write or a failover)")]
+    Untrusted,
 }
 
 impl From<redis::ParsingError> for RedisError {
@@ -92,22 +100,80 @@ if tonumber(ARGV[1]) > now then redis.call('SET', KEYS[1], ARGV[1]) return tonum
 return now
 ";
 
+/// A connection to one Redis, or to a Redis Cluster (which routes each
+/// command to the master of its key's slot and follows failovers).
+#[derive(Clone)]
+enum Link {
+    Single(MultiplexedConnection),
+    Cluster(ClusterConnection),
+}
+
 /// The connection the calls of each thread share, while it works. One per
 /// thread: a multiplexed connection's driver task runs where it was made,
 /// and a call from another thread would wake that thread twice per round
 /// trip (measured: 5.5% of the CPU in `eventfd_write` on a page load).
-type Shared = Arc<Mutex<HashMap<ThreadId, MultiplexedConnection>>>;
+type Shared = Arc<Mutex<HashMap<ThreadId, Link>>>;
 
 /// A connection for one call: its thread's multiplexed connection, which a
 /// failure that leaves it unusable drops for the next call to replace.
 #[derive(Clone)]
 pub struct Connection {
-    inner: MultiplexedConnection,
+    inner: Link,
     shared: Shared,
     thread: ThreadId,
 }
 
 impl Connection {
+    /// Runs a pipeline whose commands may name keys of different slots: in
+    /// one round trip to one Redis; on a cluster (which refuses a pipeline
+    /// across slots) each command on its own, all at once. A transaction
+    /// must keep to one slot (one hash tag) and goes as it is. Results of
+    /// commands marked `ignore` are kept on a cluster: ask for `()` then.
+    pub async fn query<T: redis::FromRedisValue>(&mut self, pipe: &Pipeline) -> RedisResult<T> {
+        if matches!(self.inner, Link::Single(_)) || pipe.is_transaction() {
+            return Ok(pipe.query_async(self).await?);
+        }
+        let calls = pipe.cmd_iter().map(|cmd| {
+            let mut conn = self.clone();
+            async move { cmd.query_async::<Value>(&mut conn).await }
+        });
+        let values = try_join_all(calls).await?;
+        Ok(redis::from_redis_value(Value::Array(values))?)
+    }
+
+    /// One slot of each master of a cluster, for commands every master
+    /// must run (a `SCAN`); empty for one Redis. Routed by slot, a command
+    /// goes to whichever node the client knows as that slot's master now.
+    async fn master_slots(&mut self) -> RedisResult<Vec<u16>> {
+        if matches!(self.inner, Link::Single(_)) {
+            return Ok(Vec::new());
+        }
+        // Each range: [first slot, last slot, [master host, port, id], replicas…].
+        let ranges: Vec<Vec<Value>> = redis::cmd("CLUSTER").arg("SLOTS").query_async(self).await?;
+        let mut masters: HashMap<String, u16> = HashMap::new();
+        for range in ranges {
+            let (Some(first), Some(master)) = (range.first(), range.get(2)) else { continue };
+            let first: u16 = redis::from_redis_value(first.clone())?;
+            let master: Vec<Value> = redis::from_redis_value(master.clone())?;
+            let address = format!("{:?}", &master[..master.len().min(2)]);
+            masters.entry(address).or_insert(first);
+        }
+        Ok(masters.into_values().collect())
+    }
+
+    /// Runs a command on the master of `slot` (`None`: as routed).
+    async fn query_on<T: redis::FromRedisValue>(&mut self, slot: Option<u16>, cmd: &Cmd) -> RedisResult<T> {
+        let value = match (&mut self.inner, slot) {
+            (Link::Cluster(inner), Some(slot)) => {
+                let route = SingleNodeRoutingInfo::SpecificNode(Route::new(slot, SlotAddr::Master));
+                let result = inner.route_command(cmd.clone(), RoutingInfo::SingleNode(route)).await;
+                self.check(result)?
+            }
+            _ => cmd.query_async::<Value>(self).await?,
+        };
+        Ok(redis::from_redis_value(value)?)
+    }
+
     fn check<T>(&self, result: redis::RedisResult<T>) -> redis::RedisResult<T> {
         if let Err(error) = &result {
             if error.is_io_error() || error.is_connection_dropped() || error.is_unrecoverable_error() {
@@ -123,7 +189,10 @@ impl Connection {
 impl ConnectionLike for Connection {
     fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
         Box::pin(async move {
-            let result = self.inner.req_packed_command(cmd).await;
+            let result = match &mut self.inner {
+                Link::Single(inner) => inner.req_packed_command(cmd).await,
+                Link::Cluster(inner) => inner.req_packed_command(cmd).await,
+            };
             self.check(result)
         })
     }
@@ -135,18 +204,55 @@ impl ConnectionLike for Connection {
         count: usize,
     ) -> RedisFuture<'a, Vec<Value>> {
         Box::pin(async move {
-            let result = self.inner.req_packed_commands(pipeline, offset, count).await;
+            let result = match &mut self.inner {
+                Link::Single(inner) => inner.req_packed_commands(pipeline, offset, count).await,
+                Link::Cluster(inner) => inner.req_packed_commands(pipeline, offset, count).await,
+            };
             self.check(result)
         })
     }
 
     fn get_db(&self) -> i64 {
-        self.inner.get_db()
+        match &self.inner {
+            Link::Single(inner) => inner.get_db(),
+            Link::Cluster(inner) => inner.get_db(),
+        }
     }
 }
 
+/// Where connections come from.
+enum Pools {
+    Single(Pool),
+    Cluster(deadpool_redis::cluster::Pool),
+}
+
+/// The node URLs of a `redis+cluster://[user:password@]host:port,host:port,…`
+/// (or `rediss+cluster://`, with TLS) URL: any reachable nodes; the client
+/// discovers the rest. `None` for a URL of one Redis.
+fn cluster_nodes(url: &str) -> Option<Vec<String>> {
+    let (scheme, rest) = url.split_once("+cluster://")?;
+    let (credentials, hosts) = match rest.rsplit_once('@') {
+        Some((credentials, hosts)) => (format!("{credentials}@"), hosts),
+        None => (String::new(), rest),
+    };
+    let hosts = hosts.split('/').next().unwrap_or_default();
+    Some(
+        hosts
+            .split(',')
+            .filter(|host| !host.is_empty())
+            .map(|host| format!("{scheme}://{credentials}{host}"))
+            .collect(),
+    )
+}
+
 pub struct RedisClient {
-    pool: Pool,
+    pools: Pools,
+    /// Writes that failed in transit (or failovers seen), and how many of
+    /// them the last recovery covered: see [`RedisClient::is_trusted`].
+    failures: AtomicU64,
+    recovered: AtomicU64,
+    /// What the last check saw of the masters (see [`RedisClient::topology`]).
+    topology: Mutex<Option<String>>,
     shared: Shared,
     keys: Keys,
     versioned_set: Script,
@@ -161,13 +267,29 @@ fn millis(duration: Duration) -> u64 {
 
 impl RedisClient {
     pub fn new(url: &str, prefix: &str, max_connections: usize) -> anyhow::Result<Self> {
-        let mut config = Config::from_url(url);
         let timeouts =
             Timeouts { wait: Some(REDIS_TIMEOUT), create: Some(REDIS_TIMEOUT), recycle: Some(REDIS_TIMEOUT) };
-        config.pool = Some(PoolConfig { max_size: max_connections, timeouts, ..PoolConfig::default() });
-        let pool = config.create_pool(Some(Runtime::Tokio1))?;
+        let pool_config = PoolConfig { max_size: max_connections, timeouts, ..PoolConfig::default() };
+        let pools = match cluster_nodes(url) {
+            Some(nodes) => {
+                anyhow::ensure!(!nodes.is_empty(), "a redis+cluster:// URL names no node");
+                let mut config = deadpool_redis::cluster::Config::from_urls(nodes);
+                // Discovering the cluster takes a few round trips.
+                let timeouts = Timeouts { create: Some(REDIS_TIMEOUT * 4), ..timeouts };
+                config.pool = Some(PoolConfig { timeouts, ..pool_config });
+                Pools::Cluster(config.create_pool(Some(Runtime::Tokio1))?)
+            }
+            None => {
+                let mut config = Config::from_url(url);
+                config.pool = Some(pool_config);
+                Pools::Single(config.create_pool(Some(Runtime::Tokio1))?)
+            }
+        };
         Ok(Self {
-            pool,
+            pools,
+            failures: AtomicU64::new(0),
+            recovered: AtomicU64::new(0),
+            topology: Mutex::new(None),
             shared: Shared::default(),
             keys: Keys::new(prefix),
             versioned_set: Script::new(VERSIONED_SET),
@@ -182,6 +304,61 @@ impl RedisClient {
         &self.keys
     }
 
+    /// Whether the cached copies in Redis (sessions, user rows, boards) can
+    /// be believed. Not after a write failed in transit (a session's
+    /// tombstone, a user row may be missing) or a failover (a dead master
+    /// may have acknowledged writes its replica never got), until the rank
+    /// engine's recovery has rebuilt the boards from the database and
+    /// dropped the cached copies ([`RedisClient::recovered_from`]).
+    pub fn is_trusted(&self) -> bool {
+        self.failures.load(Ordering::Acquire) == self.recovered.load(Ordering::Acquire)
+    }
+
+    /// Notes a failure that may have left Redis out of step with the database.
+    pub fn distrust(&self) {
+        self.failures.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// The failures so far: a recovery that begins now covers these.
+    pub fn failures(&self) -> u64 {
+        self.failures.load(Ordering::Acquire)
+    }
+
+    /// A recovery begun after `failures` failures has put everything right.
+    pub fn recovered_from(&self, failures: u64) {
+        self.recovered.fetch_max(failures, Ordering::AcqRel);
+    }
+
+    /// Checks who the masters are (a cluster: their node ids; one Redis:
+    /// its run id, new at every start) and distrusts Redis when that
+    /// changed since the last check: a failover or a restart happened.
+    pub async fn check_topology(&self) -> RedisResult<()> {
+        let topology = bounded(async {
+            let mut conn = self.conn().await?;
+            if matches!(conn.inner, Link::Single(_)) {
+                let info: String = redis::cmd("INFO").arg("server").query_async(&mut conn).await?;
+                return Ok(info.lines().find(|line| line.starts_with("run_id:")).unwrap_or_default().to_owned());
+            }
+            let ranges: Vec<Vec<Value>> = redis::cmd("CLUSTER").arg("SLOTS").query_async(&mut conn).await?;
+            let mut masters = Vec::new();
+            for range in ranges {
+                let master: Vec<Value> =
+                    range.get(2).cloned().map(redis::from_redis_value).transpose()?.unwrap_or_default();
+                masters.push(format!("{:?}-{:?}", range.first(), master.get(2)));
+            }
+            masters.sort();
+            Ok(masters.join(","))
+        })
+        .await?;
+        let Ok(mut seen) = self.topology.lock() else { return Ok(()) };
+        if seen.as_ref().is_some_and(|seen| *seen != topology) {
+            tracing::warn!("the Redis masters changed (a failover or a restart)");
+            self.distrust();
+        }
+        *seen = Some(topology);
+        Ok(())
+    }
+
     /// This thread's connection, or a fresh one from the pool when it has
     /// none (callers wrap their use in [`bounded`]).
     pub async fn conn(&self) -> RedisResult<Connection> {
@@ -190,7 +367,10 @@ impl RedisClient {
         let inner = match current {
             Some(inner) => inner,
             None => {
-                let fresh = deadpool_redis::Connection::take(self.pool.get().await?);
+                let fresh = match &self.pools {
+                    Pools::Single(pool) => Link::Single(deadpool_redis::Connection::take(pool.get().await?)),
+                    Pools::Cluster(pool) => Link::Cluster(deadpool_redis::cluster::Connection::take(pool.get().await?)),
+                };
                 if let Ok(mut shared) = self.shared.lock() {
                     shared.insert(thread, fresh.clone());
                 }
@@ -235,7 +415,7 @@ impl RedisClient {
         for key in keys {
             pipe.pset_ex(key, value, millis(ttl)).ignore();
         }
-        bounded(async { Ok(pipe.query_async(&mut self.conn().await?).await?) }).await
+        bounded(async { self.conn().await?.query(&pipe).await }).await
     }
 
     pub async fn delete(&self, key: &str) -> RedisResult<()> {
@@ -272,12 +452,25 @@ impl RedisClient {
             return Ok(());
         }
         let ttl = millis(ttl);
-        let mut pipe = redis::pipe();
-        for (key, version, value) in entries {
-            pipe.invoke_script(self.versioned_set.key(key).arg(version).arg(value).arg(ttl));
-        }
         bounded(async {
             let mut conn = self.conn().await?;
+            if matches!(conn.inner, Link::Cluster(_)) {
+                // The keys spread over the slots: one script call each, all at once.
+                let calls = entries.iter().map(|(key, version, value)| {
+                    let mut conn = conn.clone();
+                    async move {
+                        let mut invocation = self.versioned_set.key(key);
+                        invocation.arg(version).arg(value).arg(ttl);
+                        invocation.invoke_async::<i64>(&mut conn).await
+                    }
+                });
+                try_join_all(calls).await?;
+                return Ok(());
+            }
+            let mut pipe = redis::pipe();
+            for (key, version, value) in entries {
+                pipe.invoke_script(self.versioned_set.key(key).arg(version).arg(value).arg(ttl));
+            }
             query_with_scripts::<()>(&mut conn, &pipe, &[&self.versioned_set]).await
         })
         .await
@@ -322,32 +515,31 @@ impl RedisClient {
     }
 
     /// Unlinks every key matching `pattern`, walking the keyspace with
-    /// `SCAN` (never `KEYS`, which blocks Redis for the whole walk).
+    /// `SCAN` (never `KEYS`, which blocks Redis for the whole walk), on
+    /// every master of a cluster.
     pub async fn delete_matching(&self, pattern: &str) -> RedisResult<u64> {
         let mut conn = self.conn().await?;
-        let mut cursor: u64 = 0;
+        let masters = bounded(conn.master_slots()).await?;
+        let nodes: Vec<Option<u16>> =
+            if masters.is_empty() { vec![None] } else { masters.into_iter().map(Some).collect() };
         let mut deleted = 0;
-        loop {
-            let (next, keys): (u64, Vec<String>) = bounded(async {
-                Ok(redis::cmd("SCAN")
-                    .arg(cursor)
-                    .arg("MATCH")
-                    .arg(pattern)
-                    .arg("COUNT")
-                    .arg(1_000)
-                    .query_async(&mut conn)
-                    .await?)
-            })
-            .await?;
-            if !keys.is_empty() {
-                deleted += keys.len() as u64;
-                bounded(async { Ok(redis::cmd("UNLINK").arg(&keys).query_async::<()>(&mut conn).await?) }).await?;
+        for node in nodes {
+            let mut cursor: u64 = 0;
+            loop {
+                let scan = redis::cmd("SCAN").arg(cursor).arg("MATCH").arg(pattern).arg("COUNT").arg(1_000).clone();
+                let (next, keys): (u64, Vec<String>) = bounded(conn.query_on(node, &scan)).await?;
+                if !keys.is_empty() {
+                    deleted += keys.len() as u64;
+                    // A cluster splits a many-key UNLINK by slot.
+                    bounded(async { Ok(redis::cmd("UNLINK").arg(&keys).query_async::<()>(&mut conn).await?) }).await?;
+                }
+                if next == 0 {
+                    break;
+                }
+                cursor = next;
             }
-            if next == 0 {
-                return Ok(deleted);
-            }
-            cursor = next;
         }
+        Ok(deleted)
     }
 }
 

@@ -183,9 +183,10 @@ async fn mark_sessions(state: &AppState, token_hashes: &[String], mark: &str) {
     let Some(redis) = &state.redis else { return };
     let keys: Vec<String> = token_hashes.iter().map(|hash| redis.keys().session(hash)).collect();
     if let Err(error) = redis.set_many(&keys, mark, SESSION_CACHE_TTL).await {
-        // The database knows better; a cached copy would outlive it by at
-        // most SESSION_CACHE_TTL, so say so loudly.
+        // The database knows better; no cached session is believed until
+        // the recovery has dropped them all (the rank engine's check sees it).
         tracing::error!(%error, "ended or banned sessions could not be marked in Redis");
+        redis.distrust();
     }
 }
 
@@ -206,7 +207,7 @@ pub struct SessionOwner {
 /// generation (raised by initialize before it wipes) is the same: it is
 /// read in the same round trip.
 pub async fn session_user(state: &AppState, token_hash: &str) -> Result<Option<SessionOwner>, ApiError> {
-    if let Some(redis) = &state.redis {
+    if let Some(redis) = state.redis.as_ref().filter(|redis| redis.is_trusted()) {
         let keys = [redis.keys().data_generation(), redis.keys().session(token_hash)];
         if let Ok([generation, Some(cached)]) = redis.get_many(&keys).await.as_deref() {
             let current = generation.as_deref().and_then(|g| g.parse::<i64>().ok()).unwrap_or(0);

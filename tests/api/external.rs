@@ -64,3 +64,105 @@ pub async fn nginx_in_front_of(upstream: &str) -> Option<Fronted> {
     wait_for_port(port).await;
     Some(Fronted { _nginx: nginx, _prefix: prefix, site: format!("http://127.0.0.1:{port}") })
 }
+
+/// A Redis Cluster on this machine: six `redis-server --cluster-enabled
+/// yes` processes on free ports, three masters with a replica each, as
+/// `redis-cli --cluster create … --cluster-replicas 1` makes it. Each node
+/// runs under a shell that stops it once the test process is gone, so one
+/// cluster can serve every test of a run (each test has its own key prefix).
+pub struct RedisCluster {
+    pub ports: Vec<u16>,
+    _dir: tempfile::TempDir,
+    _nodes: Vec<Process>,
+}
+
+/// A port whose cluster bus port (+10000) is free too.
+fn free_cluster_port(taken: &[u16]) -> u16 {
+    loop {
+        let port = 20_000 + rand::random::<u16>() % 25_000;
+        let free = |port: u16| TcpListener::bind(("127.0.0.1", port)).is_ok();
+        if !taken.contains(&port) && free(port) && free(port + 10_000) {
+            return port;
+        }
+    }
+}
+
+fn redis_cli(port: u16, args: &[&str]) -> String {
+    let output = Command::new("redis-cli").args(["-p", &port.to_string()]).args(args).output().unwrap();
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+impl RedisCluster {
+    pub fn start() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let mut ports = Vec::new();
+        for _ in 0..6 {
+            ports.push(free_cluster_port(&ports));
+        }
+        let watched = std::process::id().to_string();
+        let nodes = ports
+            .iter()
+            .map(|port| {
+                let port = port.to_string();
+                let node = format!(
+                    "redis-server --port {port} --bind 127.0.0.1 --cluster-enabled yes --cluster-config-file nodes-{port}.conf \
+                     --cluster-node-timeout 2000 --save '' --appendonly no --dir {} --logfile redis-{port}.log",
+                    dir.path().display()
+                );
+                // The node stops with the test process (or when this shell is stopped).
+                let watchdog = format!(
+                    "{node} & node=$!; trap 'kill $node 2>/dev/null' EXIT TERM; \
+                     while kill -0 {watched} 2>/dev/null && kill -0 $node 2>/dev/null; do sleep 1; done"
+                );
+                Process(Command::new("sh").args(["-c", &watchdog]).stdout(Stdio::null()).spawn().unwrap())
+            })
+            .collect();
+        let started = Instant::now();
+        while !ports.iter().all(|port| redis_cli(*port, &["ping"]).trim() == "PONG") {
+            assert!(started.elapsed() < Duration::from_secs(10), "the cluster's nodes did not start");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let addresses: Vec<String> = ports.iter().map(|port| format!("127.0.0.1:{port}")).collect();
+        let created = Command::new("redis-cli")
+            .args(["--cluster", "create"])
+            .args(&addresses)
+            .args(["--cluster-replicas", "1", "--cluster-yes"])
+            .output()
+            .unwrap();
+        assert!(created.status.success(), "redis-cli --cluster create: {}", String::from_utf8_lossy(&created.stdout));
+        let cluster = Self { ports, _dir: dir, _nodes: nodes };
+        cluster.wait_until_ok();
+        cluster
+    }
+
+    /// Waits until every live node says the cluster is ok.
+    pub fn wait_until_ok(&self) {
+        let started = Instant::now();
+        loop {
+            let states: Vec<String> = self.ports.iter().map(|port| redis_cli(*port, &["cluster", "info"])).collect();
+            if states.iter().filter(|info| !info.is_empty()).all(|info| info.contains("cluster_state:ok")) {
+                return;
+            }
+            assert!(started.elapsed() < Duration::from_secs(30), "the cluster is not ok: {states:?}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// `redis+cluster://` naming the first three nodes (the others are
+    /// discovered).
+    pub fn url(&self) -> String {
+        let nodes: Vec<String> = self.ports.iter().take(3).map(|port| format!("127.0.0.1:{port}")).collect();
+        format!("redis+cluster://{}", nodes.join(","))
+    }
+
+    /// The ports of the nodes that are masters now.
+    pub fn masters(&self) -> Vec<u16> {
+        self.ports.iter().copied().filter(|port| redis_cli(*port, &["role"]).starts_with("master")).collect()
+    }
+}
+
+/// The cluster the tests of this run share, started by the first that asks.
+pub fn shared_redis_cluster() -> &'static RedisCluster {
+    static CLUSTER: std::sync::OnceLock<RedisCluster> = std::sync::OnceLock::new();
+    CLUSTER.get_or_init(RedisCluster::start)
+}

@@ -1,6 +1,7 @@
 //! `spawn_app()` and friends: a real server on a fresh database per test.
 
 use std::io::Write as _;
+use std::time::Duration;
 
 use actix_web::dev::ServerHandle;
 use hiscore::config::Settings;
@@ -11,7 +12,8 @@ use serde_json::{json, Value};
 /// Runs each listed `async fn name(backend: Backend)` once per backend:
 /// `name::sqlite` always, `name::mariadb` when `TEST_MYSQL_URL` is set, and
 /// `name::mariadb_redis` (the shared rank engine) when `TEST_REDIS_URL` is
-/// set too.
+/// set too, and `name::mariadb_redis_cluster` then as well, on a Redis
+/// Cluster the run starts (see [`crate::external::RedisCluster`]).
 #[macro_export]
 macro_rules! backend_tests {
     ($($name:ident),* $(,)?) => {
@@ -32,6 +34,13 @@ macro_rules! backend_tests {
                 #[actix_web::test]
                 async fn mariadb_redis() {
                     if let Some(backend) = $crate::helpers::Backend::mariadb_redis() {
+                        super::$name(backend).await
+                    }
+                }
+
+                #[actix_web::test]
+                async fn mariadb_redis_cluster() {
+                    if let Some(backend) = $crate::helpers::Backend::mariadb_redis_cluster() {
                         super::$name(backend).await
                     }
                 }
@@ -76,6 +85,14 @@ impl Backend {
                 None
             }
         }
+    }
+
+    /// MariaDB with the shared rank engine on a Redis Cluster, when both
+    /// URLs are set (where Redis is installed, so is its cluster mode).
+    pub fn mariadb_redis_cluster() -> Option<Self> {
+        let Some(Self::MariaDbRedis { server_url, .. }) = Self::mariadb_redis() else { return None };
+        let redis_url = crate::external::shared_redis_cluster().url();
+        Some(Self::MariaDbRedis { server_url, redis_url })
     }
 
     /// The MariaDB backend when `TEST_MYSQL_URL` is set; otherwise `None`,
@@ -255,7 +272,12 @@ pub async fn spawn_app_on(db: &TestDatabase, extra_args: &[&str]) -> TestApp {
     let address = format!("http://127.0.0.1:{}", app.port());
     let handle = app.handle();
     actix_web::rt::spawn(app.run_until_stopped());
-    TestApp { address, client: reqwest::Client::new(), handle }
+    // Idle connections are dropped before the server's keep-alive (5 s)
+    // closes them: a request sent on one just as the server closes it
+    // fails (`IncompleteMessage`), which a test that waited a few seconds
+    // between requests met once.
+    let client = reqwest::Client::builder().pool_idle_timeout(Duration::from_secs(2)).build().unwrap();
+    TestApp { address, client, handle }
 }
 
 /// A registered player.

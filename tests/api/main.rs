@@ -12,6 +12,7 @@ mod admin;
 mod bench;
 mod boards;
 mod browser;
+mod cluster;
 mod concurrency;
 mod cors;
 mod crash;

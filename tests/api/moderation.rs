@@ -349,12 +349,29 @@ async fn an_erased_player_leaves_nothing_behind(backend: Backend) {
     assert!(again.id > stays.id);
 }
 
-/// Every key and value under a test's prefix, as text.
+/// Every key and value under a test's prefix, as text (on every node of a
+/// cluster: replicas hold copies).
 async fn redis_dump(redis: &crate::helpers::TestRedis) -> String {
-    let client = deadpool_redis::redis::Client::open(redis.url.as_str()).unwrap();
+    let nodes = match redis.url.strip_prefix("redis+cluster://") {
+        Some(_) => {
+            crate::external::shared_redis_cluster().ports.iter().map(|p| format!("redis://127.0.0.1:{p}")).collect()
+        }
+        None => vec![redis.url.clone()],
+    };
+    let mut dump = String::new();
+    for node in nodes {
+        dump.push_str(&redis_dump_node(&node, &redis.prefix).await);
+    }
+    dump
+}
+
+async fn redis_dump_node(url: &str, prefix: &str) -> String {
+    let client = deadpool_redis::redis::Client::open(url).unwrap();
     let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+    // A replica answers reads only after READONLY (a master ignores it).
+    let _: Result<(), _> = deadpool_redis::redis::cmd("READONLY").query_async(&mut conn).await;
     let keys: Vec<String> =
-        deadpool_redis::redis::cmd("KEYS").arg(format!("{}:*", redis.prefix)).query_async(&mut conn).await.unwrap();
+        deadpool_redis::redis::cmd("KEYS").arg(format!("{prefix}:*")).query_async(&mut conn).await.unwrap();
     let mut dump = String::new();
     for key in keys {
         let kind: String = deadpool_redis::redis::cmd("TYPE").arg(&key).query_async(&mut conn).await.unwrap();
