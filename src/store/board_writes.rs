@@ -6,7 +6,7 @@ use sqlx::AnyConnection;
 
 use super::board::rank_score;
 use super::boards::{EntryRow, ENTRY_COLUMNS};
-use super::{placeholders, Dialect, Store, StoreError, StoreResult};
+use super::{placeholders, Store, StoreResult};
 use crate::domain::{Order, Timestamp};
 
 /// A post to append to `board_scores`.
@@ -132,7 +132,7 @@ impl Store {
             return Ok(Vec::new());
         }
         let columns = "INSERT INTO board_scores (board, period, user_id, score, metadata, created_at) VALUES";
-        if self.dialect == Dialect::MySql && !self.consecutive_ids {
+        if self.inserts_one_by_one() {
             let mut ids = Vec::with_capacity(posts.len());
             let sql = format!("{columns} (?, ?, ?, ?, ?, ?)");
             for post in posts {
@@ -160,20 +160,7 @@ impl Store {
                 .bind(post.metadata)
                 .bind(at);
         }
-        match self.dialect {
-            Dialect::Sqlite => {
-                use sqlx::Row as _;
-                let rows = query.fetch_all(&mut *conn).await?;
-                let mut ids = rows.iter().map(|row| row.try_get("id")).collect::<Result<Vec<i64>, _>>()?;
-                ids.sort_unstable();
-                Ok(ids)
-            }
-            Dialect::MySql => {
-                let done = query.execute(&mut *conn).await?;
-                let first = done.last_insert_id().ok_or_else(|| StoreError::Corrupt("INSERT reported no id".into()))?;
-                Ok((0..posts.len() as i64).map(|i| first + i).collect())
-            }
-        }
+        Ok(self.inserted_ids(conn, query, posts.len()).await?)
     }
 
     /// Writes entries as a batch left them, new and changed alike, in one

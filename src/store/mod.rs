@@ -180,16 +180,6 @@ impl Dialect {
         }
     }
 
-    /// How an INSERT reports the key it assigned to `column` (as `id`):
-    /// sqlx's `Any` driver has no last-insert id for SQLite, and MySQL 8 has
-    /// no `RETURNING`.
-    fn returning(self, column: &str) -> String {
-        match self {
-            Self::Sqlite => format!(" RETURNING {column} AS id"),
-            Self::MySql => String::new(),
-        }
-    }
-
     /// An aggregate of integer `fields` into one text `f1,f2,…;f1,f2,…`.
     /// Reading a million entries as a million driver rows costs seconds in
     /// sqlx; the database builds the same data as a few strings in a
@@ -288,8 +278,31 @@ pub struct Store {
     dialect: Dialect,
     /// Counts every statement this store runs (see the module docs).
     statements: IntCounter,
-    /// Whether a multi-row INSERT gets consecutive ids (see `insert_scores`).
-    consecutive_ids: bool,
+    /// How a multi-row INSERT reports the ids it assigned.
+    insert_ids: InsertIds,
+}
+
+/// How a multi-row INSERT reports the ids it assigned, in row order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum InsertIds {
+    /// `RETURNING id`, sorted (a statement assigns its rows' ids in row
+    /// order, whatever the step between them): SQLite, and MariaDB 10.5+
+    /// when its ids are not consecutive (`innodb_autoinc_lock_mode` 2, as
+    /// Galera requires).
+    Returning,
+    /// The first id, then one every `step` (`auto_increment_increment`):
+    /// MySQL and MariaDB with `innodb_autoinc_lock_mode` 0 or 1, which
+    /// reserve a statement's ids together.
+    Consecutive { step: i64 },
+    /// One INSERT per row: MySQL 8 with interleaved locks (no `RETURNING`).
+    OneByOne,
+}
+
+/// Whether a `VERSION()` is MariaDB 10.5 or later (`INSERT … RETURNING`).
+fn has_insert_returning(version: &str) -> bool {
+    let mut numbers = version.split(['.', '-']).map_while(|part| part.parse::<u32>().ok());
+    let (major, minor) = (numbers.next().unwrap_or(0), numbers.next().unwrap_or(0));
+    version.contains("MariaDB") && (major, minor) >= (10, 5)
 }
 
 impl Store {
@@ -311,7 +324,13 @@ impl Store {
         if store.dialect == Dialect::MySql {
             let mut conn = store.conn().await?;
             let mode: i64 = store.sql_scalar("SELECT @@innodb_autoinc_lock_mode").fetch_one(&mut *conn).await?;
-            store.consecutive_ids = mode <= 1;
+            let step: i64 = store.sql_scalar("SELECT @@auto_increment_increment").fetch_one(&mut *conn).await?;
+            let version: String = store.sql_scalar("SELECT VERSION()").fetch_one(&mut *conn).await?;
+            store.insert_ids = match mode {
+                0 | 1 => InsertIds::Consecutive { step: step.max(1) },
+                _ if has_insert_returning(&version) => InsertIds::Returning,
+                _ => InsertIds::OneByOne,
+            };
         }
         Ok(store)
     }
@@ -342,7 +361,11 @@ impl Store {
             })
             .connect_with(options)
             .await?;
-        Ok(Self { pool, dialect, statements, consecutive_ids: true })
+        let insert_ids = match dialect {
+            Dialect::Sqlite => InsertIds::Returning,
+            Dialect::MySql => InsertIds::Consecutive { step: 1 },
+        };
+        Ok(Self { pool, dialect, statements, insert_ids })
     }
 
     /// Applies the migrations this database lacks; returns their versions.
@@ -422,23 +445,56 @@ impl Store {
     /// An INSERT statement that reports the new row's auto-increment key,
     /// `column` (see [`Store::insert_returning_id`]).
     fn insert_sql(&self, insert: &str, column: &str) -> String {
-        format!("{insert}{}", self.dialect.returning(column))
+        match self.insert_ids {
+            InsertIds::Returning => format!("{insert} RETURNING {column} AS id"),
+            InsertIds::Consecutive { .. } | InsertIds::OneByOne => insert.to_owned(),
+        }
     }
 
-    /// Runs a query built from [`Store::insert_sql`] and returns the new id.
+    /// Whether a multi-row INSERT must be sent one row at a time.
+    fn inserts_one_by_one(&self) -> bool {
+        self.insert_ids == InsertIds::OneByOne
+    }
+
+    /// Runs an INSERT of `rows` rows built from [`Store::insert_sql`] and
+    /// returns their ids in row order.
+    async fn inserted_ids<'q>(
+        &self,
+        conn: &mut AnyConnection,
+        query: Query<'q, Any, AnyArguments<'q>>,
+        rows: usize,
+    ) -> Result<Vec<i64>, sqlx::Error> {
+        use sqlx::Row as _;
+        match self.insert_ids {
+            InsertIds::Returning => {
+                let found = query.fetch_all(&mut *conn).await?;
+                // By position: sqlx names no column of a prepared `INSERT … RETURNING` on MariaDB.
+                let mut ids = found.iter().map(|row| row.try_get(0)).collect::<Result<Vec<i64>, _>>()?;
+                ids.sort_unstable();
+                Ok(ids)
+            }
+            InsertIds::Consecutive { .. } | InsertIds::OneByOne => {
+                let step = match self.insert_ids {
+                    InsertIds::Consecutive { step } => step,
+                    _ if rows == 1 => 1,
+                    _ => return Err(sqlx::Error::Protocol("a multi-row INSERT sent whole without RETURNING".into())),
+                };
+                let done = query.execute(&mut *conn).await?;
+                let first =
+                    done.last_insert_id().ok_or_else(|| sqlx::Error::Protocol("INSERT reported no id".into()))?;
+                Ok((0..rows as i64).map(|i| first + i * step).collect())
+            }
+        }
+    }
+
+    /// Runs a one-row INSERT built from [`Store::insert_sql`] and returns the new id.
     async fn insert_returning_id<'q>(
         &self,
         conn: &mut AnyConnection,
         query: Query<'q, Any, AnyArguments<'q>>,
     ) -> Result<i64, sqlx::Error> {
-        use sqlx::Row as _;
-        match self.dialect {
-            Dialect::Sqlite => query.fetch_one(&mut *conn).await?.try_get("id"),
-            Dialect::MySql => {
-                let done = query.execute(&mut *conn).await?;
-                done.last_insert_id().ok_or_else(|| sqlx::Error::Protocol("INSERT reported no id".into()))
-            }
-        }
+        let ids = self.inserted_ids(conn, query, 1).await?;
+        ids.first().copied().ok_or_else(|| sqlx::Error::Protocol("INSERT reported no id".into()))
     }
 
     /// The one place statements are built: counts them.
@@ -509,6 +565,15 @@ fn is_unique_violation(error: &sqlx::Error) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn insert_returning_is_mariadb_10_5_and_later() {
+        assert!(has_insert_returning("10.11.19-MariaDB-0+deb12u1"));
+        assert!(has_insert_returning("10.5.0-MariaDB"));
+        assert!(has_insert_returning("11.4.2-MariaDB-log"));
+        assert!(!has_insert_returning("10.4.32-MariaDB"));
+        assert!(!has_insert_returning("8.0.36"), "MySQL has none");
+    }
 
     /// A commit is on disk before it is answered unless the operator
     /// chose otherwise, by a name that says what it risks.

@@ -2,16 +2,13 @@
 
 use sqlx::AnyConnection;
 
-use super::{Dialect, ScoreRow, Store, StoreError, StoreResult};
+use super::{ScoreRow, Store, StoreResult};
 use crate::domain::{Score, Timestamp};
 
 impl Store {
-    /// Appends many posts in one statement; returns their ids in order.
-    /// SQLite assigns `max(id) + 1, + 2, …` under its single write lock, so
-    /// the returned ids sorted are the rows in order. MySQL reports the first
-    /// id of a multi-row INSERT and, with `innodb_autoinc_lock_mode` 0 or 1
-    /// (MariaDB's default), hands out consecutive ids to it; with mode 2 the
-    /// posts are inserted one by one instead.
+    /// Appends many posts in one statement; returns their ids in order
+    /// (see `InsertIds` for how each database reports them; only MySQL 8
+    /// with interleaved auto-increment locks gets one INSERT per post).
     pub async fn insert_scores(
         &self,
         conn: &mut AnyConnection,
@@ -21,7 +18,7 @@ impl Store {
         if posts.is_empty() {
             return Ok(Vec::new());
         }
-        if self.dialect == Dialect::MySql && !self.consecutive_ids {
+        if self.inserts_one_by_one() {
             let sql = "INSERT INTO scores (user_id, score, created_at) VALUES (?, ?, ?)";
             let mut ids = Vec::with_capacity(posts.len());
             for (user_id, score) in posts {
@@ -36,20 +33,7 @@ impl Store {
         for (user_id, score) in posts {
             query = query.bind(*user_id).bind(score.value()).bind(at);
         }
-        match self.dialect {
-            Dialect::Sqlite => {
-                use sqlx::Row as _;
-                let rows = query.fetch_all(&mut *conn).await?;
-                let mut ids = rows.iter().map(|row| row.try_get("id")).collect::<Result<Vec<i64>, _>>()?;
-                ids.sort_unstable();
-                Ok(ids)
-            }
-            Dialect::MySql => {
-                let done = query.execute(&mut *conn).await?;
-                let first = done.last_insert_id().ok_or_else(|| StoreError::Corrupt("INSERT reported no id".into()))?;
-                Ok((0..posts.len() as i64).map(|i| first + i).collect())
-            }
-        }
+        Ok(self.inserted_ids(conn, query, posts.len()).await?)
     }
 
     /// Up to `limit` of a user's scores, newest first, older than `before`.

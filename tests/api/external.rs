@@ -166,3 +166,35 @@ pub fn shared_redis_cluster() -> &'static RedisCluster {
     static CLUSTER: std::sync::OnceLock<RedisCluster> = std::sync::OnceLock::new();
     CLUSTER.get_or_init(RedisCluster::start)
 }
+
+/// A MariaDB server of its own (a fresh data directory under `dir`, on
+/// `port`, root without a password, a database `hiscore`), for settings
+/// the machine's server does not have: TLS, Galera's auto-increment.
+pub fn start_mariadb(dir: &Path, port: u16, extra_args: &[String]) -> Process {
+    let data = dir.join("mariadb");
+    let status = Command::new("mariadb-install-db")
+        .args(["--no-defaults", "--auth-root-authentication-method=normal", "--skip-test-db", "--user=root"])
+        .arg(format!("--datadir={}", data.display()))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "mariadb-install-db");
+    std::fs::write(dir.join("init.sql"), "CREATE DATABASE IF NOT EXISTS hiscore;\n").unwrap();
+    let path = |name: &str| dir.join(name).display().to_string();
+    Process(
+        Command::new("mariadbd")
+            .args(["--no-defaults", "--user=root", "--bind-address=127.0.0.1", "--skip-log-bin"])
+            .arg("--innodb-buffer-pool-size=32M")
+            .arg(format!("--port={port}"))
+            .arg(format!("--datadir={}", data.display()))
+            .arg(format!("--socket={}", path("mariadb.sock")))
+            .arg(format!("--pid-file={}", path("mariadb.pid")))
+            .arg(format!("--init-file={}", path("init.sql")))
+            .args(extra_args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    )
+}

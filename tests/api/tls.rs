@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::external::{free_port, tool, wait_for_port, Process};
+use crate::external::{free_port, start_mariadb, tool, wait_for_port, Process};
 use crate::helpers::{json_of, Backend, PASSWORD};
 
 /// A CA and a certificate for `localhost` / 127.0.0.1 signed by it.
@@ -55,35 +55,15 @@ fn make_certificates(dir: &Path) {
 
 /// A MariaDB of its own that refuses connections without TLS
 /// (`require_secure_transport`), with a database `hiscore`.
-fn start_mariadb(dir: &Path, port: u16) -> Process {
-    let data = dir.join("mariadb");
-    let status = Command::new("mariadb-install-db")
-        .args(["--no-defaults", "--auth-root-authentication-method=normal", "--skip-test-db", "--user=root"])
-        .arg(format!("--datadir={}", data.display()))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success(), "mariadb-install-db");
-    std::fs::write(dir.join("init.sql"), "CREATE DATABASE IF NOT EXISTS hiscore;\n").unwrap();
+fn start_tls_mariadb(dir: &Path, port: u16) -> Process {
     let path = |name: &str| dir.join(name).display().to_string();
-    Process(
-        Command::new("mariadbd")
-            .args(["--no-defaults", "--user=root", "--bind-address=127.0.0.1", "--skip-log-bin"])
-            .args(["--innodb-buffer-pool-size=32M", "--require-secure-transport=ON"])
-            .arg(format!("--port={port}"))
-            .arg(format!("--datadir={}", data.display()))
-            .arg(format!("--socket={}", path("mariadb.sock")))
-            .arg(format!("--pid-file={}", path("mariadb.pid")))
-            .arg(format!("--init-file={}", path("init.sql")))
-            .arg(format!("--ssl-ca={}", path("ca.pem")))
-            .arg(format!("--ssl-cert={}", path("server.pem")))
-            .arg(format!("--ssl-key={}", path("server.key")))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    )
+    let tls = [
+        "--require-secure-transport=ON".to_owned(),
+        format!("--ssl-ca={}", path("ca.pem")),
+        format!("--ssl-cert={}", path("server.pem")),
+        format!("--ssl-key={}", path("server.key")),
+    ];
+    start_mariadb(dir, port, &tls)
 }
 
 /// A Redis with its plain port closed: TLS only.
@@ -196,7 +176,7 @@ async fn hiscore_speaks_tls_to_mariadb_and_redis_and_the_bench_over_https() {
     let dir = dir.path();
     make_certificates(dir);
     let (mariadb_port, redis_port) = (free_port(), free_port());
-    let _mariadb = start_mariadb(dir, mariadb_port);
+    let _mariadb = start_tls_mariadb(dir, mariadb_port);
     let _redis = start_redis(dir, redis_port);
     wait_for_port(mariadb_port).await;
     wait_for_port(redis_port).await;
