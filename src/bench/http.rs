@@ -71,6 +71,18 @@ impl Api {
     /// application errors and yield `None`; every other answer is returned
     /// for the scenario to judge.
     pub async fn send(&self, endpoint: &str, request: RequestBuilder) -> Option<Reply> {
+        self.send_with(endpoint, request, None).await
+    }
+
+    /// [`Api::send`] for a request that can never count, though it looks
+    /// like an unkeyed score post (a deliberately invalid one): sent again
+    /// after a 503 like any other, so a failover in the middle of a probe
+    /// is waited out rather than taken for a wrong answer.
+    pub async fn send_never_counted(&self, endpoint: &str, request: RequestBuilder) -> Option<Reply> {
+        self.send_with(endpoint, request, Some(true)).await
+    }
+
+    async fn send_with(&self, endpoint: &str, request: RequestBuilder, repeatable: Option<bool>) -> Option<Reply> {
         let request = match request.build() {
             Ok(request) => request,
             Err(error) => {
@@ -78,7 +90,7 @@ impl Api {
                 return None;
             }
         };
-        let repeatable_after_503 = !is_unkeyed_score_post(&request);
+        let repeatable_after_503 = repeatable.unwrap_or_else(|| !is_unkeyed_score_post(&request));
         let started = Instant::now();
         let mut request = request;
         let mut retried = false;
@@ -175,13 +187,14 @@ impl Api {
 /// or 503 + `Retry-After`: long enough to ride out a database restart.
 pub const RETRY_BUDGET: Duration = Duration::from_secs(30);
 
-/// The one request whose repetition could count twice: a score post
-/// without an `Idempotency-Key`. (A repeated registration meets a 409, a
-/// repeated logout a 401; the scenario resolves both.)
+/// The one request whose repetition could count twice: a score post (to
+/// a built-in or a custom board) without an `Idempotency-Key`. (A repeated
+/// registration meets a 409, a repeated logout a 401; the scenario
+/// resolves both.)
 fn is_unkeyed_score_post(request: &Request) -> bool {
-    request.method() == Method::POST
-        && request.url().path() == "/api/scores"
-        && !request.headers().contains_key("idempotency-key")
+    let path = request.url().path();
+    let score_post = path == "/api/scores" || (path.starts_with("/api/boards/") && path.ends_with("/scores"));
+    request.method() == Method::POST && score_post && !request.headers().contains_key("idempotency-key")
 }
 
 /// A body cut to a readable length for messages.

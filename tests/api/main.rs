@@ -18,6 +18,7 @@ mod cors;
 mod crash;
 mod errors;
 mod fuzz;
+mod galera;
 mod galera_ids;
 mod instances;
 mod limits;

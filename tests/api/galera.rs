@@ -1,0 +1,236 @@
+//! A MariaDB Galera Cluster (Debian's `galera-4`) of three nodes on this
+//! machine with HAProxy in front sending every connection to one node (the
+//! usual single-writer setup); hiscore connects through HAProxy and has no
+//! code of its own for it. The writer node is killed (SIGKILL) during a
+//! validating bench run: the run passes, nothing acknowledged is lost, and
+//! the surviving nodes agree.
+//!
+//! Needs `galera-4`, `haproxy` and `rsync` (CI installs them;
+//! `TEST_REQUIRE_GALERA=1` makes their absence a failure) and runs where
+//! `TEST_MYSQL_URL` is set, i.e. where MariaDB is installed.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use hiscore::bench::{self, BenchArgs};
+
+use crate::external::{free_port, tool, wait_for_port, Process};
+use crate::helpers::{spawn_app_on, Backend, TestDatabase};
+
+const PROVIDER: &str = "/usr/lib/galera/libgalera_smm.so";
+
+/// Three Galera nodes and HAProxy, stopped when dropped.
+struct Galera {
+    dir: tempfile::TempDir,
+    haproxy_port: u16,
+    nodes: Vec<Option<Process>>,
+    /// Kept running until the cluster is dropped.
+    _haproxy: Option<Process>,
+}
+
+fn ready() -> bool {
+    let missing: Vec<&str> = [PROVIDER, "haproxy", "rsync"]
+        .into_iter()
+        .filter(|program| if program.starts_with('/') { !Path::new(program).exists() } else { tool(program).is_none() })
+        .collect();
+    if missing.is_empty() {
+        return true;
+    }
+    assert!(
+        std::env::var("TEST_REQUIRE_GALERA").map_or(true, |v| v != "1"),
+        "TEST_REQUIRE_GALERA=1 but {missing:?} missing"
+    );
+    let _ = writeln!(std::io::stderr(), "\nnote: {missing:?} not installed: the Galera test is SKIPPED\n");
+    false
+}
+
+impl Galera {
+    fn socket(&self, node: usize) -> PathBuf {
+        self.dir.path().join(format!("n{node}/sock"))
+    }
+
+    /// One node's answer to `sql` (through its socket), or "" if it does not answer.
+    fn query(&self, node: usize, sql: &str) -> String {
+        let output = Command::new("mariadb")
+            .args(["--no-defaults", "-uroot", "-N", "-B"])
+            .arg(format!("--socket={}", self.socket(node).display()))
+            .args(["-e", sql])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&output.stdout).trim().to_owned()
+    }
+
+    fn start() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        // The rsync state transfer runs as `nobody`: it must read the donor's
+        // files and write the joiner's.
+        let open = |path: &Path| {
+            assert!(Command::new("chmod").args(["-R", "a+rwX"]).arg(path).status().unwrap().success());
+        };
+        open(dir.path());
+        let ports: Vec<u16> = (0..12).map(|_| free_port()).collect();
+        let (sql, gcomm, ist, sst) = (&ports[0..3], &ports[3..6], &ports[6..9], &ports[9..12]);
+        let cluster =
+            format!("gcomm://{}", gcomm.iter().map(|p| format!("127.0.0.1:{p}")).collect::<Vec<_>>().join(","));
+        let mut galera = Self { haproxy_port: free_port(), nodes: Vec::new(), _haproxy: None, dir };
+        for node in 0..3 {
+            let data = galera.dir.path().join(format!("n{node}/data"));
+            let status = Command::new("mariadb-install-db")
+                .args(["--no-defaults", "--auth-root-authentication-method=normal", "--skip-test-db", "--user=root"])
+                .arg(format!("--datadir={}", data.display()))
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .unwrap();
+            assert!(status.success());
+            open(&galera.dir.path().join(format!("n{node}")));
+        }
+        let start = |node: usize, bootstrap: bool, dir: &Path| {
+            let path = |name: &str| dir.join(format!("n{node}/{name}")).display().to_string();
+            let mut command = Command::new("mariadbd");
+            command
+                .args(["--no-defaults", "--user=root", "--bind-address=127.0.0.1", "--skip-log-bin"])
+                .args(["--innodb-buffer-pool-size=64M", "--binlog-format=ROW", "--innodb-autoinc-lock-mode=2"])
+                .args(["--wsrep-on=ON", &format!("--wsrep-provider={PROVIDER}"), "--wsrep-cluster-name=hiscore-test"])
+                .args(["--wsrep-sst-method=rsync", &format!("--wsrep-cluster-address={cluster}")])
+                .arg(format!("--port={}", sql[node]))
+                .arg(format!("--datadir={}", path("data")))
+                .arg(format!("--socket={}", path("sock")))
+                .arg(format!("--pid-file={}", path("pid")))
+                .arg(format!("--wsrep-node-name=n{node}"))
+                .arg(format!("--wsrep-node-address=127.0.0.1:{}", gcomm[node]))
+                .arg(format!(
+                    "--wsrep-provider-options=gmcast.listen_addr=tcp://127.0.0.1:{};ist.recv_addr=127.0.0.1:{}",
+                    gcomm[node], ist[node]
+                ))
+                .arg(format!("--wsrep-sst-receive-address=127.0.0.1:{}", sst[node]))
+                .stdout(Stdio::null())
+                .stderr(Stdio::from(std::fs::File::create(path("log")).unwrap()));
+            if bootstrap {
+                command.arg("--wsrep-new-cluster");
+            }
+            Process(command.spawn().unwrap())
+        };
+        galera.nodes.push(Some(start(0, true, galera.dir.path())));
+        galera.wait(|g| g.query(0, "SHOW STATUS LIKE 'wsrep_ready'").ends_with("ON"), "the first node");
+        for node in 1..3 {
+            galera.nodes.push(Some(start(node, false, galera.dir.path())));
+        }
+        galera.wait(|g| g.query(0, "SHOW STATUS LIKE 'wsrep_cluster_size'").ends_with('3'), "three nodes");
+        galera.wait(
+            |g| (1..3).all(|n| g.query(n, "SHOW STATUS LIKE 'wsrep_local_state_comment'").ends_with("Synced")),
+            "the joiners synced",
+        );
+
+        // Every connection to the first node while it answers; then the next.
+        let servers: String = (0..3)
+            .map(|node| {
+                let backup = if node == 0 { "" } else { " backup" };
+                format!("    server n{node} 127.0.0.1:{} check inter 500 fall 2 rise 2{backup}\n", sql[node])
+            })
+            .collect();
+        let config = format!(
+            "global\n    maxconn 2048\ndefaults\n    mode tcp\n    timeout connect 2s\n    timeout client 1h\n    \
+             timeout server 1h\nlisten galera\n    bind 127.0.0.1:{}\n    option tcp-check\n{servers}",
+            galera.haproxy_port
+        );
+        let config_path = galera.dir.path().join("haproxy.cfg");
+        std::fs::write(&config_path, config).unwrap();
+        galera._haproxy = Some(Process(
+            Command::new("haproxy")
+                .args(["-db", "-q", "-f"])
+                .arg(&config_path)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap(),
+        ));
+        galera
+    }
+
+    fn wait(&self, done: impl Fn(&Self) -> bool, what: &str) {
+        let started = Instant::now();
+        while !done(self) {
+            assert!(started.elapsed() < Duration::from_secs(90), "Galera: waiting for {what} timed out");
+            std::thread::sleep(Duration::from_millis(250));
+        }
+    }
+
+    /// SIGKILL, as a crash.
+    fn kill(&mut self, node: usize) {
+        if let Some(process) = self.nodes[node].take() {
+            let _ = Command::new("kill").args(["-KILL", &process.0.id().to_string()]).status();
+            std::mem::forget(process);
+        }
+    }
+}
+
+#[actix_web::test]
+async fn a_bench_run_rides_out_the_galera_writer_being_killed() {
+    let Some(Backend::MariaDb { .. }) = Backend::mariadb() else { return };
+    if !ready() {
+        return;
+    }
+    let mut galera = Galera::start();
+    wait_for_port(galera.haproxy_port).await;
+    let backend = Backend::MariaDb { server_url: format!("mysql://root@127.0.0.1:{}/mysql", galera.haproxy_port) };
+    let db = TestDatabase::new(&backend).await;
+    let app = spawn_app_on(&db, &["--admin-token", "test-admin-token-0123456789abcdef"]).await;
+
+    let out = tempfile::tempdir().unwrap();
+    let run = bench::run(BenchArgs {
+        target: app.address.clone(),
+        admin_token: Some("test-admin-token-0123456789abcdef".into()),
+        duration: 12,
+        concurrency: 2,
+        users: 300,
+        scores: 3_000,
+        seed: 3,
+        json: Some(out.path().join("bench.json")),
+        html: None,
+        slow_ms: 10_000,
+        timeout_ms: 30_000,
+        step_secs: Some(1),
+        max_players: None,
+        ceiling: false,
+        thresholds: Vec::new(),
+        scenario_seed: None,
+        rate: None,
+    });
+    let killer = async {
+        // After the initialize and the quiet check, while the load runs.
+        actix_web::rt::time::sleep(Duration::from_secs(7)).await;
+        galera.kill(0);
+    };
+    let (outcome, ()) = futures_util::future::join(run, killer).await;
+    let outcome = outcome.unwrap();
+    let summary = &outcome.summary;
+    eprintln!(
+        "bench: {} requests, {} unavailable (503), {} posts applied",
+        summary.requests, summary.unavailable, summary.posts_applied
+    );
+    assert!(summary.pass, "{}\n{:#?}", outcome.verdict, summary.messages);
+    assert_eq!((summary.errors.critical, summary.errors.application), (0, 0), "{:#?}", summary.messages);
+    assert_eq!(summary.players_uncertain, 0, "a post's outcome stayed unknown");
+
+    // Nothing acknowledged lost: the log holds the dataset and every post
+    // the bench saw applied; the user rows agree with it; the two
+    // surviving nodes hold the same.
+    let database = db.url.rsplit('/').next().unwrap().to_owned();
+    let counts = |node: usize| {
+        galera.query(
+            node,
+            &format!(
+                "SELECT COUNT(*), COALESCE(SUM(score), 0), (SELECT COALESCE(SUM(play_count), 0) FROM {database}.users) \
+                 FROM {database}.scores"
+            ),
+        )
+    };
+    let (second, third) = (counts(1), counts(2));
+    assert_eq!(second, third, "the surviving nodes disagree");
+    let numbers: Vec<i64> = second.split_whitespace().map(|n| n.parse().unwrap()).collect();
+    assert_eq!(numbers[0], 3_000 + summary.posts_applied as i64, "acknowledged posts in the log");
+    assert_eq!(numbers[2], numbers[0], "user rows agree with the log");
+}
