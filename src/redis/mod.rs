@@ -133,11 +133,33 @@ impl Connection {
         if matches!(self.inner, Link::Single(_)) || pipe.is_transaction() {
             return Ok(pipe.query_async(self).await?);
         }
-        let calls = pipe.cmd_iter().map(|cmd| {
+        // Commands whose keys share a hash tag share a slot: one pipeline each.
+        let mut groups: Vec<(Option<Vec<u8>>, Pipeline, Vec<usize>)> = Vec::new();
+        for (index, cmd) in pipe.cmd_iter().enumerate() {
+            let tag = first_key(cmd).map(|key| hash_tag(key).to_vec());
+            match groups.iter_mut().find(|(group_tag, ..)| tag.is_some() && *group_tag == tag) {
+                Some((_, group, indices)) => {
+                    group.add_command(cmd.clone());
+                    indices.push(index);
+                }
+                None => {
+                    let mut group = redis::pipe();
+                    group.add_command(cmd.clone());
+                    groups.push((tag, group, vec![index]));
+                }
+            }
+        }
+        let calls = groups.iter().map(|(_, group, _)| {
             let mut conn = self.clone();
-            async move { cmd.query_async::<Value>(&mut conn).await }
+            async move { group.query_async::<Vec<Value>>(&mut conn).await }
         });
-        let values = try_join_all(calls).await?;
+        let answers = try_join_all(calls).await?;
+        let mut values = vec![Value::Nil; pipe.cmd_iter().count()];
+        for ((_, _, indices), answer) in groups.iter().zip(answers) {
+            for (index, value) in indices.iter().zip(answer) {
+                values[*index] = value;
+            }
+        }
         Ok(redis::from_redis_value(Value::Array(values))?)
     }
 
@@ -217,6 +239,30 @@ impl ConnectionLike for Connection {
             Link::Single(inner) => inner.get_db(),
             Link::Cluster(inner) => inner.get_db(),
         }
+    }
+}
+
+/// The key a command names first (the slot a cluster sends it to).
+fn first_key(cmd: &Cmd) -> Option<&[u8]> {
+    let mut args = cmd.args_iter().filter_map(|arg| match arg {
+        redis::Arg::Simple(bytes) => Some(bytes),
+        _ => None,
+    });
+    let name = args.next()?;
+    if name.eq_ignore_ascii_case(b"EVALSHA") || name.eq_ignore_ascii_case(b"EVAL") {
+        // EVALSHA sha numkeys key …
+        return args.nth(2);
+    }
+    args.next()
+}
+
+/// The part of a key Redis Cluster hashes: the first `{…}` with something
+/// inside, else the whole key.
+fn hash_tag(key: &[u8]) -> &[u8] {
+    let Some(open) = key.iter().position(|b| *b == b'{') else { return key };
+    match key[open + 1..].iter().position(|b| *b == b'}') {
+        Some(0) | None => key,
+        Some(close) => &key[open + 1..open + 1 + close],
     }
 }
 
@@ -565,6 +611,17 @@ pub async fn query_with_scripts<T: redis::FromRedisValue>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn commands_are_grouped_by_the_hash_tag_redis_cluster_hashes() {
+        assert_eq!(hash_tag(b"hs:{builtin}:set:best"), b"builtin");
+        assert_eq!(hash_tag(b"hs:{b:7}:ready"), b"b:7");
+        assert_eq!(hash_tag(b"hs:user:42"), b"hs:user:42");
+        assert_eq!(hash_tag(b"hs:{}:x"), b"hs:{}:x", "an empty tag hashes the whole key");
+        assert_eq!(first_key(redis::cmd("GET").arg("k1")), Some(&b"k1"[..]));
+        assert_eq!(first_key(redis::cmd("EVALSHA").arg("abc").arg(1).arg("k2").arg("v")), Some(&b"k2"[..]));
+        assert_eq!(first_key(&redis::cmd("PING")), None);
+    }
 
     /// The logout race, forced: a request read a session from the database,
     /// the session ended (its key now holds a tombstone), then the request
