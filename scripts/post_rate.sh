@@ -9,20 +9,25 @@
 set -eu
 url=$1; shift
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 for binary in "$@"; do
   case "$url" in
     sqlite://*) rm -f "${url#sqlite://}"* ;;
-    mysql://*) db=${url##*/}; mysql -h127.0.0.1 -uroot -e "DROP DATABASE IF EXISTS $db; CREATE DATABASE $db" ;;
+    mysql://*)
+      db=${url##*/}; address=${url#*@}; address=${address%%/*}
+      mysql -h"${address%:*}" -P"${address##*:}" -uroot -e "DROP DATABASE IF EXISTS $db; CREATE DATABASE $db" ;;
   esac
   RUST_LOG=warn BCRYPT_COST=4 RATE_POSTS_PER_PLAYER=0 RATE_REGISTER_PER_ADDRESS=0 STATIC_DIR=/nonexistent \
     "$binary" serve --bind 127.0.0.1:18092 --database-url "$url" > "$work/server.log" 2>&1 &
   server=$!
   for _ in $(seq 1 100); do curl -fsS 127.0.0.1:18092/healthz >/dev/null 2>&1 && break; sleep 0.1; done
-  tokens=()
+  tokens=(); ids=()
   for i in $(seq 1 64); do
-    tokens+=("$(curl -fsS -XPOST 127.0.0.1:18092/api/users -H 'content-type: application/json' \
-      -d "{\"login_name\":\"poster$i\",\"password\":\"poster-password\"}" | sed 's/.*"token":"\([^"]*\)".*/\1/')")
+    registered=$(curl -fsS -XPOST 127.0.0.1:18092/api/users -H 'content-type: application/json' \
+      -d "{\"login_name\":\"poster$i\",\"password\":\"poster-password\"}")
+    tokens+=("$(echo "$registered" | sed 's/.*"token":"\([^"]*\)".*/\1/')")
+    # Ids need not be 1, 2, 3… (a Galera cluster steps them by its size).
+    ids+=("$(echo "$registered" | sed 's/.*"user":{"id":\([0-9]*\).*/\1/')")
   done
   {
     echo "tokens = {"; for t in "${tokens[@]}"; do echo "  \"$t\","; done; echo "}"
@@ -39,8 +44,8 @@ LUA
   rate=$(awk '/Requests\/sec/ {print $2}' "$work/wrk.txt")
   failed=$(awk '/Non-2xx/ {print $5}' "$work/wrk.txt")
   plays=0
-  for i in $(seq 1 64); do
-    plays=$((plays + $(curl -fsS "127.0.0.1:18092/api/users/$i" | sed 's/.*"play_count":\([0-9]*\).*/\1/')))
+  for id in "${ids[@]}"; do
+    plays=$((plays + $(curl -fsS "127.0.0.1:18092/api/users/$id" | sed 's/.*"play_count":\([0-9]*\).*/\1/')))
   done
   kill "$server"; wait "$server" 2>/dev/null || true
   echo "$binary: $rate posts/s, ${failed:-0} not 2xx, $plays plays on the players' rows"
