@@ -21,7 +21,7 @@ use crate::limits::RateLimits;
 use crate::rank::RankEngine;
 use crate::redis::RedisClient;
 use crate::routes;
-use crate::scoring::{BatchPolicy, ScoreWriter};
+use crate::scoring::{BatchPolicy, ScoreWriter, WriterMetrics};
 use crate::state::AppState;
 use crate::store::{Migrations, Store};
 use crate::telemetry::{observe, Metrics};
@@ -82,7 +82,7 @@ impl Application {
             Arc::clone(&caches),
             policy,
             &background,
-            metrics.write_batch_size.clone(),
+            WriterMetrics { batch_sizes: metrics.write_batch_size.clone(), conflicts: metrics.write_conflicts.clone() },
         );
         let limits = RateLimits::new(&settings.rates(), redis.clone());
         let state = web::Data::new(AppState {

@@ -45,6 +45,8 @@ pub struct Metrics {
     pub db_statements: IntCounter,
     /// Posts per batch the score writer commits.
     pub write_batch_size: Histogram,
+    /// Score batches rolled back by a conflict and run again.
+    pub write_conflicts: IntCounter,
     /// Ranking pages served from the page cache (`hit`), read (`miss`), or
     /// by another request's read (`shared`).
     pub page_cache: IntCounterVec,
@@ -108,6 +110,10 @@ impl Metrics {
             HistogramOpts::new("hiscore_write_batch_size", "Posts per batch the score writer commits")
                 .buckets(vec![1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0, 2048.0]),
         )?;
+        let write_conflicts = IntCounter::new(
+            "hiscore_write_conflicts_total",
+            "Score batches rolled back by a conflict (a deadlock, a Galera certification failure) and run again",
+        )?;
         let rejections = IntCounterVec::new(
             Opts::new("hiscore_rejections_total", "Requests told to come back later (429, 503), by reason"),
             &["reason"],
@@ -135,6 +141,7 @@ impl Metrics {
         }
         registry.register(Box::new(rejections.clone()))?;
         registry.register(Box::new(write_batch_size.clone()))?;
+        registry.register(Box::new(write_conflicts.clone()))?;
         registry.register(Box::new(build_info))?;
         Ok(Self {
             registry,
@@ -153,6 +160,7 @@ impl Metrics {
             open_fds,
             rejections,
             write_batch_size,
+            write_conflicts,
         })
     }
 

@@ -117,8 +117,16 @@ struct Writer {
     caches: Arc<Caches>,
     policy: BatchPolicy,
     background: Background,
-    /// Posts per committed batch, for `/metrics`.
-    batch_sizes: prometheus::Histogram,
+    metrics: WriterMetrics,
+}
+
+/// What the writer counts for `/metrics`.
+#[derive(Clone)]
+pub struct WriterMetrics {
+    /// Posts per committed batch.
+    pub batch_sizes: prometheus::Histogram,
+    /// Batches rolled back by a conflict and run again.
+    pub conflicts: prometheus::IntCounter,
 }
 
 /// Why a batch failed as a whole.
@@ -144,10 +152,10 @@ impl ScoreWriter {
         caches: Arc<Caches>,
         policy: BatchPolicy,
         background: &Background,
-        batch_sizes: prometheus::Histogram,
+        metrics: WriterMetrics,
     ) -> Self {
         let (queue, jobs) = mpsc::channel(policy.queue.max(1));
-        let writer = Writer { store, ranks, caches, policy, background: background.clone(), batch_sizes };
+        let writer = Writer { store, ranks, caches, policy, background: background.clone(), metrics };
         background.spawn(writer.run(jobs));
         Self { queue }
     }
@@ -264,7 +272,7 @@ impl Writer {
                     },
                 }
             }
-            self.batch_sizes.observe(batch.len() as f64);
+            self.metrics.batch_sizes.observe(batch.len() as f64);
             self.commit_batch(batch).await;
         }
     }
@@ -279,6 +287,7 @@ impl Writer {
             match &outcome {
                 Err(BatchError::Store(StoreError::Conflict(error))) => {
                     tracing::warn!(%error, posts = batch.len(), "score batch conflicted; retrying it");
+                    self.metrics.conflicts.inc();
                     outcome = self.write(&batch, now).await;
                 }
                 _ => break,

@@ -17,13 +17,18 @@ use std::time::{Duration, Instant};
 use hiscore::bench::{self, BenchArgs};
 
 use crate::external::{free_port, tool, wait_for_port, Process};
-use crate::helpers::{spawn_app_on, Backend, TestDatabase};
+use futures_util::future::join_all;
+use serde_json::json;
+
+use crate::helpers::{json_of, spawn_app_on, Backend, TestApp, TestDatabase};
 
 const PROVIDER: &str = "/usr/lib/galera/libgalera_smm.so";
 
 /// Three Galera nodes and HAProxy, stopped when dropped.
 struct Galera {
     dir: tempfile::TempDir,
+    /// Each node's SQL port.
+    sql_ports: Vec<u16>,
     haproxy_port: u16,
     nodes: Vec<Option<Process>>,
     /// Kept running until the cluster is dropped.
@@ -74,17 +79,16 @@ impl Galera {
         let (sql, gcomm, ist, sst) = (&ports[0..3], &ports[3..6], &ports[6..9], &ports[9..12]);
         let cluster =
             format!("gcomm://{}", gcomm.iter().map(|p| format!("127.0.0.1:{p}")).collect::<Vec<_>>().join(","));
-        let mut galera = Self { haproxy_port: free_port(), nodes: Vec::new(), _haproxy: None, dir };
+        let mut galera =
+            Self { sql_ports: sql.to_vec(), haproxy_port: free_port(), nodes: Vec::new(), _haproxy: None, dir };
         for node in 0..3 {
             let data = galera.dir.path().join(format!("n{node}/data"));
-            let status = Command::new("mariadb-install-db")
+            let installed = Command::new("mariadb-install-db")
                 .args(["--no-defaults", "--auth-root-authentication-method=normal", "--skip-test-db", "--user=root"])
                 .arg(format!("--datadir={}", data.display()))
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status()
+                .output()
                 .unwrap();
-            assert!(status.success());
+            assert!(installed.status.success(), "mariadb-install-db: {}", String::from_utf8_lossy(&installed.stderr));
             open(&galera.dir.path().join(format!("n{node}")));
         }
         let start = |node: usize, bootstrap: bool, dir: &Path| {
@@ -167,13 +171,23 @@ impl Galera {
     }
 }
 
+/// One cluster for both runs (starting one costs seconds and six
+/// processes): two writers first, then the usual single writer, killed.
 #[actix_web::test]
-async fn a_bench_run_rides_out_the_galera_writer_being_killed() {
+async fn galera_behind_haproxy_loses_nothing() {
     let Some(Backend::MariaDb { .. }) = Backend::mariadb() else { return };
     if !ready() {
         return;
     }
     let mut galera = Galera::start();
+    batches_refused_at_certification_run_again_and_count_once(&galera).await;
+    a_bench_run_rides_out_the_writer_being_killed(&mut galera).await;
+}
+
+/// The usual setup: one instance through HAProxy, which sends every
+/// connection to the first node; the first node is killed (SIGKILL)
+/// during a validating bench run.
+async fn a_bench_run_rides_out_the_writer_being_killed(galera: &mut Galera) {
     wait_for_port(galera.haproxy_port).await;
     let backend = Backend::MariaDb { server_url: format!("mysql://root@127.0.0.1:{}/mysql", galera.haproxy_port) };
     let db = TestDatabase::new(&backend).await;
@@ -233,4 +247,74 @@ async fn a_bench_run_rides_out_the_galera_writer_being_killed() {
     let numbers: Vec<i64> = second.split_whitespace().map(|n| n.parse().unwrap()).collect();
     assert_eq!(numbers[0], 3_000 + summary.posts_applied as i64, "acknowledged posts in the log");
     assert_eq!(numbers[2], numbers[0], "user rows agree with the log");
+}
+
+/// The conflicts the writer ran again, by `/metrics`.
+async fn conflicts(app: &TestApp) -> i64 {
+    let text = app.get("/metrics").await.text().await.unwrap();
+    text.lines().find_map(|line| line.strip_prefix("hiscore_write_conflicts_total ")).unwrap().trim().parse().unwrap()
+}
+
+/// Two instances writing through two different nodes (not the usual
+/// single-writer setup, on purpose): their batches update the same
+/// players' rows, and Galera refuses the later of two conflicting commits
+/// at certification (reported as a deadlock). The writer runs such a
+/// batch again, with the same idempotency guarantees; every acknowledged
+/// post counts exactly once.
+async fn batches_refused_at_certification_run_again_and_count_once(galera: &Galera) {
+    let node = |n: usize| format!("mysql://root@127.0.0.1:{}/mysql", galera.sql_ports[n]);
+    let db = TestDatabase::new(&Backend::MariaDb { server_url: node(0) }).await;
+    let first = spawn_app_on(&db, &[]).await;
+    let second_url = db.url.replace(&galera.sql_ports[0].to_string(), &galera.sql_ports[1].to_string());
+    let second = crate::helpers::spawn_app_at(&second_url, None, &[]).await;
+    let mut players = Vec::new();
+    for i in 0..2 {
+        players.push(first.register(&format!("twin{i}")).await);
+    }
+    // Waves of posts to both instances at once: each wave starts a batch
+    // on each node at about the same moment, on the same players' rows.
+    let mut answers = Vec::new();
+    for wave in 0..40 {
+        let posts = (0..16).map(|n| {
+            let (app, player) = (if n % 2 == 0 { &first } else { &second }, &players[(n / 2) % 2]);
+            async move {
+                let response = app
+                    .client
+                    .post(app.url("/api/scores"))
+                    .bearer_auth(&player.token)
+                    .json(&json!({"score": wave * 100 + n}))
+                    .send()
+                    .await
+                    .unwrap();
+                let (status, body) = json_of(response).await;
+                assert!(status == 201 || body["error"]["code"] == "write_failed", "{status} {body}");
+                (player.id, status == 201)
+            }
+        });
+        answers.extend(join_all(posts).await);
+    }
+    let conflicts = conflicts(&first).await + conflicts(&second).await;
+    let failed = answers.iter().filter(|(_, ok)| !ok).count();
+    let aborts: Vec<String> = (0..2)
+        .map(|n| galera.query(n, "SHOW STATUS WHERE Variable_name IN ('wsrep_local_cert_failures', 'wsrep_local_bf_aborts', 'wsrep_local_commits', 'wsrep_received')"))
+        .collect();
+    assert!(
+        conflicts > 0,
+        "no batch conflicted ({failed} posts failed, {aborts:?}): the test did not test what it is for"
+    );
+    let database = db.url.rsplit('/').next().unwrap().to_owned();
+    for player in &players {
+        let acknowledged = answers.iter().filter(|(id, ok)| *id == player.id && *ok).count();
+        for node in 0..3 {
+            let counted = galera.query(
+                node,
+                &format!(
+                    "SELECT (SELECT play_count FROM {database}.users WHERE id = {id}), \
+                     (SELECT COUNT(*) FROM {database}.scores WHERE user_id = {id})",
+                    id = player.id
+                ),
+            );
+            assert_eq!(counted, format!("{acknowledged}\t{acknowledged}"), "player {} on node {node}", player.id);
+        }
+    }
 }

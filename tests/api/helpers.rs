@@ -244,12 +244,17 @@ pub async fn spawn_app(backend: &Backend) -> (TestApp, TestDatabase) {
 
 /// A server on an existing database, with extra `hiscore serve` flags.
 pub async fn spawn_app_on(db: &TestDatabase, extra_args: &[&str]) -> TestApp {
+    spawn_app_at(&db.url, db.redis.as_ref(), extra_args).await
+}
+
+/// A server on a database URL (and a Redis), with extra `hiscore serve` flags.
+pub async fn spawn_app_at(database_url: &str, redis: Option<&TestRedis>, extra_args: &[&str]) -> TestApp {
     let mut args = vec![
         "hiscore",
         "--bind",
         "127.0.0.1:0",
         "--database-url",
-        &db.url,
+        database_url,
         "--bcrypt-cost",
         "4",
         "--workers",
@@ -263,7 +268,7 @@ pub async fn spawn_app_on(db: &TestDatabase, extra_args: &[&str]) -> TestApp {
         "--rate-posts-per-player",
         "0",
     ];
-    if let Some(redis) = &db.redis {
+    if let Some(redis) = redis {
         args.extend_from_slice(&["--redis-url", &redis.url, "--redis-prefix", &redis.prefix]);
     }
     args.extend_from_slice(extra_args);

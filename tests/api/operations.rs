@@ -44,6 +44,7 @@ async fn healthz_and_metrics(backend: Backend) {
         "hiscore_process_open_fds",
         "hiscore_hashing_queue_depth",
         "hiscore_write_batch_size_bucket",
+        "hiscore_write_conflicts_total",
     ] {
         assert!(text.contains(gauge), "{gauge} missing: {text}");
     }
