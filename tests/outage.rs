@@ -134,7 +134,6 @@ fn meanwhile(plan: impl FnOnce() + Send + 'static) -> JoinHandle<()> {
 async fn bench(target: &str, duration: u64) -> Outcome {
     let out = tempfile::tempdir().unwrap();
     hiscore::bench::run(BenchArgs {
-        target: target.to_owned(),
         admin_token: Some("test-admin-token-0123456789abcdef".into()),
         duration,
         concurrency: 2,
@@ -142,15 +141,10 @@ async fn bench(target: &str, duration: u64) -> Outcome {
         scores: 3_000,
         seed: 11,
         json: Some(out.path().join("bench.json")),
-        html: None,
         slow_ms: 10_000,
         timeout_ms: 30_000,
         step_secs: Some(1),
-        max_players: None,
-        ceiling: false,
-        thresholds: Vec::new(),
-        scenario_seed: None,
-        rate: None,
+        ..BenchArgs::against(target)
     })
     .await
     .unwrap()

@@ -35,6 +35,14 @@ use self::stats::{Recorder, Severity};
 pub use self::threshold::Threshold;
 use self::validate::Board;
 
+/// `hiscore bench` on its own, to read its defaults (see [`BenchArgs::against`]).
+#[derive(clap::Parser)]
+#[command(name = "hiscore bench")]
+struct BenchOnly {
+    #[command(flatten)]
+    args: BenchArgs,
+}
+
 #[derive(Debug, Clone, Args)]
 pub struct BenchArgs {
     /// Base URL of the server under test.
@@ -98,6 +106,15 @@ pub struct BenchArgs {
     /// `concurrency` tasks, for `duration` seconds; no scenario, no score.
     #[arg(long)]
     pub ceiling: bool,
+}
+
+impl BenchArgs {
+    /// The command line's defaults against `target`; callers (tests, tools)
+    /// set what they need on top (`BenchArgs { duration: 4, ..BenchArgs::against(url) }`).
+    pub fn against(target: &str) -> Self {
+        use clap::Parser as _;
+        BenchOnly::parse_from(["hiscore bench", "--target", target]).args
+    }
 }
 
 /// Points per successful request of each kind, and per error.

@@ -12,7 +12,6 @@ backend_tests!(a_short_bench_passes_on_hiscore);
 
 fn args(target: String, admin_token: Option<&str>, out: &tempfile::TempDir) -> BenchArgs {
     BenchArgs {
-        target,
         admin_token: admin_token.map(str::to_owned),
         duration: 3,
         concurrency: 3,
@@ -24,11 +23,7 @@ fn args(target: String, admin_token: Option<&str>, out: &tempfile::TempDir) -> B
         slow_ms: 5_000,
         timeout_ms: 10_000,
         step_secs: Some(1),
-        max_players: None,
-        ceiling: false,
-        thresholds: Vec::new(),
-        scenario_seed: None,
-        rate: None,
+        ..BenchArgs::against(&target)
     }
 }
 

@@ -107,7 +107,6 @@ async fn a_bench_run_rides_out_a_killed_master() {
 
     let out = tempfile::tempdir().unwrap();
     let run = bench::run(BenchArgs {
-        target: front.site.clone(),
         admin_token: Some("test-admin-token-0123456789abcdef".into()),
         duration: 10,
         concurrency: 2,
@@ -115,15 +114,10 @@ async fn a_bench_run_rides_out_a_killed_master() {
         scores: 3_000,
         seed: 5,
         json: Some(out.path().join("bench.json")),
-        html: None,
         slow_ms: 10_000,
         timeout_ms: 30_000,
         step_secs: Some(1),
-        max_players: None,
-        ceiling: false,
-        thresholds: Vec::new(),
-        scenario_seed: None,
-        rate: None,
+        ..BenchArgs::against(&front.site)
     });
     let killer = async {
         // After the initialize and the quiet check, while the load runs.

@@ -195,7 +195,6 @@ async fn a_bench_run_rides_out_the_writer_being_killed(galera: &mut Galera) {
 
     let out = tempfile::tempdir().unwrap();
     let run = bench::run(BenchArgs {
-        target: app.address.clone(),
         admin_token: Some("test-admin-token-0123456789abcdef".into()),
         duration: 12,
         concurrency: 2,
@@ -203,15 +202,10 @@ async fn a_bench_run_rides_out_the_writer_being_killed(galera: &mut Galera) {
         scores: 3_000,
         seed: 3,
         json: Some(out.path().join("bench.json")),
-        html: None,
         slow_ms: 10_000,
         timeout_ms: 30_000,
         step_secs: Some(1),
-        max_players: None,
-        ceiling: false,
-        thresholds: Vec::new(),
-        scenario_seed: None,
-        rate: None,
+        ..BenchArgs::against(&app.address)
     });
     let killer = async {
         // After the initialize and the quiet check, while the load runs.

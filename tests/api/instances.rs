@@ -146,7 +146,6 @@ async fn a_bench_run_passes_through_nginx_on_three_instances() {
     let out = tempfile::tempdir().unwrap();
 
     let outcome = hiscore::bench::run(hiscore::bench::BenchArgs {
-        target: front.site.clone(),
         admin_token: Some("test-admin-token-0123456789abcdef".into()),
         duration: 4,
         concurrency: 3,
@@ -154,15 +153,10 @@ async fn a_bench_run_passes_through_nginx_on_three_instances() {
         scores: 2_000,
         seed: 5,
         json: Some(out.path().join("bench.json")),
-        html: None,
         slow_ms: 5_000,
         timeout_ms: 10_000,
         step_secs: Some(1),
-        max_players: None,
-        ceiling: false,
-        thresholds: Vec::new(),
-        scenario_seed: None,
-        rate: None,
+        ..hiscore::bench::BenchArgs::against(&front.site)
     })
     .await
     .unwrap();
