@@ -123,6 +123,9 @@ CREATE TABLE IF NOT EXISTS board_periods (
   starts_at BIGINT NOT NULL,
   ends_at BIGINT NULL,
   players BIGINT NOT NULL DEFAULT 0,
+  -- how many changes its entries have had: numbers them in commit order
+  -- (cursor walks leave out entries changed after the count they began at)
+  changes BIGINT NOT NULL DEFAULT 0,
   PRIMARY KEY (board, period)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
@@ -147,6 +150,8 @@ CREATE TABLE IF NOT EXISTS board_entries (
   version BIGINT NOT NULL,
   -- 1 while the player is banned
   hidden TINYINT NOT NULL DEFAULT 0,
+  -- the number of the period's change that last wrote the entry
+  changed BIGINT NOT NULL DEFAULT 0,
   PRIMARY KEY (board, period, user_id),
   KEY board_entries_order (board, period, hidden, rank_score, achieved_at, user_id),
   KEY board_entries_user (user_id)

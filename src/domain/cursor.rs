@@ -18,14 +18,14 @@ pub struct BoardKey {
     pub id: i64,
 }
 
-/// Where a walk of a `latest` board began: the board's change count then,
-/// in the numbering of one build of the board (`epoch`) in the source that
-/// served it. Later pages leave out the entries changed since, which are
-/// the only ones that can have moved down past the cursor (and shown twice).
+/// Where a walk of a `latest` board began: the board period's change count
+/// then (`board_periods.changes`, the numbering every source keeps). Later
+/// pages leave out the entries changed since, which are the only ones that
+/// can have moved down past the cursor (and shown twice); the numbers are
+/// the database's, so a walk goes on unchanged on whichever source answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Walk {
-    pub epoch: u64,
-    pub seq: u64,
+    pub changes: u64,
 }
 
 /// An opaque keyset cursor: "continue after this key on this board, in
@@ -48,8 +48,9 @@ pub struct Cursor {
 const BUILTIN: u8 = 1;
 /// Custom boards: version, 'c', number, period, key.
 const CUSTOM: u8 = 2;
-/// Custom boards walked with a [`Walk`]: as [`CUSTOM`], then epoch and seq.
-const CUSTOM_WALK: u8 = 3;
+/// Custom boards walked with a [`Walk`]: as [`CUSTOM`], then the change
+/// count. (Version 3 carried a source's own numbering and is refused.)
+const CUSTOM_WALK: u8 = 4;
 const KEY_LEN: usize = 3 * 8;
 const CHECKSUM_LEN: usize = 4;
 
@@ -69,8 +70,7 @@ impl Cursor {
             bytes.extend_from_slice(&field.to_be_bytes());
         }
         if let (Some(walk), Board::Custom(_)) = (self.walk, self.board.board) {
-            bytes.extend_from_slice(&walk.epoch.to_be_bytes());
-            bytes.extend_from_slice(&walk.seq.to_be_bytes());
+            bytes.extend_from_slice(&walk.changes.to_be_bytes());
         }
         let checksum = checksum(&bytes);
         bytes.extend_from_slice(&checksum);
@@ -94,7 +94,7 @@ impl Cursor {
         let (cursor_board, period, key_at) = match (payload[0], payload[1], payload.len()) {
             (BUILTIN, b'b', 26) => (Board::Best, 0, 2),
             (BUILTIN, b't', 26) => (Board::Total, 0, 2),
-            (CUSTOM, b'c', 42) | (CUSTOM_WALK, b'c', 58) => {
+            (CUSTOM, b'c', 42) | (CUSTOM_WALK, b'c', 50) => {
                 (Board::Custom(field(2).ok_or_else(invalid)?), field(10).ok_or_else(invalid)?, 18)
             }
             _ => return Err(invalid()),
@@ -104,7 +104,7 @@ impl Cursor {
         }
         let key = |i: usize| field(key_at + i * 8).ok_or_else(invalid);
         let walk = match payload[0] {
-            CUSTOM_WALK => Some(Walk { epoch: key(3)? as u64, seq: key(4)? as u64 }),
+            CUSTOM_WALK => Some(Walk { changes: u64::try_from(key(3)?).map_err(|_| invalid())? }),
             _ => None,
         };
         Ok(Self {
@@ -147,7 +147,7 @@ mod tests {
             walk: None,
         };
         assert_eq!(Cursor::parse(&custom.encode(), Board::Custom(7), Order::Asc).unwrap(), custom);
-        let walked = Cursor { walk: Some(Walk { epoch: u64::MAX - 3, seq: 1 << 40 }), ..custom };
+        let walked = Cursor { walk: Some(Walk { changes: 1 << 40 }), ..custom };
         assert_eq!(Cursor::parse(&walked.encode(), Board::Custom(7), Order::Asc).unwrap(), walked);
         assert!(Cursor::parse(&custom.encode(), Board::Custom(8), Order::Asc).is_err());
     }

@@ -5,7 +5,10 @@
 //!
 //! A slice is one read snapshot: a keyset or offset range of the index, a
 //! count of the entries ahead of its first key, and the player count (one
-//! row of `board_stats` or `board_periods`, kept by the score writer).
+//! row of `board_stats` or `board_periods`, kept by the score writer). A
+//! custom board's slice also reads the period's change count, where a walk
+//! beginning at it begins; later pages of the walk leave out entries whose
+//! change number is past it, as the other sources do with the same numbers.
 //! Slower than the other sources — deep offsets and ranks are O(depth)
 //! counts over the index — and exact on every instance, which an
 //! in-process fallback could not be (it would miss the other instances'
@@ -13,9 +16,11 @@
 
 use std::sync::Arc;
 
-use super::source::{rank_entries, BoardSource, Entry, Ranked, Slice, SliceStart};
-use crate::domain::{BoardKey, BoardPeriod};
-use crate::store::{KeyWithMetadata, Store, StoreError};
+use sqlx::AnyConnection;
+
+use super::source::{rank_entries, BoardSource, Entry, Ranked, Skipped, Slice, SliceStart, WALK_SCAN_LIMIT};
+use crate::domain::{Board, BoardKey, BoardPeriod, Walk};
+use crate::store::{KeyWithMetadata, Store, StoreError, WalkedKey};
 
 #[derive(Clone)]
 pub struct DatabaseSource {
@@ -26,6 +31,88 @@ impl DatabaseSource {
     pub fn new(store: Store) -> Self {
         Self { store }
     }
+
+    /// Where a walk beginning in this snapshot begins (custom boards).
+    async fn walk_start(&self, conn: &mut AnyConnection, board: BoardPeriod) -> Result<Option<Walk>, StoreError> {
+        let Board::Custom(number) = board.board else { return Ok(None) };
+        let changes = self.store.period_changes(conn, number, board.period).await?;
+        Ok(Some(Walk { changes: u64::try_from(changes).unwrap_or(0) }))
+    }
+
+    /// Up to `wanted` entries after `key` that did not change since `walk`
+    /// began, looking at no more than `wanted + WALK_SCAN_LIMIT` entries
+    /// (the other sources' bound): in one snapshot, a few keyset reads of
+    /// the order index, and two counts for positions and ranks (the keys
+    /// looked at are one run of the board, so each one's position is the
+    /// first one's plus its index).
+    async fn walk_after(
+        &self,
+        board: BoardPeriod,
+        key: BoardKey,
+        walk: Walk,
+        wanted: usize,
+    ) -> Result<Slice, StoreError> {
+        let store = &self.store;
+        let mut snapshot = store.begin_read().await?;
+        let conn = &mut *snapshot;
+        let up_to = BoardKey { id: key.id.saturating_add(1), ..key };
+        let start = to_usize(store.board_position_of(conn, board, up_to).await?);
+        let budget = wanted.saturating_add(WALK_SCAN_LIMIT);
+        let kept_of = |looked: &[WalkedKey]| {
+            looked.iter().filter(|(_, _, changed)| u64::try_from(*changed).unwrap_or(0) <= walk.changes).count()
+        };
+        let mut looked: Vec<WalkedKey> = Vec::new();
+        let mut after = key;
+        loop {
+            let asked = (budget - looked.len()).min(wanted.max(looked.len()).max(1));
+            let batch = store.board_walked_keys_after(conn, board, after, count(asked)).await?;
+            let exhausted = batch.len() < asked;
+            looked.extend(batch);
+            if exhausted || looked.len() >= budget || kept_of(&looked) >= wanted {
+                break;
+            }
+            after = looked.last().map_or(after, |(key, _, _)| *key);
+        }
+        let total = to_usize(store.board_players(conn, board).await?);
+        let first_rank = match looked.first() {
+            Some((first, _, _)) => {
+                store.board_players_above(conn, &[(board, first.score)]).await?.first().copied().unwrap_or(0) + 1
+            }
+            None => 0,
+        };
+        snapshot.commit().await?;
+
+        let mut entries = Vec::new();
+        let mut skipped = Skipped { positions: Vec::new(), ranks: Vec::new(), stopped_after: None };
+        // The rank of the run of equal scores each looked-at key is in.
+        let mut rank = first_rank;
+        for (index, (key, metadata, changed)) in looked.iter().enumerate() {
+            if index > 0 && looked[index - 1].0.score != key.score {
+                rank = (start + index) as i64 + 1;
+            }
+            if entries.len() < wanted && u64::try_from(*changed).unwrap_or(0) <= walk.changes {
+                entries.push(Entry { key: *key, metadata: metadata.clone().map(Arc::from) });
+                skipped.positions.push(start + index);
+                skipped.ranks.push(rank);
+            }
+        }
+        if entries.len() < wanted && looked.len() >= budget && start + looked.len() < total {
+            skipped.stopped_after = looked.last().map(|(key, _, _)| *key);
+        }
+        Ok(Slice {
+            entries,
+            position: start,
+            first_rank: skipped.ranks.first().copied().unwrap_or(0),
+            total,
+            stamp: None,
+            walk: None,
+            skipped: Some(skipped),
+        })
+    }
+}
+
+fn to_usize(n: i64) -> usize {
+    usize::try_from(n).unwrap_or(0)
 }
 
 fn count(n: usize) -> i64 {
@@ -40,6 +127,9 @@ impl BoardSource for DatabaseSource {
     type Error = StoreError;
 
     async fn slice(&self, board: BoardPeriod, start: SliceStart, wanted: usize) -> Result<Option<Slice>, StoreError> {
+        if let SliceStart::After { key, walk: Some(walk) } = start {
+            return Ok(Some(self.walk_after(board, key, walk, wanted).await?));
+        }
         let store = &self.store;
         let mut snapshot = store.begin_read().await?;
         let conn = &mut *snapshot;
@@ -47,8 +137,6 @@ impl BoardSource for DatabaseSource {
             SliceStart::Offset(position) => {
                 (count(position), store.board_keys_at(conn, board, count(position), count(wanted)).await?)
             }
-            // The database does not count changes: a walk goes on without
-            // leaving changed entries out (see README, "Cursors").
             SliceStart::After { key, .. } => {
                 // Keys up to and including `key` come before, existing or not.
                 let up_to = BoardKey { id: key.id.saturating_add(1), ..key };
@@ -71,8 +159,8 @@ impl BoardSource for DatabaseSource {
             }
             None => 0,
         };
+        let walk = self.walk_start(conn, board).await?;
         snapshot.commit().await?;
-        let to_usize = |n: i64| usize::try_from(n).unwrap_or(0);
         let entries = keys.into_iter().map(entry).collect();
         Ok(Some(Slice {
             entries,
@@ -80,7 +168,7 @@ impl BoardSource for DatabaseSource {
             first_rank,
             total: to_usize(total),
             stamp: None,
-            walk: None,
+            walk,
             skipped: None,
         }))
     }

@@ -13,7 +13,7 @@
 //! arriving out of order keep the newest). This is a cache of the
 //! database, never the source of truth.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::convert::Infallible;
 use std::sync::Arc;
 
@@ -42,13 +42,11 @@ pub trait Row: Clone + Default {
     fn metadata(&self) -> Option<Arc<str>> {
         None
     }
-    /// The group's change count when this row was applied (0: loaded by a
-    /// build), for groups that let walks leave changed entries out.
+    /// The number of the change that last wrote the row (the database's,
+    /// see `board_entries.changed`; 0 where the group does not number its
+    /// changes): walks leave out rows changed after they began.
     fn changed(&self) -> u64 {
         0
-    }
-    fn with_changed(self, _changes: u64) -> Self {
-        self
     }
 }
 
@@ -107,18 +105,36 @@ pub struct Group<R> {
     /// One set of packed keys per board.
     sets: Vec<BTreeSet<Packed>>,
     rows: Rows<R>,
-    /// Names this build of the group: a walk's change count means nothing
-    /// in another (see [`Walk`]).
-    epoch: u64,
-    /// Changes applied since the build.
-    changes: u64,
+    applied: Applied,
+}
+
+/// Which numbered changes a group has applied: every one up to `through`,
+/// and those in `ahead` (recorded before an earlier one: two tasks, or two
+/// instances, record after their commits in either order). A walk begins
+/// at `through`, so its first page holds every change it does not leave out.
+#[derive(Debug, Default)]
+struct Applied {
+    through: u64,
+    ahead: HashSet<u64>,
+}
+
+impl Applied {
+    fn note(&mut self, number: u64) {
+        if number <= self.through {
+            return;
+        }
+        self.ahead.insert(number);
+        while self.ahead.remove(&(self.through + 1)) {
+            self.through += 1;
+        }
+    }
 }
 
 impl<R: Row> Group<R> {
     fn new(orders: Vec<Order>) -> Self {
         let sets = orders.iter().map(|_| BTreeSet::new()).collect();
         let rows = Rows { dense: Vec::new(), sparse: HashMap::new() };
-        Self { orders, sets, rows, epoch: rand::random(), changes: 0 }
+        Self { orders, sets, rows, applied: Applied::default() }
     }
 
     fn packed(&self, board: usize, row: &R, id: i64) -> Packed {
@@ -179,8 +195,7 @@ impl<R: Row> Group<R> {
                 self.sets[board].insert(key);
             }
         }
-        self.changes += 1;
-        self.rows.set(id, row.with_changed(self.changes));
+        self.rows.set(id, row);
         true
     }
 
@@ -219,14 +234,14 @@ impl<R: Row> Group<R> {
 
     /// Where a walk beginning now begins.
     fn walk(&self) -> Walk {
-        Walk { epoch: self.epoch, seq: self.changes }
+        Walk { changes: self.applied.through }
     }
 
     /// Up to `count` entries after `key` that did not change since `walk`
-    /// began (in another build of the group, since that build).
+    /// began.
     fn walk_after(&self, board: usize, key: BoardKey, walk: Walk, count: usize) -> Slice {
         let (order, set) = (self.orders[board], &self.sets[board]);
-        let since = if walk.epoch == self.epoch { walk.seq } else { 0 };
+        let since = walk.changes;
         let start = set.rank(&Packed::of(order, key).successor());
         let total = set.len();
         let mut entries = Vec::new();
@@ -354,10 +369,6 @@ impl Row for EntryRow {
     fn changed(&self) -> u64 {
         self.changed
     }
-
-    fn with_changed(self, changed: u64) -> Self {
-        Self { changed, ..self }
-    }
 }
 
 /// An entry of a custom board as a committed post (or a warm-up, or a
@@ -370,6 +381,9 @@ pub struct EntryChange {
     pub version: i64,
     pub listed: bool,
     pub metadata: Option<Arc<str>>,
+    /// The number of the period's change that last wrote the entry (see
+    /// `board_entries.changed`).
+    pub changed: i64,
 }
 
 impl EntryChange {
@@ -380,7 +394,7 @@ impl EntryChange {
             version: u32::try_from(self.version.max(0)).unwrap_or(u32::MAX),
             listed: self.listed,
             metadata: self.metadata.clone(),
-            changed: 0,
+            changed: u64::try_from(self.changed).unwrap_or(0),
         }
     }
 }
@@ -436,11 +450,14 @@ impl LocalBoards {
     }
 
     /// Loads one period of a custom board (a warm-up): it becomes the period
-    /// this instance holds of that board.
-    pub fn load_period(&mut self, board: BoardPeriod, entries: &[EntryChange]) {
+    /// this instance holds of that board. `changes`: every change up to this
+    /// number is in `entries`.
+    pub fn load_period(&mut self, board: BoardPeriod, changes: i64, entries: &[EntryChange]) {
         let Board::Custom(number) = board.board else { return };
         let rows = entries.iter().map(|entry| (entry.key.id, entry.row()));
-        self.custom.insert(number, PeriodGroup { period: board.period, group: Group::build(vec![board.order], rows) });
+        let mut group = Group::build(vec![board.order], rows);
+        group.applied.through = u64::try_from(changes).unwrap_or(0);
+        self.custom.insert(number, PeriodGroup { period: board.period, group });
     }
 
     /// Places an entry of a custom board. An entry of a later period than
@@ -458,6 +475,7 @@ impl LocalBoards {
         if change.board.period > held.period {
             *held = PeriodGroup { period: change.board.period, group: Group::new(vec![change.board.order]) };
         }
+        held.group.applied.note(u64::try_from(change.changed).unwrap_or(0));
         held.group.apply(change.key.id, change.row())
     }
 

@@ -31,7 +31,7 @@ use self::health::RedisHealth;
 pub use self::health::SharedState;
 pub use self::local::EntryChange;
 use self::local::{LocalBoards, LocalSource};
-use self::redis::{builtin_members, RebuildEntry, Record, RedisSource};
+use self::redis::{builtin_members, RebuildEntry, Record, RedisSource, Replay};
 use self::source::{BoardSource, Slice, SliceRead, SliceStart};
 pub use self::source::{Entry, Ranked};
 use crate::background::Background;
@@ -127,6 +127,14 @@ struct Shared {
     health: RedisHealth,
 }
 
+/// A custom board's current period as the database has it: every change
+/// up to `changes` is in `entries`.
+struct CurrentEntries {
+    board: BoardPeriod,
+    changes: i64,
+    entries: Vec<EntryChange>,
+}
+
 /// The source a read goes to.
 enum Source<'a> {
     Local(&'a LocalSource),
@@ -150,7 +158,9 @@ macro_rules! dispatch {
                 match $read.await {
                     Ok(answer) => Ok(answer),
                     Err(error) => {
-                        engine.degrade(shared, &error);
+                        if !matches!(error, RedisError::BehindWalk) {
+                            engine.degrade(shared, &error);
+                        }
                         let $source = &engine.database;
                         $read.await
                     }
@@ -234,9 +244,9 @@ impl RankEngine {
             let mut local = LocalBoards::from_standings(&rows);
             let mut entries = rows.len();
             for custom in self.boards.all() {
-                let (board, changes) = self.current_entries(&custom).await?;
-                entries += changes.len();
-                local.load_period(board, &changes);
+                let current = self.current_entries(&custom).await?;
+                entries += current.entries.len();
+                local.load_period(current.board, current.changes, &current.entries);
             }
             *boards = local;
             self.version.fetch_add(1, Ordering::Release);
@@ -272,10 +282,11 @@ impl RankEngine {
     }
 
     /// The entries of a custom board's current period, from the database.
-    async fn current_entries(&self, custom: &CustomBoard) -> StoreResult<(BoardPeriod, Vec<EntryChange>)> {
+    async fn current_entries(&self, custom: &CustomBoard) -> StoreResult<CurrentEntries> {
         let board = custom.spec.period(custom.period_at(Timestamp::now()).index);
-        let rows = self.store.period_entries(custom.spec.number, board.period).await?;
-        let changes = rows
+        let period = self.store.period_entries(custom.spec.number, board.period).await?;
+        let entries = period
+            .entries
             .into_iter()
             .map(|row| EntryChange {
                 board,
@@ -283,15 +294,16 @@ impl RankEngine {
                 version: row.version,
                 listed: true,
                 metadata: row.metadata.map(Arc::from),
+                changed: row.changed,
             })
             .collect();
-        Ok((board, changes))
+        Ok(CurrentEntries { board, changes: period.changes, entries })
     }
 
     /// Rebuilds one group in Redis from the database; returns its entries.
     async fn rebuild_group(&self, shared: &Shared, group: Board) -> anyhow::Result<usize> {
         let since = shared.redis.change_seq(group).await?;
-        let (board, entries) = match group {
+        let (board, changes, entries) = match group {
             Board::Best | Board::Total => {
                 let rows = self.store.board_standings().await?;
                 let entries: Vec<RebuildEntry> = rows
@@ -300,29 +312,34 @@ impl RankEngine {
                     .map(|s| RebuildEntry {
                         id: s.id,
                         version: s.version,
+                        changed: 0,
                         members: builtin_members(s).into_iter().map(|(member, _)| (member, None)).collect(),
                     })
                     .collect();
-                (BoardPeriod::builtin(Board::Best), entries)
+                (BoardPeriod::builtin(Board::Best), 0, entries)
             }
             Board::Custom(number) => {
                 let Some(custom) = self.boards.by_number(number) else { return Ok(0) };
-                let (board, changes) = self.current_entries(&custom).await?;
-                let entries = changes
+                let current = self.current_entries(&custom).await?;
+                let board = current.board;
+                let entries = current
+                    .entries
                     .iter()
                     .map(|change| RebuildEntry {
                         id: change.key.id,
                         version: change.version,
+                        changed: change.changed,
                         members: vec![(
                             key::Packed::of(board.order, change.key).member(),
                             change.metadata.as_deref().map(str::to_owned),
                         )],
                     })
                     .collect();
-                (board, entries)
+                (board, current.changes, entries)
             }
         };
-        shared.redis.rebuild(board, &entries, since, self.walks_skip_changes(group)).await?;
+        let replay = Replay { since, track: self.walks_skip_changes(group), changes };
+        shared.redis.rebuild(board, &entries, replay).await?;
         Ok(entries.len())
     }
 
@@ -332,12 +349,12 @@ impl RankEngine {
         let board = custom.spec.period(custom.period_at(Timestamp::now()).index);
         match &self.shared {
             None => {
-                self.local.boards.write().await.load_period(board, &[]);
+                self.local.boards.write().await.load_period(board, 0, &[]);
                 self.version.fetch_add(1, Ordering::Release);
             }
             Some(shared) => {
                 let track = custom.spec.operator == Operator::Latest;
-                if let Err(error) = shared.redis.rebuild(board, &[], 0, track).await {
+                if let Err(error) = shared.redis.rebuild(board, &[], Replay { since: 0, track, changes: 0 }).await {
                     self.degrade(shared, &error);
                 }
             }
@@ -465,6 +482,7 @@ impl RankEngine {
                         period: 0,
                         expire_at: None,
                         track: false,
+                        changed: 0,
                         members: &members,
                     };
                     if let Err(error) = shared.redis.record(BoardPeriod::builtin(Board::Best), &record).await {
@@ -503,6 +521,7 @@ impl RankEngine {
                         period: change.board.period,
                         expire_at: *end,
                         track: self.walks_skip_changes(change.board.board),
+                        changed: change.changed,
                         members: &members,
                     };
                     if let Err(error) = shared.redis.record(change.board, &record).await {

@@ -44,20 +44,23 @@ const REBUILD_LOCK_MS: u64 = 120_000;
 const ENDED_PERIOD_TTL_MS: i64 = 3_600_000;
 
 const RECORD: &str = r"
--- KEYS: changes, seq, ready, then (set, entries, changed) per board of the group
+-- KEYS: changes, seq, ready, then (set, entries, change numbers, changes
+--       applied, changes ahead) per board of the group
 -- ARGV: id, version, log (1 = append to the change log; 0 = a replay after a
 --       rebuild), log length, period, expire at (ms, 0: never), track changes
---       (1 on `latest` boards), then per board: member ('' takes the player
---       off the board), metadata ('' for none)
+--       (1 on `latest` boards), the entry's change number (the database's),
+--       then per board: member ('' takes the player off the board), metadata
+--       ('' for none)
 -- An entries value is 'member version metadata', or '- version' for a
 -- player taken off (a tombstone: older updates arriving late lose to it).
 -- Every change moves the sequence (a replay too), so that a page stamped
--- with it (see SLICE) is never served after its board changed; a tracked
--- board notes it per player, for walks (see SLICE).
-local id, version, period = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[5])
-local boards = (#KEYS - 3) / 3
+-- with it (see SLICE) is never served after its board changed. A tracked
+-- board notes each entry's change number, and how far the numbers it has
+-- seen run without a gap (where a walk begins, see SLICE).
+local id, version, period, number = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[5]), tonumber(ARGV[8])
+local boards = (#KEYS - 3) / 5
 if ARGV[3] == '1' then
-  local entry = cjson.encode({redis.call('INCR', KEYS[2]), id, ARGV[2], ARGV[5], ARGV[6], {unpack(ARGV, 8)}})
+  local entry = cjson.encode({redis.call('INCR', KEYS[2]), id, ARGV[2], ARGV[5], ARGV[6], {unpack(ARGV, 9)}, ARGV[8]})
   redis.call('RPUSH', KEYS[1], entry)
   redis.call('LTRIM', KEYS[1], -tonumber(ARGV[4]), -1)
 end
@@ -65,8 +68,21 @@ local ready = redis.call('GET', KEYS[3])
 if not ready then return -1 end
 if period < tonumber(ready) then return 0 end
 for i = 1, boards do
-  local set, entries, changed = KEYS[1 + 3 * i], KEYS[2 + 3 * i], KEYS[3 + 3 * i]
-  local member, metadata = ARGV[6 + 2 * i], ARGV[7 + 2 * i]
+  local set, entries, changed = KEYS[5 * i - 1], KEYS[5 * i], KEYS[5 * i + 1]
+  local applied, ahead = KEYS[5 * i + 2], KEYS[5 * i + 3]
+  local member, metadata = ARGV[7 + 2 * i], ARGV[8 + 2 * i]
+  if ARGV[7] == '1' then
+    local through = tonumber(redis.call('GET', applied) or '0')
+    if number > through then
+      redis.call('SADD', ahead, ARGV[8])
+      while redis.call('SREM', ahead, tostring(through + 1)) == 1 do through = through + 1 end
+      redis.call('SET', applied, through)
+      if ARGV[6] ~= '0' then
+        redis.call('PEXPIREAT', applied, ARGV[6])
+        redis.call('PEXPIREAT', ahead, ARGV[6])
+      end
+    end
+  end
   local old = redis.call('HGET', entries, id)
   local newer = true
   if old then
@@ -86,7 +102,7 @@ for i = 1, boards do
     else
       redis.call('ZADD', set, 0, member)
       redis.call('HSET', entries, id, member .. ' ' .. version .. ' ' .. metadata)
-      if ARGV[7] == '1' then redis.call('HSET', changed, id, redis.call('GET', KEYS[2])) end
+      if ARGV[7] == '1' then redis.call('HSET', changed, id, ARGV[8]) end
     end
     if ARGV[6] ~= '0' then
       redis.call('PEXPIREAT', set, ARGV[6])
@@ -108,14 +124,17 @@ end
 ";
 
 const SLICE: &str = r"
--- KEYS: set, entries, ready, the group's change sequence, the group's epoch, changed
+-- KEYS: set, entries, ready, the group's change sequence, the group's epoch,
+--       change numbers, changes applied
 -- ARGV: mode (offset | after | around), offset / member / id, count, score digits, radius, period,
 --       with metadata (1/0), the stamp of a copy the caller holds ('' for none),
---       the epoch and sequence where the caller's walk began ('' for none), scan limit
+--       the change count where the caller's walk began ('' for none), scan limit
 -- The stamp (epoch:sequence) names the group's state: while it holds, the
 -- caller's copy is exact and only {-3} is answered. A walk after a member
--- leaves out the entries changed since it began (in another epoch: since
--- that rebuild), and answers each entry's position and rank.
+-- leaves out the entries whose change number is past its start, and
+-- answers each entry's position and rank; {-4} while some change up to its
+-- start is not recorded here yet. The last value is where a walk beginning
+-- at this read begins.
 local ready = redis.call('GET', KEYS[3])
 if not ready or tonumber(ARGV[6]) < tonumber(ready) then return {-1} end
 local epoch, seq = redis.call('GET', KEYS[5]) or '', redis.call('GET', KEYS[4]) or '0'
@@ -143,9 +162,9 @@ local count = tonumber(ARGV[3])
 local members, positions, ranks, stopped = {}, {}, {}, ''
 local walked = ARGV[1] == 'after' and ARGV[9] ~= ''
 if walked then
-  local since = 0
-  if ARGV[9] == epoch then since = tonumber(ARGV[10]) end
-  local last = math.min(total, position + count + tonumber(ARGV[11]))
+  local since = tonumber(ARGV[9])
+  if tonumber(redis.call('GET', KEYS[7]) or '0') < since then return {-4} end
+  local last = math.min(total, position + count + tonumber(ARGV[10]))
   local at = position
   while at < last and #members < count do
     local batch = redis.call('ZRANGE', KEYS[1], at, math.min(last, at + count) - 1)
@@ -177,7 +196,8 @@ local metadata = {}
 if ARGV[7] == '1' then
   for i, member in ipairs(members) do metadata[i] = metadata_of(KEYS[2], member) end
 end
-return {total, position, first_rank, members, metadata, stamp, walked and 1 or 0, positions, ranks, stopped}
+local walk = redis.call('GET', KEYS[7]) or '0'
+return {total, position, first_rank, members, metadata, stamp, walked and 1 or 0, positions, ranks, stopped, walk}
 ";
 
 const RANKED: &str = r"
@@ -212,6 +232,9 @@ pub struct Record<'a> {
     /// Whether the group notes which entries changed when (`latest`
     /// boards, whose walks leave those out).
     pub track: bool,
+    /// The number of the change that wrote the entry (custom boards; see
+    /// `board_entries.changed`).
+    pub changed: i64,
     pub members: &'a [(String, Option<&'a str>)],
 }
 
@@ -310,7 +333,12 @@ impl RedisSource {
         invocation.key(group.changes()).key(group.sequence()).key(group.ready());
         for member_board in Self::group_boards(board) {
             let name = set_name(member_board);
-            invocation.key(group.set(&name)).key(group.entries(&name)).key(group.changed(&name));
+            invocation
+                .key(group.set(&name))
+                .key(group.entries(&name))
+                .key(group.change_numbers(&name))
+                .key(group.changes_applied(&name))
+                .key(group.changes_ahead(&name));
         }
         invocation
             .arg(record.id)
@@ -319,7 +347,8 @@ impl RedisSource {
             .arg(CHANGE_LOG_LENGTH)
             .arg(record.period)
             .arg(record.expire_at.map_or(0, |t| t.millis() + ENDED_PERIOD_TTL_MS))
-            .arg(if record.track { "1" } else { "0" });
+            .arg(if record.track { "1" } else { "0" })
+            .arg(record.changed);
         for (member, metadata) in record.members {
             invocation.arg(member).arg(metadata.unwrap_or(""));
         }
@@ -347,19 +376,12 @@ impl RedisSource {
     }
 
     /// Rebuilds one period of a group from `entries` (read from the
-    /// database after the change log stood at `since`; each is an id, a
-    /// version and its members), swaps the sets in atomically, marks the
-    /// group ready from that period on, then replays the changes logged
+    /// database after the change log stood at `replay.since`; each is an
+    /// id, a version and its members), swaps the sets in atomically, marks
+    /// the group ready from that period on, then replays the changes logged
     /// meanwhile. Only one instance rebuilds a group at a time (a lock
-    /// key); the others wait for `ready`. `track`: a `latest` board (see
-    /// [`Record::track`]).
-    pub async fn rebuild(
-        &self,
-        board: BoardPeriod,
-        entries: &[RebuildEntry],
-        since: i64,
-        track: bool,
-    ) -> RedisResult<()> {
+    /// key); the others wait for `ready`.
+    pub async fn rebuild(&self, board: BoardPeriod, entries: &[RebuildEntry], replay: Replay) -> RedisResult<()> {
         let group = self.group(board.board);
         let token = format!("{:x}", rand::random::<u64>());
         let mut conn = self.client.conn().await?;
@@ -375,7 +397,7 @@ impl RedisSource {
         if acquired.is_none() {
             return Ok(()); // another instance is on it; `ready` will tell
         }
-        let result = self.rebuild_locked(&mut conn, &group, board, entries, (since, track), &token).await;
+        let result = self.rebuild_locked(&mut conn, &group, board, entries, replay, &token).await;
         let _: RedisResult<i64> =
             self.unlock.key(&lock).arg(&token).invoke_async(&mut conn).await.map_err(RedisError::from);
         result
@@ -387,7 +409,7 @@ impl RedisSource {
         group: &BoardGroupKeys,
         board: BoardPeriod,
         entries: &[RebuildEntry],
-        (since, track): (i64, bool),
+        Replay { since, track, changes }: Replay,
         token: &str,
     ) -> RedisResult<()> {
         let boards = Self::group_boards(board);
@@ -395,40 +417,56 @@ impl RedisSource {
             .iter()
             .flat_map(|board| {
                 let name = set_name(*board);
-                [group.set(&name), group.entries(&name)]
+                [group.set(&name), group.entries(&name), group.change_numbers(&name)]
             })
             .collect();
         let building: Vec<String> = live.iter().map(|key| group.building(token, key)).collect();
+        // Entries never changed since the numbering began (number 0) are
+        // left out of the numbers hash: a missing number reads as 0.
+        let numbered = track && entries.iter().any(|entry| entry.changed > 0);
         for chunk in entries.chunks(REBUILD_BATCH) {
             let mut pipe = redis::pipe();
-            // `building` holds (set, entries) per board of the group, in order.
-            for (index, keys) in building.chunks(2).enumerate() {
+            // `building` holds (set, entries, change numbers) per board of the group, in order.
+            for (index, keys) in building.chunks(3).enumerate() {
                 let mut set = redis::cmd("ZADD");
                 set.arg(&keys[0]);
                 let mut hash = redis::cmd("HSET");
                 hash.arg(&keys[1]);
+                let mut numbers = redis::cmd("HSET");
+                numbers.arg(&keys[2]);
+                let mut any_number = false;
                 for entry in chunk {
                     let (member, metadata) = &entry.members[index];
                     set.arg(0).arg(member);
                     hash.arg(entry.id).arg(format!("{member} {} {}", entry.version, metadata.as_deref().unwrap_or("")));
+                    if track && entry.changed > 0 {
+                        numbers.arg(entry.id).arg(entry.changed);
+                        any_number = true;
+                    }
                 }
                 pipe.add_command(set).add_command(hash);
+                if any_number {
+                    pipe.add_command(numbers);
+                }
             }
             conn.query::<()>(&pipe).await?;
         }
         let mut swap = redis::pipe();
         swap.atomic();
-        for (live, building) in live.iter().zip(&building) {
-            if entries.is_empty() {
+        for (index, (live, building)) in live.iter().zip(&building).enumerate() {
+            let is_numbers = index % 3 == 2;
+            if entries.is_empty() || (is_numbers && !numbered) {
                 swap.del(live);
             } else {
                 swap.rename(building, live);
             }
         }
-        // Every entry is as the database has it: changed before any walk
-        // that begins in this epoch.
+        // Every change up to `changes` is in the entries; later ones are
+        // replayed from the log below and noted as they come.
         for board in &boards {
-            swap.del(group.changed(&set_name(*board)));
+            let name = set_name(*board);
+            swap.set(group.changes_applied(&name), changes);
+            swap.del(group.changes_ahead(&name));
         }
         swap.set(group.ready(), board.period);
         swap.set(group.epoch(), token);
@@ -441,9 +479,13 @@ impl RedisSource {
             if logged.0 <= since || logged.3.parse::<i64>().unwrap_or(-1) < board.period {
                 continue;
             }
-            let (Ok(id), Ok(version), Ok(period), Ok(expire_at)) =
-                (logged.1.parse::<i64>(), logged.2.parse::<i64>(), logged.3.parse::<i64>(), logged.4.parse::<i64>())
-            else {
+            let (Ok(id), Ok(version), Ok(period), Ok(expire_at), Ok(changed)) = (
+                logged.1.parse::<i64>(),
+                logged.2.parse::<i64>(),
+                logged.3.parse::<i64>(),
+                logged.4.parse::<i64>(),
+                logged.6.parse::<i64>(),
+            ) else {
                 continue;
             };
             let members: Vec<(String, Option<&str>)> = logged
@@ -457,6 +499,7 @@ impl RedisSource {
                 period,
                 expire_at: (expire_at > 0).then(|| Timestamp::from_millis(expire_at - ENDED_PERIOD_TTL_MS)),
                 track,
+                changed,
                 members: &members,
             };
             self.apply(conn, BoardPeriod { period, ..board }, &record, false).await?;
@@ -470,29 +513,37 @@ impl RedisSource {
     }
 }
 
-/// An entry for a rebuild: its player, version, and per board of its
-/// group a member and metadata.
+/// An entry for a rebuild: its player, version, change number, and per
+/// board of its group a member and metadata.
 pub struct RebuildEntry {
     pub id: i64,
     pub version: i64,
+    pub changed: i64,
     pub members: Vec<(String, Option<String>)>,
 }
 
-/// A line of the change log: (seq, id, version, period, expire at, [member, metadata, …]).
+/// What a rebuild replays and notes after its swap.
+#[derive(Debug, Clone, Copy)]
+pub struct Replay {
+    /// Where the change log stood before the database was read.
+    pub since: i64,
+    /// Whether the group notes change numbers (see [`Record::track`]).
+    pub track: bool,
+    /// The period's change count, read before its entries: every change up
+    /// to it is in them.
+    pub changes: i64,
+}
+
+/// A line of the change log: (seq, id, version, period, expire at,
+/// [member, metadata, …], change number). Lines of earlier releases, without
+/// the change number, are not replayed.
 #[derive(serde::Deserialize)]
-struct LoggedChange(i64, String, String, String, String, Vec<String>);
+struct LoggedChange(i64, String, String, String, String, Vec<String>, String);
 
 fn parse_member(board: BoardPeriod, member: &str) -> RedisResult<BoardKey> {
     Packed::from_member(member)
         .map(|packed| packed.unpack(board.order))
         .ok_or_else(|| RedisError::Protocol(member.to_owned()))
-}
-
-/// Where a walk beginning at a read stamped `epoch:sequence` begins (the
-/// epoch is a rebuild's token, 16 hex digits at most).
-fn walk_of_stamp(stamp: &str) -> Option<Walk> {
-    let (epoch, seq) = stamp.split_once(':')?;
-    Some(Walk { epoch: u64::from_str_radix(epoch, 16).ok()?, seq: seq.parse().ok()? })
 }
 
 fn metadata(text: String) -> Option<Arc<str>> {
@@ -538,7 +589,8 @@ impl BoardSource for RedisSource {
                 .key(group.ready())
                 .key(group.sequence())
                 .key(group.epoch())
-                .key(group.changed(&name))
+                .key(group.change_numbers(&name))
+                .key(group.changes_applied(&name))
                 .arg(mode)
                 .arg(argument)
                 .arg(count)
@@ -547,8 +599,7 @@ impl BoardSource for RedisSource {
                 .arg(board.period)
                 .arg(if board.board.is_builtin() { "0" } else { "1" })
                 .arg(known)
-                .arg(walk.map_or(String::new(), |walk| format!("{:x}", walk.epoch)))
-                .arg(walk.map_or(0, |walk| walk.seq))
+                .arg(walk.map_or(String::new(), |walk| walk.changes.to_string()))
                 .arg(WALK_SCAN_LIMIT)
                 .invoke_async(&mut conn)
                 .await?)
@@ -559,10 +610,11 @@ impl BoardSource for RedisSource {
             Some(redis::Value::Int(-1)) => return Err(RedisError::NotReady),
             Some(redis::Value::Int(-2)) => return Ok(SliceRead::Read(None)),
             Some(redis::Value::Int(-3)) => return Ok(SliceRead::Unchanged),
+            Some(redis::Value::Int(-4)) => return Err(RedisError::BehindWalk),
             _ => {}
         }
-        let [total, position, first_rank, members, metadata_values, stamp, walked, positions, ranks, stopped] =
-            <[redis::Value; 10]>::try_from(parts).map_err(|parts| RedisError::Protocol(format!("{parts:?}")))?;
+        let [total, position, first_rank, members, metadata_values, stamp, walked, positions, ranks, stopped, walk] =
+            <[redis::Value; 11]>::try_from(parts).map_err(|parts| RedisError::Protocol(format!("{parts:?}")))?;
         let members: Vec<String> = redis::from_redis_value(members)?;
         let mut metadata_values: Vec<String> = redis::from_redis_value(metadata_values)?;
         metadata_values.resize(members.len(), String::new());
@@ -587,7 +639,7 @@ impl BoardSource for RedisSource {
             position: redis::from_redis_value::<i64>(position)?.max(0) as usize,
             first_rank: redis::from_redis_value(first_rank)?,
             entries,
-            walk: walk_of_stamp(&stamp),
+            walk: Some(Walk { changes: redis::from_redis_value(walk)? }),
             stamp: Some(Arc::from(stamp)),
             skipped,
         })))

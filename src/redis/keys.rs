@@ -101,10 +101,23 @@ impl BoardGroupKeys {
         format!("{}:entries:{board}", self.tag)
     }
 
-    /// A `latest` board's changed entries: player id → the group's change
-    /// sequence when their entry last changed (walks leave them out).
-    pub fn changed(&self, board: &str) -> String {
-        format!("{}:changed:{board}", self.tag)
+    /// A `latest` board's entries' change numbers: player id → the number
+    /// of the change that last wrote the entry (the database's
+    /// `board_entries.changed`; walks leave out those after their start).
+    pub fn change_numbers(&self, board: &str) -> String {
+        format!("{}:change-numbers:{board}", self.tag)
+    }
+
+    /// A `latest` board's count of changes recorded without a gap: every
+    /// change up to it is in the set (where a walk begins).
+    pub fn changes_applied(&self, board: &str) -> String {
+        format!("{}:changes-applied:{board}", self.tag)
+    }
+
+    /// The change numbers recorded before an earlier one (instances record
+    /// after their commits, in either order).
+    pub fn changes_ahead(&self, board: &str) -> String {
+        format!("{}:changes-ahead:{board}", self.tag)
     }
 
     /// Present while the sets are complete (a flushed Redis lacks it).
@@ -156,7 +169,9 @@ mod tests {
         let all = [
             group.set("best"),
             group.entries("total"),
-            group.changed("best"),
+            group.change_numbers("best"),
+            group.changes_applied("best"),
+            group.changes_ahead("best"),
             group.ready(),
             group.changes(),
             group.sequence(),

@@ -52,6 +52,11 @@ pub enum RedisError {
     /// the database until a recovery.
     #[error("Redis may have missed writes (a failed write or a failover)")]
     Untrusted,
+    /// A walk began at changes Redis has not all recorded yet (they were
+    /// committed a moment ago, or the walk began on the database): this
+    /// read goes to the database, and nothing is wrong with Redis.
+    #[error("Redis has not recorded every change a walk began after")]
+    BehindWalk,
 }
 
 impl From<redis::ParsingError> for RedisError {

@@ -189,14 +189,30 @@ impl Locked {
             pending[a.index] = Pending::Created { body: serde_json::to_string(&result)? };
         }
 
-        // One statement for the entries, one for the periods' player counts.
-        let mut finals: Vec<(&EntryRow, &Arc<CustomBoard>)> = Vec::new();
+        // Each written entry takes the next change number of its period,
+        // then one statement for the entries, one for the periods' player
+        // counts.
+        let mut finals: Vec<(EntryRow, &Arc<CustomBoard>)> = Vec::new();
         let mut seen = HashSet::new();
         for a in applied.iter().rev() {
             let number = a.board.spec.number;
             if seen.insert((number, a.entry.user_id)) {
-                finals.push((&current[&(number, a.entry.user_id)], &a.board));
+                finals.push((current[&(number, a.entry.user_id)].clone(), &a.board));
             }
+        }
+        let mut per_board: HashMap<i64, i64> = HashMap::new();
+        for (entry, _) in &finals {
+            *per_board.entry(entry.board).or_default() += 1;
+        }
+        let mut next_number: HashMap<i64, i64> = HashMap::new();
+        for (number, count) in per_board {
+            let first = store.number_changes(conn, number, self.periods[&number].index, count).await?;
+            next_number.insert(number, first);
+        }
+        for (entry, _) in &mut finals {
+            let next = next_number.get_mut(&entry.board).expect("every final's board was numbered");
+            entry.changed = *next;
+            *next += 1;
         }
         let writes: Vec<EntryWrite> =
             finals.iter().map(|(entry, board)| EntryWrite { entry, order: board.spec.order }).collect();
@@ -238,6 +254,7 @@ pub(crate) fn entry_change(board: &CustomBoard, entry: &EntryRow, listed: bool) 
         version: entry.version,
         listed,
         metadata: entry.metadata.as_deref().map(Arc::from),
+        changed: entry.changed,
     }
 }
 
@@ -266,6 +283,7 @@ pub(crate) fn next_entry(
             metadata,
             plays: 1,
             version: 1,
+            changed: 0,
         };
         return (entry, true);
     };

@@ -79,7 +79,7 @@ const TOTAL_SQL: BoardSql = BoardSql {
 const CUSTOM_SQL: BoardSql = BoardSql {
     keys_at: "SELECT user_id AS id, score, achieved_at AS at, metadata FROM board_entries \
               WHERE board = ? AND period = ? AND hidden = 0 ORDER BY rank_score, achieved_at, user_id LIMIT ? OFFSET ?",
-    keys_after: "SELECT user_id AS id, score, achieved_at AS at, metadata FROM board_entries \
+    keys_after: "SELECT user_id AS id, score, achieved_at AS at, metadata, changed FROM board_entries \
                  WHERE board = ? AND period = ? AND hidden = 0 AND rank_score >= ? AND (rank_score > ? OR (rank_score = ? \
                  AND (achieved_at > ? OR (achieved_at = ? AND user_id > ?)))) \
                  ORDER BY rank_score, achieved_at, user_id LIMIT ?",
@@ -152,10 +152,18 @@ struct KeyRow {
     score: i64,
     at: Option<i64>,
     metadata: Option<String>,
+    /// The number of the change that last wrote the entry, where selected
+    /// (custom boards' `keys_after`).
+    #[sqlx(default)]
+    changed: i64,
 }
 
 /// An entry's key and the metadata of the post that set it.
 pub type KeyWithMetadata = (BoardKey, Option<String>);
+
+/// An entry as a walk reads it: its key, metadata, and the number of the
+/// change that last wrote it (see `board_entries.changed`).
+pub type WalkedKey = (BoardKey, Option<String>, i64);
 
 fn key_with_metadata(row: KeyRow) -> KeyWithMetadata {
     (BoardKey { score: row.score, at: row.at.unwrap_or(0), id: row.id }, row.metadata)
@@ -353,6 +361,24 @@ impl Store {
         let binds = scope_binds(board).into_iter().chain(after_binds(board, key));
         let rows = binds.fold(query, |query, value| query.bind(value)).bind(count).fetch_all(&mut *conn).await?;
         Ok(rows.into_iter().map(key_with_metadata).collect())
+    }
+
+    /// Up to `count` keys after `key` on a custom board, each with the number
+    /// of the change that last wrote it (a walk leaves out the later ones).
+    pub async fn board_walked_keys_after(
+        &self,
+        conn: &mut AnyConnection,
+        board: BoardPeriod,
+        key: BoardKey,
+        count: i64,
+    ) -> StoreResult<Vec<WalkedKey>> {
+        let query = self.sql_as::<KeyRow>(CUSTOM_SQL.keys_after);
+        let binds = scope_binds(board).into_iter().chain(after_binds(board, key));
+        let rows = binds.fold(query, |query, value| query.bind(value)).bind(count).fetch_all(&mut *conn).await?;
+        Ok(rows
+            .into_iter()
+            .map(|row| (BoardKey { score: row.score, at: row.at.unwrap_or(0), id: row.id }, row.metadata, row.changed))
+            .collect())
     }
 
     /// A player's key, if they are on the board.

@@ -74,6 +74,27 @@ impl Store {
         Ok(())
     }
 
+    /// Numbers `count` changes to a board period's entries: returns the
+    /// first number, the others follow it. The caller holds the period's
+    /// row (`lock_period`, `lock_existing_period`), so numbers are handed
+    /// out in commit order, on every instance.
+    pub async fn number_changes(
+        &self,
+        conn: &mut AnyConnection,
+        board: i64,
+        period: i64,
+        count: i64,
+    ) -> StoreResult<i64> {
+        self.sql("UPDATE board_periods SET changes = changes + ? WHERE board = ? AND period = ?")
+            .bind(count)
+            .bind(board)
+            .bind(period)
+            .execute(&mut *conn)
+            .await?;
+        let changes = self.period_changes(conn, board, period).await?;
+        Ok(changes - count + 1)
+    }
+
     /// The entries of these players in one period of a board, locked until
     /// the transaction ends, in player order.
     pub async fn entries_for_update(
@@ -169,11 +190,11 @@ impl Store {
         if entries.is_empty() {
             return Ok(());
         }
-        let values = vec!["(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"; entries.len()].join(", ");
-        let updated = ["score", "rank_score", "achieved_at", "post_id", "metadata", "plays", "version"];
+        let values = vec!["(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"; entries.len()].join(", ");
+        let updated = ["score", "rank_score", "achieved_at", "post_id", "metadata", "plays", "version", "changed"];
         let sql = format!(
             "INSERT INTO board_entries (board, period, user_id, score, rank_score, achieved_at, post_id, metadata, \
-             plays, version) VALUES {values}{}",
+             plays, version, changed) VALUES {values}{}",
             self.dialect.upsert("board, period, user_id", &updated)
         );
         let mut query = self.sql_once(&sql);
@@ -188,7 +209,8 @@ impl Store {
                 .bind(entry.post_id)
                 .bind(entry.metadata.as_deref())
                 .bind(entry.plays)
-                .bind(entry.version);
+                .bind(entry.version)
+                .bind(entry.changed);
         }
         query.execute(&mut *conn).await?;
         Ok(())

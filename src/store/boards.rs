@@ -48,9 +48,13 @@ pub struct EntryRow {
     pub metadata: Option<String>,
     pub plays: i64,
     pub version: i64,
+    /// The number of the period's change that last wrote the entry (see
+    /// [`Store::number_changes`]).
+    pub changed: i64,
 }
 
-pub(super) const ENTRY_COLUMNS: &str = "board, period, user_id, score, achieved_at, post_id, metadata, plays, version";
+pub(super) const ENTRY_COLUMNS: &str =
+    "board, period, user_id, score, achieved_at, post_id, metadata, plays, version, changed";
 
 /// What [`Store::purge_chunk`] deletes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,7 +72,16 @@ pub struct WarmEntry {
     pub score: i64,
     pub achieved_at: Timestamp,
     pub version: i64,
+    pub changed: i64,
     pub metadata: Option<String>,
+}
+
+/// A period's entries as a warm-up loads them: every change up to
+/// `changes` is in them (later ones may be too).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct WarmPeriod {
+    pub changes: i64,
+    pub entries: Vec<WarmEntry>,
 }
 
 /// A post to a custom board.
@@ -252,9 +265,11 @@ impl Store {
     /// Every listed entry of one period of a board (a warm-up; a banned
     /// player's entries are hidden): the numbers as
     /// packed text (see `packed_rows`), the metadata of those that have it
-    /// as rows.
-    pub async fn period_entries(&self, board: i64, period: i64) -> StoreResult<Vec<WarmEntry>> {
+    /// as rows. The period's change count is read first, so every change it
+    /// counts is in the entries (the reads are not one snapshot).
+    pub async fn period_entries(&self, board: i64, period: i64) -> StoreResult<WarmPeriod> {
         let mut conn = self.conn().await?;
+        let changes = self.period_changes(&mut conn, board, period).await?;
         let max_id: Option<i64> = self
             .sql_scalar("SELECT MAX(user_id) FROM board_entries WHERE board = ? AND period = ? AND hidden = 0")
             .bind(board)
@@ -273,7 +288,7 @@ impl Store {
             .into_iter()
             .collect();
         drop(conn);
-        let fields = ["user_id", "score", "achieved_at", "version"];
+        let fields = ["user_id", "score", "achieved_at", "version", "changed"];
         let values = self
             .packed_rows(
                 &fields,
@@ -283,16 +298,30 @@ impl Store {
                 max_id,
             )
             .await?;
-        Ok(values
+        let entries = values
             .chunks_exact(fields.len())
             .map(|r| WarmEntry {
                 user_id: r[0],
                 score: r[1],
                 achieved_at: Timestamp::from_millis(r[2]),
                 version: r[3],
+                changed: r[4],
                 metadata: metadata.remove(&r[0]),
             })
-            .collect())
+            .collect();
+        Ok(WarmPeriod { changes, entries })
+    }
+
+    /// How many changes a board period's entries have had (0 for a period
+    /// no post reached).
+    pub async fn period_changes(&self, conn: &mut sqlx::AnyConnection, board: i64, period: i64) -> StoreResult<i64> {
+        let changes: Option<i64> = self
+            .sql_scalar("SELECT changes FROM board_periods WHERE board = ? AND period = ?")
+            .bind(board)
+            .bind(period)
+            .fetch_optional(&mut *conn)
+            .await?;
+        Ok(changes.unwrap_or(0))
     }
 
     /// Every entry of a player, on every board and period.

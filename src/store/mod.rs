@@ -31,9 +31,9 @@ use sqlx::pool::PoolConnection;
 use sqlx::query::{Query, QueryAs, QueryScalar};
 use sqlx::{Any, AnyConnection, AnyPool, ConnectOptions, Executor, Transaction};
 
-pub use self::board::KeyWithMetadata;
+pub use self::board::{KeyWithMetadata, WalkedKey};
 pub use self::board_writes::{EntryWrite, NewBoardPost, PeriodPlayers};
-pub use self::boards::{BoardRow, BoardScoreRow, EntryRow, NewBoard, PeriodRow, Purge, WarmEntry};
+pub use self::boards::{BoardRow, BoardScoreRow, EntryRow, NewBoard, PeriodRow, Purge, WarmEntry, WarmPeriod};
 pub use self::moderation::{AuditRecord, AuditRow};
 pub use self::rows::{ScoreRow, Standing, UserRow};
 pub use self::users::NewUser;

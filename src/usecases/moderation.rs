@@ -201,7 +201,9 @@ pub async fn delete_board_score(
         });
         let now_entry = match entry {
             Some(entry) => {
-                let entry = EntryRow { version, ..entry };
+                // A new place on the board: a change walks leave out.
+                let changed = state.store.number_changes(conn, number, period, 1).await?;
+                let entry = EntryRow { version, changed, ..entry };
                 state.store.write_entries(conn, &[EntryWrite { entry: &entry, order: board.spec.order }]).await?;
                 (entry, !hidden)
             }
@@ -235,6 +237,7 @@ fn empty_entry(board: i64, period: i64, user_id: i64) -> EntryRow {
         metadata: None,
         plays: 0,
         version: 0,
+        changed: 0,
     }
 }
 
