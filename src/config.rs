@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use clap::builder::BoolishValueParser;
 use clap::{Args, ValueEnum};
 
 /// A deliberate bug, for the tests that prove the bench catches it. Never
@@ -26,6 +27,9 @@ pub enum HashAlgorithm {
     Argon2id,
 }
 
+/// Every switch (a `bool` field) takes its value from the environment in
+/// the usual spellings: `1`/`0`, `true`/`false`, `yes`/`no`, `on`/`off`
+/// (clap's `BoolishValueParser`; a test checks that none is left out).
 #[derive(Debug, Clone, Args)]
 pub struct Settings {
     /// Address to listen on (`127.0.0.1:0` picks a free port).
@@ -39,7 +43,7 @@ pub struct Settings {
 
     /// Do not apply database migrations at start; refuse to start unless
     /// they are applied (`hiscore migrate` applies them by hand).
-    #[arg(long, env = "NO_MIGRATE", default_value_t = false)]
+    #[arg(long, env = "NO_MIGRATE", default_value_t = false, value_parser = BoolishValueParser::new())]
     pub no_migrate: bool,
 
     /// Maximum database connections in the pool.
@@ -130,7 +134,7 @@ pub struct Settings {
 
     /// Take the client address from `X-Forwarded-For` (only behind a proxy
     /// that sets it, such as the bundled nginx config).
-    #[arg(long, env = "TRUST_FORWARDED_FOR", default_value_t = false)]
+    #[arg(long, env = "TRUST_FORWARDED_FOR", default_value_t = false, value_parser = BoolishValueParser::new())]
     pub trust_forwarded_for: bool,
 
     /// The highest score accepted (at most the contract's 1,000,000,000).
@@ -165,7 +169,7 @@ pub struct Settings {
 
     /// Mark the session cookie `Secure` (sent over HTTPS only): turn it on
     /// when TLS is terminated in front of hiscore.
-    #[arg(long, env = "COOKIE_SECURE")]
+    #[arg(long, env = "COOKIE_SECURE", value_parser = BoolishValueParser::new())]
     pub cookie_secure: bool,
 }
 
@@ -242,5 +246,46 @@ impl Settings {
     {
         use clap::Parser as _;
         SettingsOnly::try_parse_from(args).map(|s| s.settings)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory as _;
+
+    use super::SettingsOnly;
+
+    /// `TRUST_FORWARDED_FOR=1` once stopped the server at start ("possible
+    /// values: true, false"): every switch must take every usual spelling.
+    /// Each switch reads a variable of this test's own here (the process's
+    /// environment is shared by the tests running beside it).
+    #[test]
+    fn every_switch_takes_the_usual_spellings_from_the_environment() {
+        let command = SettingsOnly::command();
+        let switches: Vec<String> = command
+            .get_arguments()
+            .filter(|arg| matches!(arg.get_action(), clap::ArgAction::SetTrue))
+            .map(|arg| arg.get_id().to_string())
+            .collect();
+        assert!(switches.len() >= 3, "no_migrate, trust_forwarded_for, cookie_secure: {switches:?}");
+        let spellings = [("1", true), ("yes", true), ("on", true), ("true", true), ("TRUE", true)].into_iter().chain([
+            ("0", false),
+            ("no", false),
+            ("off", false),
+            ("false", false),
+        ]);
+        for (text, expected) in spellings {
+            for id in &switches {
+                // clap keeps names as `&'static str`: a few bytes leaked, in a test.
+                let variable: &'static str =
+                    Box::leak(format!("HISCORE_SWITCH_TEST_{}", id.to_ascii_uppercase()).into_boxed_str());
+                std::env::set_var(variable, text);
+                let command = SettingsOnly::command().mut_arg(id, |arg| arg.env(variable));
+                let parsed = command.try_get_matches_from(["hiscore"]);
+                std::env::remove_var(variable);
+                let matches = parsed.unwrap_or_else(|error| panic!("{id} refuses {text:?}: {error}"));
+                assert_eq!(matches.get_flag(id), expected, "{id} {text:?}");
+            }
+        }
     }
 }

@@ -36,7 +36,7 @@ static ONE_OUTAGE_AT_A_TIME: Mutex<()> = Mutex::new(());
 /// Runs `test` unless TEST_SERVICE_OUTAGES=1 is missing, alone among the
 /// outage tests, on an actix runtime of its own.
 fn outage_test(name: &str, test: impl std::future::Future<Output = ()>) {
-    if std::env::var("TEST_SERVICE_OUTAGES").ok().as_deref() != Some("1") {
+    if !helpers::switch_on("TEST_SERVICE_OUTAGES") {
         eprintln!("note: TEST_SERVICE_OUTAGES is not 1: the outage test {name} is SKIPPED");
         return;
     }

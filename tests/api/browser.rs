@@ -100,7 +100,7 @@ impl Browser {
 
 #[actix_web::test]
 async fn the_ranking_page_works_in_chromium_through_nginx() {
-    let required = std::env::var("TEST_REQUIRE_BROWSER").is_ok_and(|v| v == "1");
+    let required = crate::helpers::switch_on("TEST_REQUIRE_BROWSER");
     let (Some(_), Some(chromedriver), true) = (tool("nginx"), tool("chromedriver"), Path::new(CHROMIUM).is_file())
     else {
         assert!(!required, "TEST_REQUIRE_BROWSER=1 but nginx, chromedriver or chromium is missing");

@@ -45,7 +45,7 @@ pub struct Fronted {
 }
 
 pub async fn nginx_in_front_of(upstream: &str) -> Option<Fronted> {
-    let required = std::env::var("TEST_REQUIRE_BROWSER").is_ok_and(|v| v == "1");
+    let required = crate::helpers::switch_on("TEST_REQUIRE_BROWSER");
     if tool("nginx").is_none() {
         assert!(!required, "TEST_REQUIRE_BROWSER=1 but nginx is missing");
         let _ = writeln!(std::io::stderr(), "\nnote: nginx not installed: the nginx tests are SKIPPED\n");

@@ -43,10 +43,7 @@ fn ready() -> bool {
     if missing.is_empty() {
         return true;
     }
-    assert!(
-        std::env::var("TEST_REQUIRE_GALERA").map_or(true, |v| v != "1"),
-        "TEST_REQUIRE_GALERA=1 but {missing:?} missing"
-    );
+    assert!(!crate::helpers::switch_on("TEST_REQUIRE_GALERA"), "TEST_REQUIRE_GALERA=1 but {missing:?} missing");
     let _ = writeln!(std::io::stderr(), "\nnote: {missing:?} not installed: the Galera test is SKIPPED\n");
     false
 }

@@ -235,6 +235,13 @@ pub struct TestApp {
     handle: ServerHandle,
 }
 
+/// Whether a test switch (`TEST_REQUIRE_BROWSER`, `TEST_SERVICE_OUTAGES`, …)
+/// is on, in the usual spellings of the service's own settings: `1`,
+/// `true`, `yes`, `on`.
+pub fn switch_on(name: &str) -> bool {
+    std::env::var(name).is_ok_and(|value| matches!(value.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on"))
+}
+
 /// A server with the test defaults on a fresh database.
 pub async fn spawn_app(backend: &Backend) -> (TestApp, TestDatabase) {
     let db = TestDatabase::new(backend).await;
