@@ -107,12 +107,28 @@ impl Context {
 
     /// Checks status and (optionally) error code; a mismatch is critical.
     pub fn expect(&self, what: &str, reply: &Reply, status: u16, code: Option<&str>) -> bool {
-        let code_ok = code.is_none_or(|code| reply.error_code() == Some(code));
-        if reply.status == status && code_ok {
+        self.expect_one_of(what, reply, &[(status, code)])
+    }
+
+    /// Like [`Context::expect`], where the contract allows several answers
+    /// (each a status and, if it names one, an error code).
+    pub fn expect_one_of(&self, what: &str, reply: &Reply, allowed: &[(u16, Option<&str>)]) -> bool {
+        let fits = |(status, code): &(u16, Option<&str>)| {
+            reply.status == *status && code.is_none_or(|code| reply.error_code() == Some(code))
+        };
+        if allowed.iter().any(fits) {
             return true;
         }
-        let wanted = code.map_or(String::new(), |c| format!(" {c}"));
-        self.critical(format!("{what}: expected {status}{wanted}, got {}: {}", reply.status, shorten(&reply.text)));
+        let wanted: Vec<String> = allowed
+            .iter()
+            .map(|(status, code)| code.map_or(status.to_string(), |code| format!("{status} {code}")))
+            .collect();
+        self.critical(format!(
+            "{what}: expected {}, got {}: {}",
+            wanted.join(" or "),
+            reply.status,
+            shorten(&reply.text)
+        ));
         false
     }
 }

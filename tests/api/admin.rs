@@ -107,8 +107,9 @@ async fn initialize_ends_every_session_even_cached_ones(backend: Backend) {
 /// named the generated player with the same id for ten minutes. A cached
 /// session now names its data generation, and counts only in it.
 #[actix_web::test]
+#[cfg_attr(not(all(hiscore_test_mysql, hiscore_test_redis)), ignore = "set TEST_MYSQL_URL and TEST_REDIS_URL")]
 async fn a_session_cached_across_an_initialize_names_nobody() {
-    let Some(backend) = Backend::mariadb_redis() else { return };
+    let backend = Backend::mariadb_redis();
     let db = TestDatabase::new(&backend).await;
     let app = spawn_app_on(&db, &ADMIN).await;
     let alice = app.register("alice").await;

@@ -585,8 +585,9 @@ async fn a_players_history_and_entries_on_every_board(backend: Backend) {
 /// A board created on one instance is served by the other at once, posts
 /// on either show on both, and a rename or a delete reaches the other.
 #[actix_web::test]
+#[cfg_attr(not(all(hiscore_test_mysql, hiscore_test_redis)), ignore = "set TEST_MYSQL_URL and TEST_REDIS_URL")]
 async fn instances_share_custom_boards() {
-    let Some(backend) = Backend::mariadb_redis() else { return };
+    let backend = Backend::mariadb_redis();
     let db = TestDatabase::new(&backend).await;
     let a = spawn_app_on(&db, &["--admin-token", ADMIN]).await;
     let b = spawn_app_on(&db, &["--admin-token", ADMIN]).await;
@@ -613,8 +614,9 @@ async fn instances_share_custom_boards() {
 /// Redis loses everything (a FLUSHALL): custom boards are read from the
 /// database meanwhile, exactly, and rebuilt in Redis like the built-ins.
 #[actix_web::test]
+#[cfg_attr(not(all(hiscore_test_mysql, hiscore_test_redis)), ignore = "set TEST_MYSQL_URL and TEST_REDIS_URL")]
 async fn a_flushed_redis_rebuilds_custom_boards() {
-    let Some(backend) = Backend::mariadb_redis() else { return };
+    let backend = Backend::mariadb_redis();
     let db = TestDatabase::new(&backend).await;
     let app = spawn_app_on(&db, &["--admin-token", ADMIN]).await;
     app.create_board(&json!({"id": "laps", "name": "Laps", "order": "asc"})).await;
@@ -650,8 +652,9 @@ async fn a_flushed_redis_rebuilds_custom_boards() {
 /// transactions queue on the period's row instead of deadlocking on the
 /// gaps where the entries go, and every post counts once.
 #[actix_web::test]
+#[cfg_attr(not(all(hiscore_test_mysql, hiscore_test_redis)), ignore = "set TEST_MYSQL_URL and TEST_REDIS_URL")]
 async fn two_instances_posting_new_entries_to_one_board_do_not_deadlock() {
-    let Some(backend) = Backend::mariadb_redis() else { return };
+    let backend = Backend::mariadb_redis();
     let db = TestDatabase::new(&backend).await;
     let apps = [spawn_app_on(&db, &["--admin-token", ADMIN]).await, spawn_app_on(&db, &[]).await];
     apps[0].create_board(&json!({"id": "crowded", "name": "Crowded", "operator": "total"})).await;

@@ -1,6 +1,5 @@
 //! `spawn_app()` and friends: a real server on a fresh database per test.
 
-use std::io::Write as _;
 use std::time::Duration;
 
 use actix_web::dev::ServerHandle;
@@ -13,7 +12,9 @@ use serde_json::{json, Value};
 /// `name::sqlite` always, `name::mariadb` when `TEST_MYSQL_URL` is set, and
 /// `name::mariadb_redis` (the shared rank engine) when `TEST_REDIS_URL` is
 /// set too, and `name::mariadb_redis_cluster` then as well, on a Redis
-/// Cluster the run starts (see [`crate::external::RedisCluster`]).
+/// Cluster the run starts (see [`crate::external::RedisCluster`]). A
+/// variant whose services are not configured is ignored, with the variable
+/// to set as the reason (`build.rs` reads them when the tests are built).
 #[macro_export]
 macro_rules! backend_tests {
     ($($name:ident),* $(,)?) => {
@@ -25,24 +26,27 @@ macro_rules! backend_tests {
                 }
 
                 #[actix_web::test]
+                #[cfg_attr(not(hiscore_test_mysql), ignore = "set TEST_MYSQL_URL to run the MariaDB variants")]
                 async fn mariadb() {
-                    if let Some(backend) = $crate::helpers::Backend::mariadb() {
-                        super::$name(backend).await
-                    }
+                    super::$name($crate::helpers::Backend::mariadb()).await
                 }
 
                 #[actix_web::test]
+                #[cfg_attr(
+                    not(all(hiscore_test_mysql, hiscore_test_redis)),
+                    ignore = "set TEST_MYSQL_URL and TEST_REDIS_URL to run the MariaDB + Redis variants"
+                )]
                 async fn mariadb_redis() {
-                    if let Some(backend) = $crate::helpers::Backend::mariadb_redis() {
-                        super::$name(backend).await
-                    }
+                    super::$name($crate::helpers::Backend::mariadb_redis()).await
                 }
 
                 #[actix_web::test]
+                #[cfg_attr(
+                    not(all(hiscore_test_mysql, hiscore_test_redis)),
+                    ignore = "set TEST_MYSQL_URL and TEST_REDIS_URL to run the Redis Cluster variants"
+                )]
                 async fn mariadb_redis_cluster() {
-                    if let Some(backend) = $crate::helpers::Backend::mariadb_redis_cluster() {
-                        super::$name(backend).await
-                    }
+                    super::$name($crate::helpers::Backend::mariadb_redis_cluster()).await
                 }
             }
         )*
@@ -56,54 +60,34 @@ pub enum Backend {
     MariaDbRedis { server_url: String, redis_url: String },
 }
 
-/// Says once, on the terminal, which variants are skipped.
-fn skipped(variable: &str, variants: &str) {
-    static NOTES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
-    let note = format!(
-        "{variable} is not set: the `::{variants}` variants of the API tests are SKIPPED (they pass without running)"
-    );
-    if let Ok(mut notes) = NOTES.lock() {
-        if !notes.contains(&note) {
-            // Straight to stderr: libtest captures println! of passing tests.
-            let _ = writeln!(std::io::stderr(), "\nnote: {note}\n");
-            notes.push(note);
-        }
-    }
-}
-
 fn env_url(variable: &str) -> Option<String> {
     std::env::var(variable).ok().filter(|url| !url.is_empty())
 }
 
 impl Backend {
-    /// MariaDB with the shared (Redis) rank engine, when both URLs are set.
-    pub fn mariadb_redis() -> Option<Self> {
+    /// MariaDB with the shared (Redis) rank engine. Tests that need it are
+    /// ignored unless `TEST_MYSQL_URL` and `TEST_REDIS_URL` are set.
+    pub fn mariadb_redis() -> Self {
         match (env_url("TEST_MYSQL_URL"), env_url("TEST_REDIS_URL")) {
-            (Some(server_url), Some(redis_url)) => Some(Self::MariaDbRedis { server_url, redis_url }),
-            _ => {
-                skipped("TEST_MYSQL_URL or TEST_REDIS_URL", "mariadb_redis");
-                None
-            }
+            (Some(server_url), Some(redis_url)) => Self::MariaDbRedis { server_url, redis_url },
+            _ => panic!("this test needs TEST_MYSQL_URL and TEST_REDIS_URL (it is ignored without them)"),
         }
     }
 
-    /// MariaDB with the shared rank engine on a Redis Cluster, when both
-    /// URLs are set (where Redis is installed, so is its cluster mode).
-    pub fn mariadb_redis_cluster() -> Option<Self> {
-        let Some(Self::MariaDbRedis { server_url, .. }) = Self::mariadb_redis() else { return None };
+    /// MariaDB with the shared rank engine on a Redis Cluster the run
+    /// starts (where Redis is installed, so is its cluster mode).
+    pub fn mariadb_redis_cluster() -> Self {
+        let Self::MariaDbRedis { server_url, .. } = Self::mariadb_redis() else { unreachable!() };
         let redis_url = crate::external::shared_redis_cluster().url();
-        Some(Self::MariaDbRedis { server_url, redis_url })
+        Self::MariaDbRedis { server_url, redis_url }
     }
 
-    /// The MariaDB backend when `TEST_MYSQL_URL` is set; otherwise `None`,
-    /// and a note on the terminal (once) saying those variants are skipped.
-    pub fn mariadb() -> Option<Self> {
+    /// The MariaDB backend. Tests that need it are ignored unless
+    /// `TEST_MYSQL_URL` is set.
+    pub fn mariadb() -> Self {
         match env_url("TEST_MYSQL_URL") {
-            Some(server_url) => Some(Self::MariaDb { server_url }),
-            None => {
-                skipped("TEST_MYSQL_URL", "mariadb");
-                None
-            }
+            Some(server_url) => Self::MariaDb { server_url },
+            None => panic!("this test needs TEST_MYSQL_URL (it is ignored without it)"),
         }
     }
 }

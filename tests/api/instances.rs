@@ -9,8 +9,9 @@ use serde_json::json;
 use crate::helpers::{ranks_and_ids, spawn_app_on, Backend, TestDatabase, PASSWORD};
 
 #[actix_web::test]
+#[cfg_attr(not(all(hiscore_test_mysql, hiscore_test_redis)), ignore = "set TEST_MYSQL_URL and TEST_REDIS_URL")]
 async fn two_instances_share_one_board_sessions_and_logouts() {
-    let Some(backend) = Backend::mariadb_redis() else { return };
+    let backend = Backend::mariadb_redis();
     let db = TestDatabase::new(&backend).await;
     let a = spawn_app_on(&db, &[]).await;
     let b = spawn_app_on(&db, &[]).await;
@@ -95,8 +96,9 @@ async fn without_redis_every_endpoint_still_answers_correctly() {
 }
 
 #[actix_web::test]
+#[cfg_attr(not(all(hiscore_test_mysql, hiscore_test_redis)), ignore = "set TEST_MYSQL_URL and TEST_REDIS_URL")]
 async fn a_flushed_redis_is_rebuilt_while_the_service_answers() {
-    let Some(backend) = Backend::mariadb_redis() else { return };
+    let backend = Backend::mariadb_redis();
     let db = TestDatabase::new(&backend).await;
     let app = spawn_app_on(&db, &[]).await;
     let mut players = Vec::new();
@@ -134,8 +136,9 @@ async fn a_flushed_redis_is_rebuilt_while_the_service_answers() {
 /// The production shape end to end: three instances on one MariaDB and
 /// Redis behind nginx, and a validating `hiscore bench` run through nginx.
 #[actix_web::test]
+#[cfg_attr(not(all(hiscore_test_mysql, hiscore_test_redis)), ignore = "set TEST_MYSQL_URL and TEST_REDIS_URL")]
 async fn a_bench_run_passes_through_nginx_on_three_instances() {
-    let Some(backend) = Backend::mariadb_redis() else { return };
+    let backend = Backend::mariadb_redis();
     let db = TestDatabase::new(&backend).await;
     let static_dir = concat!(env!("CARGO_MANIFEST_DIR"), "/static");
     let args =
@@ -169,8 +172,9 @@ async fn a_bench_run_passes_through_nginx_on_three_instances() {
 }
 
 #[actix_web::test]
+#[cfg_attr(not(all(hiscore_test_mysql, hiscore_test_redis)), ignore = "set TEST_MYSQL_URL and TEST_REDIS_URL")]
 async fn moderation_on_one_instance_shows_on_the_other_at_the_next_read() {
-    let Some(backend) = Backend::mariadb_redis() else { return };
+    let backend = Backend::mariadb_redis();
     let db = TestDatabase::new(&backend).await;
     let admin = ["--admin-token", crate::helpers::ADMIN];
     let a = spawn_app_on(&db, &admin).await;
@@ -218,8 +222,9 @@ async fn moderation_on_one_instance_shows_on_the_other_at_the_next_read() {
 /// Redis says its board and the names are as they were: a post, a rename
 /// or a post to a custom board on another instance shows at the next read.
 #[actix_web::test]
+#[cfg_attr(not(all(hiscore_test_mysql, hiscore_test_redis)), ignore = "set TEST_MYSQL_URL and TEST_REDIS_URL")]
 async fn a_kept_page_is_served_only_while_its_board_and_names_hold() {
-    let Some(backend) = Backend::mariadb_redis() else { return };
+    let backend = Backend::mariadb_redis();
     let db = TestDatabase::new(&backend).await;
     let admin = ["--admin-token", crate::helpers::ADMIN];
     let a = spawn_app_on(&db, &admin).await;

@@ -144,8 +144,9 @@ async fn wrong_admin_tokens_are_limited_per_address(backend: Backend) {
 }
 
 #[actix_web::test]
+#[cfg_attr(not(all(hiscore_test_mysql, hiscore_test_redis)), ignore = "set TEST_MYSQL_URL and TEST_REDIS_URL")]
 async fn brute_force_limits_hold_across_instances() {
-    let Some(backend) = Backend::mariadb_redis() else { return };
+    let backend = Backend::mariadb_redis();
     let db = TestDatabase::new(&backend).await;
     let a = spawn_app_on(&db, &["--rate-login-per-account", "4"]).await;
     let b = spawn_app_on(&db, &["--rate-login-per-account", "4"]).await;
