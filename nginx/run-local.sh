@@ -6,6 +6,9 @@
 #   UPSTREAMS  app servers, comma-separated  (default 127.0.0.1:8080)
 #   STATIC_DIR the ranking page              (default ../static)
 #   PREFIX     nginx's working directory     (default a new temp dir)
+#   TRUSTED_PROXIES  proxies in front of this nginx (a TLS terminator, a
+#              load balancer), comma-separated addresses or CIDRs: their
+#              X-Forwarded-For names the client (default none)
 # It ends by exec-ing nginx in the foreground, so SIGTERM to this process
 # stops nginx and everything it started.
 set -euo pipefail
@@ -25,11 +28,24 @@ for server in "${servers[@]}"; do
 done
 export UPSTREAM_SERVERS
 
+# Behind a trusted proxy every client would share its address (and the
+# app's per-address limits would become global): take the client's from
+# the proxy's X-Forwarded-For instead, past trusted hops only.
+REAL_IP=""
+if [ -n "${TRUSTED_PROXIES:-}" ]; then
+  IFS=',' read -ra proxies <<< "$TRUSTED_PROXIES"
+  for proxy in "${proxies[@]}"; do
+    REAL_IP+="set_real_ip_from ${proxy}; "
+  done
+  REAL_IP+="real_ip_header X-Forwarded-For; real_ip_recursive on;"
+fi
+export REAL_IP
+
 mkdir -p "$PREFIX/conf/conf.d" "$PREFIX/logs" "$TEMP_DIR"
 cp "$here/nginx.conf" "$PREFIX/conf/nginx.conf"
 cp "${MIME_TYPES:-/etc/nginx/mime.types}" "$PREFIX/conf/mime.types"
 # Only our variables: nginx's own ($host, $request_id, …) stay as they are.
-envsubst '${LISTEN} ${UPSTREAM_SERVERS} ${STATIC_ROOT} ${ACCESS_LOG} ${TEMP_DIR}' \
+envsubst '${LISTEN} ${UPSTREAM_SERVERS} ${STATIC_ROOT} ${ACCESS_LOG} ${TEMP_DIR} ${REAL_IP}' \
   < "$here/templates/hiscore.conf.template" > "$PREFIX/conf/conf.d/hiscore.conf"
 
 nginx=(nginx -p "$PREFIX" -c "$PREFIX/conf/nginx.conf" -e "$PREFIX/logs/error.log"

@@ -125,6 +125,7 @@ impl Application {
                 .wrap(DefaultHeaders::new().add(("X-Content-Type-Options", "nosniff")))
                 .wrap(Condition::new(!cors_origins.is_empty(), cors(&cors_origins)))
                 .wrap(from_fn(routes::body_deadline))
+                .wrap(from_fn(routes::refuse_encoded_separators))
                 .wrap(from_fn(observe))
                 .configure(routes::configure);
             if serve_static {

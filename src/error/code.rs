@@ -40,6 +40,10 @@ error_codes! {
     InvalidJson = (400, "invalid_json", "the body is not well-formed JSON"),
     InvalidBody = (400, "invalid_body", "the body must be a JSON object"),
     InvalidQuery = (400, "invalid_query", "malformed query string"),
+    /// An encoded `/`, `\` or `.` in the path: a proxy in front may have
+    /// matched the decoded path against its rules and passed on the raw
+    /// one, so no such path is served.
+    InvalidPath = (400, "invalid_path", "the path has an encoded slash, backslash or dot"),
     InvalidLimit = (400, "invalid_limit", "limit must be an integer from 1 to 100"),
     InvalidOffset = (400, "invalid_offset", "offset must be a non-negative integer"),
     InvalidCursor = (400, "invalid_cursor", "cursor is not one this board returned"),

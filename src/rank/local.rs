@@ -50,15 +50,22 @@ pub trait Row: Clone + Default {
     }
 }
 
-/// Ids up to this are held in a flat vector; beyond, in a map.
+/// Ids up to this may be held in a flat vector; beyond, always in a map.
 const DENSE_IDS: usize = 1 << 26;
 
-/// Player id → row: a flat vector for the dense ids that auto-increment
-/// hands out, a map for the rest.
+/// Rows the flat vector may hold beyond twice the rows held: it grows only
+/// while ids are dense (what auto-increment hands out to the players of the
+/// built-in boards), so a board period whose few players have ids spread up
+/// to millions keeps them in the map and costs O(its entries).
+const DENSE_SLACK: usize = 1024;
+
+/// Player id → row: a flat vector for dense ids, a map for the rest.
 #[derive(Default)]
 struct Rows<R> {
     dense: Vec<R>,
     sparse: HashMap<i64, R>,
+    /// Rows held (tombstones too).
+    held: usize,
 }
 
 impl<R: Row> Rows<R> {
@@ -69,33 +76,46 @@ impl<R: Row> Rows<R> {
 
     /// The row of a player, tombstones included.
     fn stored(&self, id: i64) -> Option<&R> {
-        let row = match usize::try_from(id) {
-            Ok(index) if index < DENSE_IDS => self.dense.get(index),
-            _ => self.sparse.get(&id),
-        };
-        row.filter(|row| row.version() > 0)
+        let dense = usize::try_from(id).ok().and_then(|index| self.dense.get(index)).filter(|row| row.version() > 0);
+        dense.or_else(|| self.sparse.get(&id)).filter(|row| row.version() > 0)
     }
 
-    /// Makes room for ids up to `max_id` at once (a warm-up knows them all).
-    fn reserve(&mut self, max_id: i64) {
-        let wanted = usize::try_from(max_id).unwrap_or(0).saturating_add(1).min(DENSE_IDS);
-        if self.dense.len() < wanted {
+    /// How long the flat vector may grow with `held` rows.
+    fn dense_limit(held: usize) -> usize {
+        held.saturating_mul(2).saturating_add(DENSE_SLACK).min(DENSE_IDS)
+    }
+
+    /// Makes room for ids up to `max_id` at once, when a warm-up of `count`
+    /// rows finds them dense.
+    fn reserve(&mut self, max_id: i64, count: usize) {
+        let wanted = usize::try_from(max_id).unwrap_or(0).saturating_add(1);
+        if wanted <= Self::dense_limit(count) && self.dense.len() < wanted {
             self.dense.resize(wanted, R::default());
         }
     }
 
     fn set(&mut self, id: i64, row: R) {
+        if self.stored(id).is_none() {
+            self.held += 1;
+        }
         match usize::try_from(id) {
-            Ok(index) if index < DENSE_IDS => {
+            Ok(index) if index < self.dense.len() || index < Self::dense_limit(self.held) => {
                 if self.dense.len() <= index {
                     self.dense.resize(index + 1, R::default());
                 }
                 self.dense[index] = row;
+                self.sparse.remove(&id);
             }
             _ => {
                 self.sparse.insert(id, row);
             }
         }
+    }
+
+    /// Rows the vector and the map have room for: what the rows cost.
+    #[cfg(test)]
+    fn allocated(&self) -> usize {
+        self.dense.capacity() + self.sparse.capacity()
     }
 }
 
@@ -133,7 +153,7 @@ impl Applied {
 impl<R: Row> Group<R> {
     fn new(orders: Vec<Order>) -> Self {
         let sets = orders.iter().map(|_| BTreeSet::new()).collect();
-        let rows = Rows { dense: Vec::new(), sparse: HashMap::new() };
+        let rows = Rows::default();
         Self { orders, sets, rows, applied: Applied::default() }
     }
 
@@ -152,7 +172,7 @@ impl<R: Row> Group<R> {
     fn build(orders: Vec<Order>, rows: impl Iterator<Item = (i64, R)>) -> Self {
         let mut group = Self::new(orders);
         let rows: Vec<(i64, R)> = rows.filter(|(_, row)| row.version() > 0 && row.listed()).collect();
-        group.rows.reserve(rows.iter().map(|(id, _)| *id).max().unwrap_or(0));
+        group.rows.reserve(rows.iter().map(|(id, _)| *id).max().unwrap_or(0), rows.len());
         let mut players = Vec::with_capacity(rows.len());
         for (id, row) in rows {
             if group.rows.get(id).is_none() {
@@ -628,6 +648,68 @@ mod tests {
         let around =
             boards.slice(BoardPeriod::builtin(Board::Best), SliceStart::Around { id: far, radius: 1 }, 3).unwrap();
         assert_eq!((around.position, around.first_rank), (0, 1));
+    }
+
+    /// A board period's rows cost O(its entries), never O(the highest id):
+    /// a few players with ids spread up to 10M, posting one by one or
+    /// loaded at once, take a few thousand rows of room (a vector indexed
+    /// by id took 10M per board period: 2 GB for 20 boards).
+    #[test]
+    fn a_board_of_a_few_far_apart_players_costs_its_entries() {
+        let board = BoardPeriod { board: Board::Custom(1), order: Order::Desc, period: 0 };
+        let change = |id: i64| EntryChange {
+            board,
+            key: BoardKey { score: id % 97, at: 1, id },
+            version: 1,
+            listed: true,
+            metadata: None,
+            changed: 0,
+        };
+        let ids: Vec<i64> = (1..=100).map(|i| i * 99_991).collect();
+        let mut boards = LocalBoards::default();
+        for id in &ids {
+            boards.apply_entry(&change(*id));
+        }
+        let loaded = {
+            let mut boards = LocalBoards::default();
+            boards.load_period(board, 0, &ids.iter().map(|id| change(*id)).collect::<Vec<_>>());
+            boards
+        };
+        for boards in [&boards, &loaded] {
+            let Held::Custom(group) = boards.held(board) else { panic!("the period is held") };
+            assert_eq!(group.len(), 100);
+            assert!(group.rows.allocated() < 4_096, "{} rows of room for 100 entries", group.rows.allocated());
+            assert_eq!(group.ranked(0, board, &ids).entries.len(), 100, "every entry is found again");
+        }
+        // Dense ids (the built-in boards' players) still sit in the vector.
+        let dense = LocalBoards::from_standings(&(1..=5_000).map(|id| standing(id, 1, 1, 1, 1)).collect::<Vec<_>>());
+        assert!(dense.builtin.rows.sparse.is_empty());
+        assert_eq!(dense.builtin.rows.dense.len(), 5_001);
+    }
+
+    /// A measurement, not a test: `cargo test --release --lib -- --ignored
+    /// --nocapture memory_of_many_small_boards` (figure in BENCHMARKS.md).
+    #[test]
+    #[ignore]
+    fn memory_of_many_small_boards() {
+        const BOARDS: i64 = 1_000;
+        const PLAYERS: i64 = 100;
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let before = resident_bytes();
+        let mut boards = LocalBoards::default();
+        for number in 1..=BOARDS {
+            let board = BoardPeriod { board: Board::Custom(number), order: Order::Desc, period: 0 };
+            for _ in 0..PLAYERS {
+                let id = rng.gen_range(1..10_000_000);
+                let key = BoardKey { score: rng.gen_range(0..1_000_000), at: 1, id };
+                boards.apply_entry(&EntryChange { board, key, version: 1, listed: true, metadata: None, changed: 1 });
+            }
+        }
+        let after = resident_bytes();
+        println!(
+            "{BOARDS} boards x {PLAYERS} players (ids up to 10M): {} MB resident set growth",
+            (after - before) / 1_000_000
+        );
     }
 
     fn resident_bytes() -> usize {

@@ -10,6 +10,7 @@ mod health;
 mod me;
 mod moderation;
 pub mod openapi;
+mod paths;
 mod rankings;
 mod scores;
 mod sessions;
@@ -19,6 +20,7 @@ use actix_web::error::{JsonPayloadError, PathError, QueryPayloadError};
 use actix_web::{web, HttpRequest};
 
 pub use self::deadline::body_deadline;
+pub use self::paths::refuse_encoded_separators;
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
 use crate::usecases::moderation::Actor;

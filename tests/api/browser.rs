@@ -294,6 +294,19 @@ async fn nginx_caches_assets_compresses_and_keeps_upstream_connections_alive() {
     // Metrics are not for the public (nginx denies all but localhost, and
     // this request comes from localhost, so only check it is proxied).
     assert_eq!(client.get(format!("{}/metrics", front.site)).send().await.unwrap().status(), 200);
+    // An encoded slash or dot never reaches a route: nginx matches the
+    // decoded path (/api/x here, past the admin block) but would pass on
+    // the raw one (an admin route).
+    for sneaky in [
+        "/api/admin/boards/..%2F..%2Fx",
+        "/api/rankings/best%2f..%2F..%2Fadmin%2Fusers",
+        "/api/%2e%2e%2fadmin%2fboards%2fx",
+    ] {
+        let response = client.delete(format!("{}{sneaky}", front.site)).send().await.unwrap();
+        assert_eq!(response.status(), 400, "{sneaky}");
+        assert!(response.headers().get("x-request-id").is_none(), "nginx itself refused {sneaky}, not the app");
+        assert_eq!(response.json::<Value>().await.unwrap()["error"]["code"], "invalid_path", "{sneaky}");
+    }
     let missing = client.get(format!("{}/api/nope", front.site)).send().await.unwrap();
     assert_eq!(missing.status(), 404);
     assert_eq!(missing.json::<Value>().await.unwrap()["error"]["code"], "not_found", "API errors pass through as JSON");

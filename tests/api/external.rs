@@ -45,6 +45,11 @@ pub struct Fronted {
 }
 
 pub async fn nginx_in_front_of(upstream: &str) -> Option<Fronted> {
+    nginx_with(upstream, &[]).await
+}
+
+/// nginx in front, with more of run-local.sh's settings (`TRUSTED_PROXIES`).
+pub async fn nginx_with(upstream: &str, settings: &[(&str, &str)]) -> Option<Fronted> {
     let required = crate::helpers::switch_on("TEST_REQUIRE_BROWSER");
     if tool("nginx").is_none() {
         assert!(!required, "TEST_REQUIRE_BROWSER=1 but nginx is missing");
@@ -58,6 +63,7 @@ pub async fn nginx_in_front_of(upstream: &str) -> Option<Fronted> {
             .env("LISTEN", format!("127.0.0.1:{port}"))
             .env("UPSTREAMS", upstream)
             .env("PREFIX", prefix.path())
+            .envs(settings.iter().copied())
             .stdout(Stdio::null())
             .spawn()
             .unwrap(),

@@ -174,3 +174,35 @@ async fn a_forged_forwarded_for_does_not_escape_the_address_limit_behind_nginx()
         assert_eq!(response.status(), 429, "{forged} escaped the limit");
     }
 }
+
+/// Behind a trusted proxy (a TLS terminator, a load balancer) every client
+/// arrives from its address: with `TRUSTED_PROXIES` naming it, nginx takes
+/// the client's from the proxy's `X-Forwarded-For`, so the per-address
+/// limits stay per client (here the test itself is the trusted proxy).
+#[actix_web::test]
+async fn behind_a_trusted_proxy_the_address_limits_stay_per_client() {
+    let db = TestDatabase::new(&Backend::Sqlite).await;
+    let args = ["--trust-forwarded-for", "--rate-register-per-address", "2"];
+    let app = spawn_app_on(&db, &args).await;
+    let upstream = app.address.trim_start_matches("http://").to_owned();
+    let settings = [("TRUSTED_PROXIES", "127.0.0.1")];
+    let Some(front) = crate::external::nginx_with(&upstream, &settings).await else { return };
+    let client = reqwest::Client::new();
+    let register = |n: usize, address: &str| {
+        client
+            .post(format!("{}/api/users", front.site))
+            .header("X-Forwarded-For", address.to_owned())
+            .json(&json!({"login_name": format!("client{n}"), "password": PASSWORD}))
+            .send()
+    };
+    let mut statuses = Vec::new();
+    for n in 0..6 {
+        statuses.push(register(n, &format!("203.0.113.{n}")).await.unwrap().status().as_u16());
+    }
+    assert_eq!(statuses, [201; 6], "six clients, each under its own limit");
+    let mut same = Vec::new();
+    for n in 10..13 {
+        same.push(register(n, "198.51.100.7").await.unwrap().status().as_u16());
+    }
+    assert_eq!(same, [201, 201, 429], "one client keeps its own limit");
+}

@@ -308,3 +308,17 @@ async fn the_openapi_document_describes_exactly_the_routes(backend: Backend) {
     let post_score = &document["paths"]["/api/scores"]["post"]["responses"];
     assert_eq!(post_score["422"]["content"]["application/json"]["schema"]["$ref"], "#/components/schemas/ErrorBody");
 }
+
+/// The monitoring profile is not a door: Grafana listens on this machine
+/// only, with the operator's password, nobody anonymous; nginx in every
+/// profile can be told which proxy in front to trust.
+#[test]
+fn the_compose_file_keeps_grafana_private_and_knows_trusted_proxies() {
+    let compose = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docker-compose.yml")).unwrap();
+    let grafana = compose.split("\n  grafana:").nth(1).unwrap().split("\n\n").next().unwrap();
+    assert!(grafana.contains("\"127.0.0.1:3000:3000\""), "{grafana}");
+    assert!(grafana.contains("GF_AUTH_ANONYMOUS_ENABLED: \"false\""), "{grafana}");
+    assert!(grafana.contains("GF_SECURITY_ADMIN_PASSWORD: ${GRAFANA_ADMIN_PASSWORD"), "{grafana}");
+    assert!(grafana.contains("exec /run.sh"), "it refuses to start without a password: {grafana}");
+    assert_eq!(compose.matches("REAL_IP: ${NGINX_REAL_IP:-}").count(), 2, "both nginx services");
+}

@@ -77,6 +77,24 @@ async fn odd_methods_and_paths_add_no_metric_series() {
     assert!(after <= before + 1, "{before} series before, {after} after 1,000 odd requests");
 }
 
+/// The app itself refuses a path with an encoded slash, backslash or dot
+/// (whatever proxy is in front may have matched its rules against the
+/// decoded path): 400 `invalid_path`, before any route or admin check.
+#[actix_web::test]
+async fn encoded_separators_in_a_path_are_refused() {
+    let db = TestDatabase::new(&Backend::Sqlite).await;
+    let app = spawn_app_on(&db, &["--admin-token", crate::helpers::ADMIN]).await;
+    for sneaky in ["/api/admin/boards/..%2F..%2Fx", "/api/rankings/best%2F..", "/api/users/1%5c2", "/api/x%2E%2E%2Fme"]
+    {
+        let response = app.client.delete(app.url(sneaky)).bearer_auth(crate::helpers::ADMIN).send().await.unwrap();
+        let (status, body) = json_of(response).await;
+        assert_eq!((status.as_u16(), body["error"]["code"].as_str()), (400, Some("invalid_path")), "{sneaky}");
+    }
+    // Encoded characters elsewhere are fine.
+    let response = app.client.get(app.url("/api/rankings/best?limit=%31")).send().await.unwrap();
+    assert_eq!(response.status(), 200);
+}
+
 async fn responses_say_nosniff_and_nothing_about_the_server(backend: Backend) {
     let db = TestDatabase::new(&backend).await;
     let app = spawn_app_on(&db, &["--static-dir", concat!(env!("CARGO_MANIFEST_DIR"), "/static")]).await;
