@@ -122,6 +122,11 @@ pub struct Settings {
     #[arg(long, env = "RATE_POSTS_PER_PLAYER", default_value_t = 50)]
     pub rate_posts_per_player: u32,
 
+    /// A player's own renames per hour (0: no limit); admins' renames are
+    /// not limited.
+    #[arg(long, env = "RATE_RENAMES_PER_PLAYER", default_value_t = 10)]
+    pub rate_renames_per_player: u32,
+
     /// Least time between two score posts of one player, in ms (0: none).
     #[arg(long, env = "MIN_POST_INTERVAL_MS", default_value_t = 0)]
     pub min_post_interval_ms: u64,
@@ -190,6 +195,7 @@ impl Settings {
             (Limit::AdminPerAddress, Rate { events: ADMIN_ATTEMPTS_PER_MINUTE, per: minute }),
             (Limit::RegistrationPerAddress, Rate { events: self.rate_register_per_address, per: minute }),
             (Limit::PostsPerPlayer, Rate { events: self.rate_posts_per_player, per: Duration::from_secs(1) }),
+            (Limit::RenamesPerPlayer, Rate { events: self.rate_renames_per_player, per: Duration::from_secs(3600) }),
             // One post per interval, no burst.
             (
                 Limit::PostInterval,

@@ -40,10 +40,13 @@ pub enum Limit {
     PostInterval,
     /// Wrong admin tokens from an address.
     AdminPerAddress,
+    /// A player's own renames: each one moves the stamps of every board
+    /// and drops every instance's cached names and pages.
+    RenamesPerPlayer,
 }
 
 impl Limit {
-    pub const ALL: [Limit; 7] = [
+    pub const ALL: [Limit; 8] = [
         Self::LoginPerAccount,
         Self::LoginPerAccountAddress,
         Self::LoginPerAddress,
@@ -51,6 +54,7 @@ impl Limit {
         Self::PostsPerPlayer,
         Self::PostInterval,
         Self::AdminPerAddress,
+        Self::RenamesPerPlayer,
     ];
 
     /// A fixed name: keys in Redis and a metric label.
@@ -63,6 +67,7 @@ impl Limit {
             Self::PostsPerPlayer => "posts-player",
             Self::PostInterval => "post-interval",
             Self::AdminPerAddress => "admin-address",
+            Self::RenamesPerPlayer => "renames-player",
         }
     }
 
@@ -77,6 +82,7 @@ impl Limit {
             Self::PostsPerPlayer => "scores are arriving faster than a game can produce them; slow down",
             Self::PostInterval => "a game cannot end this soon after the last one; wait a little",
             Self::AdminPerAddress => "too many wrong admin tokens from this address; wait a little",
+            Self::RenamesPerPlayer => "too many renames; a display name can change a few times an hour",
         }
     }
 

@@ -80,6 +80,31 @@ pub struct Post {
     pub key: Option<IdempotencyKey>,
 }
 
+/// What was answered to a post's `Idempotency-Key` before, if it was used:
+/// the first answer again when this post is the same one (keys stored
+/// before fingerprints existed count as the same), 422
+/// `idempotency_key_reused` when it is another. Read without the writer,
+/// so a replay never waits in its queue.
+pub async fn replayed(store: &Store, post: &Post) -> Result<Option<Result<Posted, ApiError>>, ApiError> {
+    let Some(key) = &post.key else { return Ok(None) };
+    stored_answer(store, post.user_id, key, &post.fingerprint()).await
+}
+
+async fn stored_answer(
+    store: &Store,
+    user_id: i64,
+    key: &IdempotencyKey,
+    fingerprint: &str,
+) -> Result<Option<Result<Posted, ApiError>>, ApiError> {
+    Ok(store.idempotent_response(user_id, key).await?.map(|stored| {
+        if stored.fingerprint.as_deref().is_none_or(|f| f == fingerprint) {
+            Ok(Posted::Replayed(stored.body))
+        } else {
+            Err(ErrorCode::IdempotencyKeyReused.into())
+        }
+    }))
+}
+
 impl Post {
     /// What an `Idempotency-Key` is bound to: the board and the body. A
     /// repeat with another fingerprint is refused, not replayed.
@@ -400,15 +425,10 @@ impl Writer {
         answers
     }
 
-    /// The first answer of a key used before: replayed when this request is
-    /// the same one (keys stored before fingerprints existed count as the
-    /// same), refused when it is another.
+    /// The first answer of a key used before (claimed by another job).
     async fn stored_answer(&self, job: &Job, key: &IdempotencyKey) -> Result<Posted, ApiError> {
-        match self.store.idempotent_response(job.post.user_id, key).await? {
-            Some(stored) if stored.fingerprint.as_deref().is_none_or(|f| f == job.fingerprint) => {
-                Ok(Posted::Replayed(stored.body))
-            }
-            Some(_) => Err(ErrorCode::IdempotencyKeyReused.into()),
+        match stored_answer(&self.store, job.post.user_id, key, &job.fingerprint).await? {
+            Some(answer) => answer,
             // Claimed, yet gone: purged between the claim and this read.
             None => Err(ErrorCode::IdempotencyKeyReused.into()),
         }

@@ -300,6 +300,9 @@ pub async fn change_own_account(
             Some(state.passwords.hash(new).await?)
         }
     };
+    if change.display_name.is_some() {
+        state.limits.check(Limit::RenamesPerPlayer, &user_id.to_string()).await?;
+    }
     let change = AccountChange { display_name: change.display_name, password_hash };
     moderation::change_account(state, user_id, session, change).await?;
     players::profile(state, user_id).await?.ok_or_else(|| ErrorCode::InvalidSession.into())

@@ -377,8 +377,8 @@ pub async fn post(
     let board = resolve_custom(state, id).await?;
     let score = Score::parse_in(body.get("score"), board.spec.min_score, board.spec.max_score)?;
     let metadata = Metadata::parse(body.get("metadata"))?;
-    super::scores::check_post_limits(state, user_id, key.as_ref()).await?;
-    state.writer.post(Post { user_id, generation, score, target: Target::Custom { board, metadata }, key }).await
+    super::scores::submit(state, Post { user_id, generation, score, target: Target::Custom { board, metadata }, key })
+        .await
 }
 
 /// A player's posts to a custom board, newest first.

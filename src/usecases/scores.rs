@@ -4,7 +4,7 @@
 use crate::domain::{IdempotencyKey, Score};
 use crate::error::ApiError;
 use crate::limits::Limit;
-use crate::scoring::{Post, Posted, Target};
+use crate::scoring::{self, Post, Posted, Target};
 use crate::state::AppState;
 use crate::usecases::accounts::SessionOwner;
 
@@ -15,20 +15,21 @@ pub async fn post(
     key: Option<IdempotencyKey>,
 ) -> Result<Posted, ApiError> {
     let SessionOwner { user_id, generation } = owner;
-    check_post_limits(state, user_id, key.as_ref()).await?;
-    state.writer.post(Post { user_id, generation, score, target: Target::Builtin, key }).await
+    submit(state, Post { user_id, generation, score, target: Target::Builtin, key }).await
 }
 
-/// The per-player limits of a post, unless it repeats an accepted one: a
-/// retry gets its stored answer (the writer replays it) whatever the
-/// limits would say now.
-pub async fn check_post_limits(state: &AppState, user_id: i64, key: Option<&IdempotencyKey>) -> Result<(), ApiError> {
-    if let Some(key) = key {
-        if state.store.idempotent_response(user_id, key).await?.is_some() {
-            return Ok(());
-        }
+/// Hands a post to the writer after the per-player limits. A repeated
+/// `Idempotency-Key` is answered from what was stored, without the writer
+/// (a retry after a lost answer, whatever the minimum interval says now),
+/// and counts against the posts-per-player limit like any post: a client
+/// looping on one key is held to the same pace as one posting new scores.
+pub async fn submit(state: &AppState, post: Post) -> Result<Posted, ApiError> {
+    let player = post.user_id.to_string();
+    if let Some(answer) = scoring::replayed(&state.store, &post).await? {
+        state.limits.check(Limit::PostsPerPlayer, &player).await?;
+        return answer;
     }
-    let player = user_id.to_string();
     state.limits.check(Limit::PostsPerPlayer, &player).await?;
-    state.limits.check(Limit::PostInterval, &player).await
+    state.limits.check(Limit::PostInterval, &player).await?;
+    state.writer.post(post).await
 }

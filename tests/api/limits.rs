@@ -206,3 +206,65 @@ async fn behind_a_trusted_proxy_the_address_limits_stay_per_client() {
     }
     assert_eq!(same, [201, 201, 429], "one client keeps its own limit");
 }
+
+backend_tests!(replays_count_against_the_post_limit_and_never_reach_the_writer);
+
+/// Found by probing: one account replaying one `Idempotency-Key` ran 9,300
+/// posts a second with no 429, each through the writer. A replay is now
+/// answered from what was stored, without the writer, and counts against
+/// the posts-per-player limit like any post.
+async fn replays_count_against_the_post_limit_and_never_reach_the_writer(backend: Backend) {
+    let db = TestDatabase::new(&backend).await;
+    let app = spawn_app_on(&db, &["--rate-posts-per-player", "3"]).await;
+    let alice = app.register("alice").await;
+    let (status, first) = app.post_score_raw(&alice.token, &json!({"score": 10}), Some("game-1")).await;
+    assert_eq!(status, 201);
+    let batches = |text: String| {
+        text.lines()
+            .find_map(|line| line.strip_prefix("hiscore_write_batch_size_count "))
+            .and_then(|n| n.trim().parse::<u64>().ok())
+            .expect("hiscore_write_batch_size_count in /metrics")
+    };
+    let before = batches(app.get("/metrics").await.text().await.unwrap());
+    actix_web::rt::time::sleep(Duration::from_millis(1_100)).await;
+    let mut statuses = Vec::new();
+    for _ in 0..12 {
+        let (status, body) = app.post_score_raw(&alice.token, &json!({"score": 10}), Some("game-1")).await;
+        match status.as_u16() {
+            200 => assert_eq!(body, first, "a replay answers the first response"),
+            429 => assert_error(status, &body, 429, "too_many_requests"),
+            other => panic!("a replay got {other}: {body}"),
+        }
+        statuses.push(status.as_u16());
+    }
+    assert!(statuses.contains(&429), "12 replays at once under a limit of 3 a second: {statuses:?}");
+    assert_eq!(batches(app.get("/metrics").await.text().await.unwrap()), before, "no replay went through the writer");
+    let (_, me) = app.get_authed("/api/me", &alice.token).await;
+    assert_eq!(me["play_count"], 1);
+}
+
+/// A rename refreshes every board's names on every instance: a player's
+/// own renames are limited per hour (admins' are not).
+#[actix_web::test]
+async fn a_players_own_renames_are_limited_per_hour() {
+    let db = TestDatabase::new(&Backend::Sqlite).await;
+    let app = spawn_app_on(&db, &["--rate-renames-per-player", "2", "--admin-token", crate::helpers::ADMIN]).await;
+    let alice = app.register("alice").await;
+    let rename = |name: &str| {
+        app.client.patch(app.url("/api/me")).bearer_auth(&alice.token).json(&json!({"display_name": name})).send()
+    };
+    for name in ["Alice 1", "Alice 2"] {
+        assert_eq!(rename(name).await.unwrap().status(), 200);
+    }
+    let (status, body) = json_of(rename("Alice 3").await.unwrap()).await;
+    assert_error(status, &body, 429, "too_many_requests");
+    assert!(body["error"]["message"].as_str().unwrap().contains("renames"), "{body}");
+    // A password change alone is not a rename.
+    let change = json!({"password": "a new password 123", "current_password": PASSWORD});
+    let response = app.client.patch(app.url("/api/me")).bearer_auth(&alice.token).json(&change).send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    // The operator's renames are not limited.
+    let path = format!("/api/admin/users/{}", alice.id);
+    let (status, user) = app.admin(reqwest::Method::PATCH, &path, Some(&json!({"display_name": "Renamed"}))).await;
+    assert_eq!((status.as_u16(), user["display_name"].clone()), (200, json!("Renamed")));
+}
