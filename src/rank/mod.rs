@@ -135,6 +135,14 @@ struct CurrentEntries {
     entries: Vec<EntryChange>,
 }
 
+/// What failed on Redis: a read loses nothing; a write may be missing
+/// from Redis now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Failed {
+    Read,
+    Write,
+}
+
 /// The source a read goes to.
 enum Source<'a> {
     Local(&'a LocalSource),
@@ -159,7 +167,7 @@ macro_rules! dispatch {
                     Ok(answer) => Ok(answer),
                     Err(error) => {
                         if !matches!(error, RedisError::BehindWalk) {
-                            engine.degrade(shared, &error);
+                            engine.degrade(shared, &error, Failed::Read);
                         }
                         let $source = &engine.database;
                         $read.await
@@ -268,7 +276,7 @@ impl RankEngine {
                 Ok(rebuilt) => entries += rebuilt,
                 Err(error) => {
                     tracing::warn!(%error, %group, "rebuilding a board in Redis failed");
-                    self.degrade(shared, &RedisError::NotReady);
+                    self.degrade(shared, &RedisError::NotReady, Failed::Read);
                 }
             }
         }
@@ -355,7 +363,7 @@ impl RankEngine {
             Some(shared) => {
                 let track = custom.spec.operator == Operator::Latest;
                 if let Err(error) = shared.redis.rebuild(board, &[], Replay { since: 0, track, changes: 0 }).await {
-                    self.degrade(shared, &error);
+                    self.degrade(shared, &error, Failed::Write);
                 }
             }
         }
@@ -387,7 +395,7 @@ impl RankEngine {
             Some(shared) => {
                 if let Err(error) = shared.redis.touch(&self.groups()).await {
                     tracing::error!(%error, "a rename could not be shown on the other instances' pages");
-                    self.degrade(shared, &error);
+                    self.degrade(shared, &error, Failed::Write);
                 }
             }
         }
@@ -410,23 +418,26 @@ impl RankEngine {
         let Some(shared) = &self.shared else { return };
         let client = shared.redis.client();
         if let Err(error) = client.check_topology().await {
-            return self.degrade(shared, &error);
+            return self.degrade(shared, &error, Failed::Read);
         }
         match shared.redis.ready(&self.groups()).await {
-            Ok(_) if !client.is_trusted() => self.degrade(shared, &RedisError::Untrusted),
+            Ok(_) if !client.is_trusted() => self.degrade(shared, &RedisError::Untrusted, Failed::Read),
             Ok(ready) if ready.iter().all(|ready| *ready) => shared.health.mark_healthy(),
-            Ok(_) => self.degrade(shared, &RedisError::NotReady),
-            Err(error) => self.degrade(shared, &error),
+            Ok(_) => self.degrade(shared, &RedisError::NotReady, Failed::Read),
+            Err(error) => self.degrade(shared, &error, Failed::Read),
         }
     }
 
     /// Sends reads to the database and starts the recovery: rebuild every
     /// board Redis lacks from the database until none is missing. After a
-    /// failure in transit every board is rebuilt and the cached sessions
-    /// and user rows dropped, since any of them may have missed a write.
-    fn degrade(&self, shared: &Arc<Shared>, error: &RedisError) {
+    /// write that failed in transit every board is rebuilt and the cached
+    /// sessions and user rows dropped, since any of them may have missed
+    /// it; a failed read (a timeout, a wait for a pooled connection) lost
+    /// nothing, so Redis is trusted again as soon as it answers.
+    fn degrade(&self, shared: &Arc<Shared>, error: &RedisError, failed: Failed) {
         let client = Arc::clone(shared.redis.client());
-        if !matches!(error, RedisError::NotReady | RedisError::Untrusted) {
+        let lost_nothing = matches!(error, RedisError::NotReady | RedisError::Untrusted | RedisError::BehindWalk);
+        if failed == Failed::Write && !lost_nothing {
             client.distrust();
         }
         let engine = self.clone();
@@ -486,7 +497,7 @@ impl RankEngine {
                         members: &members,
                     };
                     if let Err(error) = shared.redis.record(BoardPeriod::builtin(Board::Best), &record).await {
-                        self.degrade(shared, &error);
+                        self.degrade(shared, &error, Failed::Write);
                     }
                 }
             }
@@ -525,7 +536,7 @@ impl RankEngine {
                         members: &members,
                     };
                     if let Err(error) = shared.redis.record(change.board, &record).await {
-                        self.degrade(shared, &error);
+                        self.degrade(shared, &error, Failed::Write);
                     }
                 }
             }

@@ -878,3 +878,33 @@ async fn walks_show_nobody_twice_and_skip_nobody_unchanged_whichever_source_answ
         world.forget().await;
     }
 }
+
+/// A read that fails on Redis (a timeout, a wait for a pooled connection,
+/// a refused connection) loses nothing: it is answered by the database and
+/// Redis stays trusted (no rebuild of every board, no cached session
+/// dropped). A failed write may be missing from Redis: that distrusts it.
+#[actix_web::test]
+async fn a_failed_read_keeps_redis_trusted_and_a_failed_write_does_not() {
+    let client = Arc::new(RedisClient::new("redis://127.0.0.1:1", "hiscore-unreachable", 1).unwrap());
+    let store = memory_store().await;
+    let engine = RankEngine::new(store, Some(Arc::clone(&client)), Arc::default(), Background::default());
+    let page = engine.page(BoardPeriod::builtin(Board::Best), PageStart::Offset(0), 10).await.unwrap();
+    assert!(page.entries.is_empty(), "answered by the database");
+    assert!(client.is_trusted(), "a failed read lost nothing");
+    let row = UserRow {
+        id: 1,
+        login_name: String::new(),
+        display_name: String::new(),
+        best_score: 10,
+        best_at: Some(Timestamp::from_millis(1)),
+        best_score_id: None,
+        total_score: 10,
+        play_count: 1,
+        created_at: Timestamp::from_millis(0),
+        version: 1,
+        banned_at: None,
+        generation: 0,
+    };
+    engine.record(&[row]).await;
+    assert!(!client.is_trusted(), "a failed write may be missing from Redis");
+}
