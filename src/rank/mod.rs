@@ -447,7 +447,17 @@ impl RankEngine {
                 let groups = engine.groups();
                 let failures = client.failures();
                 let suspect = !client.is_trusted();
-                if let Ok(ready) = recovering.redis.ready(&groups).await {
+                let ready = match recovering.redis.ready(&groups).await {
+                    Ok(ready) => Some(ready),
+                    Err(error) => {
+                        // A connection may be wedged (see `RedisClient::reconnect`):
+                        // the next round asks on fresh ones.
+                        tracing::debug!(%error, "Redis is not answering yet");
+                        client.reconnect();
+                        None
+                    }
+                };
+                if let Some(ready) = ready {
                     if !suspect && ready.iter().all(|ready| *ready) {
                         break;
                     }

@@ -431,6 +431,17 @@ impl RedisClient {
         Ok(Connection { inner, shared: Arc::clone(&self.shared), thread })
     }
 
+    /// Drops every thread's shared connection: the next call of each takes
+    /// a fresh one from the pool. A cluster connection whose calls only time
+    /// out after a failover is wedged on its old map of the slots (seen: a
+    /// ready check timing out every time for 40 s while the cluster was
+    /// fine); a fresh one asks the nodes again.
+    pub fn reconnect(&self) {
+        if let Ok(mut shared) = self.shared.lock() {
+            shared.clear();
+        }
+    }
+
     /// A cached value.
     pub async fn get(&self, key: &str) -> RedisResult<Option<String>> {
         bounded(async { Ok(self.conn().await?.get(key).await?) }).await
