@@ -180,3 +180,11 @@ CREATE TABLE IF NOT EXISTS audit_log (
   target VARCHAR(200) NOT NULL,
   detail VARCHAR(2000) NOT NULL
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+-- Secrets of the deployment (the ranking cursors' signing secret), made at
+-- the first start that needs one and shared by every instance on this
+-- database. Initialize keeps them.
+CREATE TABLE IF NOT EXISTS secrets (
+  name VARCHAR(32) CHARACTER SET ascii COLLATE ascii_bin NOT NULL PRIMARY KEY,
+  value VARCHAR(128) CHARACTER SET ascii COLLATE ascii_bin NOT NULL
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;

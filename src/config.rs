@@ -146,6 +146,19 @@ pub struct Settings {
     #[arg(long, env = "MAX_SCORE", default_value_t = 1_000_000_000, value_parser = clap::value_parser!(i64).range(1..=1_000_000_000))]
     pub max_score: i64,
 
+    /// The secret ranking cursors are signed with (any length; a forged
+    /// cursor is 400 before any work). Default: one made at the database's
+    /// first start and kept in it, so every instance on that database
+    /// shares it.
+    #[arg(long, env = "CURSOR_SECRET", hide_env_values = true)]
+    pub cursor_secret: Option<String>,
+
+    /// The secret before a rotation: cursors it signed still verify while
+    /// it is set (a grace time of the operator's choosing); new ones are
+    /// signed with `CURSOR_SECRET`.
+    #[arg(long, env = "CURSOR_SECRET_PREVIOUS", hide_env_values = true)]
+    pub cursor_secret_previous: Option<String>,
+
     /// Bearer token for `POST /api/admin/initialize`; without it that endpoint is 404.
     #[arg(long, env = "ADMIN_TOKEN", hide_env_values = true)]
     pub admin_token: Option<String>,

@@ -17,6 +17,7 @@ use crate::background::Background;
 use crate::boards::Registry;
 use crate::cache::Caches;
 use crate::config::Settings;
+use crate::domain::{derive_secret, CursorKeys};
 use crate::limits::RateLimits;
 use crate::rank::RankEngine;
 use crate::redis::RedisClient;
@@ -85,6 +86,7 @@ impl Application {
             WriterMetrics { batch_sizes: metrics.write_batch_size.clone(), conflicts: metrics.write_conflicts.clone() },
         );
         let limits = RateLimits::new(&settings.rates(), redis.clone());
+        let cursor_keys = cursor_keys(&settings, &store).await?;
         let state = web::Data::new(AppState {
             settings,
             boards,
@@ -98,6 +100,7 @@ impl Application {
             background: background.clone(),
             initializing: tokio::sync::Mutex::new(()),
             draining: Arc::default(),
+            cursor_keys,
         });
         let draining = Arc::clone(&state.draining);
         boards::reload_catalog(&state).await.map_err(|error| anyhow::anyhow!("loading the board catalog: {error}"))?;
@@ -254,4 +257,15 @@ fn cors(origins: &[String]) -> Cors {
             header::HeaderName::from_static("idempotent-replayed"),
         ])
         .max_age(3600)
+}
+
+/// The configured cursor secret, else the one kept in the database (made
+/// at its first start: every instance on it signs alike).
+async fn cursor_keys(settings: &Settings, store: &Store) -> anyhow::Result<CursorKeys> {
+    let current = match &settings.cursor_secret {
+        Some(secret) if !secret.is_empty() => derive_secret(secret),
+        _ => store.secret("cursor").await?,
+    };
+    let previous = settings.cursor_secret_previous.as_deref().filter(|secret| !secret.is_empty()).map(derive_secret);
+    Ok(CursorKeys::new(&current, previous.as_deref()))
 }

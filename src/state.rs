@@ -8,6 +8,7 @@ use crate::background::Background;
 use crate::boards::Registry;
 use crate::cache::Caches;
 use crate::config::Settings;
+use crate::domain::CursorKeys;
 use crate::limits::RateLimits;
 use crate::rank::RankEngine;
 use crate::redis::RedisClient;
@@ -42,4 +43,6 @@ pub struct AppState {
     /// Set when a stop signal came: `/readyz` answers 503 while in-flight
     /// requests finish.
     pub draining: Arc<AtomicBool>,
+    /// What ranking cursors are signed and checked with.
+    pub cursor_keys: CursorKeys,
 }

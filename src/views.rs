@@ -10,7 +10,7 @@ use sha2::{Digest, Sha256};
 use utoipa::ToSchema;
 
 use crate::boards::{BoardSpec, Period};
-use crate::domain::{Board, BoardKey, Timestamp};
+use crate::domain::{Board, BoardKey, CursorKeys, Timestamp};
 use crate::rank::{Page, UserRanks};
 use crate::store::{ScoreRow, UserRow};
 
@@ -241,7 +241,13 @@ pub struct RankingPage {
 
 impl RankingPage {
     /// A page of the rank engine with the players' display names.
-    pub fn new(board_id: &str, period: PeriodView, page: &Page, names: &HashMap<i64, Arc<str>>) -> Self {
+    pub fn new(
+        board_id: &str,
+        period: PeriodView,
+        page: &Page,
+        names: &HashMap<i64, Arc<str>>,
+        cursor_keys: &CursorKeys,
+    ) -> Self {
         let board = page.board.board;
         let entries = page
             .entries
@@ -257,7 +263,7 @@ impl RankingPage {
             entries,
             total_players: page.total_players,
             next_offset: page.next_offset,
-            next_cursor: page.next_cursor.as_ref().map(|cursor| cursor.encode()),
+            next_cursor: page.next_cursor.as_ref().map(|cursor| cursor.encode(cursor_keys)),
         }
     }
 }

@@ -2,6 +2,7 @@
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
+use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
 
 use super::{Board, BoardPeriod, Order};
@@ -33,10 +34,11 @@ pub struct Walk {
 /// and on `latest` boards where the walk began.
 ///
 /// Encoded as URL-safe base64 of a version byte, the board (and on custom
-/// boards its number and the period), the key and a 4-byte checksum. The
-/// checksum is not a secret (a cursor grants nothing); it only makes
-/// garbage and typos a clean 400 `invalid_cursor` instead of a silently
-/// wrong page. Built-in boards keep the first version's format.
+/// boards its number and the period), the key, and an 8-byte signature
+/// (HMAC-SHA256 under the deployment's cursor secret, see [`CursorKeys`]).
+/// A cursor grants nothing, but what it carries steers the read (where a
+/// walk starts, which period): a forged or garbled one is a clean 400
+/// `invalid_cursor` before any work, never a page read at a made-up place.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Cursor {
     pub board: BoardPeriod,
@@ -52,11 +54,52 @@ const CUSTOM: u8 = 2;
 /// count. (Version 3 carried a source's own numbering and is refused.)
 const CUSTOM_WALK: u8 = 4;
 const KEY_LEN: usize = 3 * 8;
-const CHECKSUM_LEN: usize = 4;
+const SIGNATURE_LEN: usize = 8;
+
+/// The secrets cursors are signed with: the current one signs and
+/// verifies; the previous one, while an operator rotates the secret,
+/// still verifies (cursors in the hands of clients keep working for the
+/// grace time the operator keeps it configured).
+#[derive(Clone)]
+pub struct CursorKeys {
+    current: Vec<u8>,
+    previous: Option<Vec<u8>>,
+}
+
+impl std::fmt::Debug for CursorKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CursorKeys(..)")
+    }
+}
+
+impl CursorKeys {
+    pub fn new(current: &str, previous: Option<&str>) -> Self {
+        Self { current: current.as_bytes().to_vec(), previous: previous.map(|p| p.as_bytes().to_vec()) }
+    }
+
+    fn sign(key: &[u8], payload: &[u8]) -> [u8; SIGNATURE_LEN] {
+        let mut mac = Hmac::<Sha256>::new_from_slice(key).expect("HMAC takes a key of any length");
+        mac.update(payload);
+        let mut out = [0u8; SIGNATURE_LEN];
+        out.copy_from_slice(&mac.finalize().into_bytes()[..SIGNATURE_LEN]);
+        out
+    }
+
+    /// Whether `signature` signs `payload` under the current or the previous secret.
+    fn verifies(&self, payload: &[u8], signature: &[u8]) -> bool {
+        let matches = |key: &[u8]| {
+            let mut mac = Hmac::<Sha256>::new_from_slice(key).expect("HMAC takes a key of any length");
+            mac.update(payload);
+            // Constant time: a forger learns nothing from how long a refusal took.
+            mac.verify_truncated_left(signature).is_ok()
+        };
+        matches(&self.current) || self.previous.as_deref().is_some_and(matches)
+    }
+}
 
 impl Cursor {
-    pub fn encode(&self) -> String {
-        let mut bytes = Vec::with_capacity(2 + 16 + KEY_LEN + CHECKSUM_LEN);
+    pub fn encode(&self, keys: &CursorKeys) -> String {
+        let mut bytes = Vec::with_capacity(2 + 16 + KEY_LEN + 8 + SIGNATURE_LEN);
         match self.board.board {
             Board::Best => bytes.extend_from_slice(&[BUILTIN, b'b']),
             Board::Total => bytes.extend_from_slice(&[BUILTIN, b't']),
@@ -72,19 +115,23 @@ impl Cursor {
         if let (Some(walk), Board::Custom(_)) = (self.walk, self.board.board) {
             bytes.extend_from_slice(&walk.changes.to_be_bytes());
         }
-        let checksum = checksum(&bytes);
-        bytes.extend_from_slice(&checksum);
+        let signature = CursorKeys::sign(&keys.current, &bytes);
+        bytes.extend_from_slice(&signature);
         URL_SAFE_NO_PAD.encode(bytes)
     }
 
-    /// Decodes a cursor for `board` (whose scores run `order`); a cursor
-    /// minted for another board is invalid too.
-    pub fn parse(raw: &str, board: Board, order: Order) -> Result<Self, ApiError> {
+    /// Decodes a cursor for `board` (whose scores run `order`) signed under
+    /// `keys`; a cursor minted for another board is invalid too.
+    pub fn parse(raw: &str, board: Board, order: Order, keys: &CursorKeys) -> Result<Self, ApiError> {
         let invalid = || ApiError::new(ErrorCode::InvalidCursor);
+        // The longest cursor is 78 characters: nothing longer is decoded.
+        if raw.len() > 100 {
+            return Err(invalid());
+        }
         let bytes = URL_SAFE_NO_PAD.decode(raw).map_err(|_| invalid())?;
-        let payload_len = bytes.len().checked_sub(CHECKSUM_LEN).ok_or_else(invalid)?;
-        let (payload, sum) = bytes.split_at(payload_len);
-        if checksum(payload) != sum || payload.len() < 2 {
+        let payload_len = bytes.len().checked_sub(SIGNATURE_LEN).ok_or_else(invalid)?;
+        let (payload, signature) = bytes.split_at(payload_len);
+        if payload.len() < 2 || !keys.verifies(payload, signature) {
             return Err(invalid());
         }
         let field = |at: usize| -> Option<i64> {
@@ -115,11 +162,10 @@ impl Cursor {
     }
 }
 
-fn checksum(payload: &[u8]) -> [u8; CHECKSUM_LEN] {
-    let digest = Sha256::digest(payload);
-    let mut out = [0u8; CHECKSUM_LEN];
-    out.copy_from_slice(&digest[..CHECKSUM_LEN]);
-    out
+/// A secret for cursors made from another one (the database's stored one,
+/// or a configured one): a fixed-size key whatever was configured.
+pub fn derive_secret(seed: &str) -> String {
+    Sha256::digest(seed.as_bytes()).iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
 #[cfg(test)]
@@ -134,37 +180,65 @@ mod tests {
         }
     }
 
+    fn keys() -> CursorKeys {
+        CursorKeys::new("a secret of the deployment", None)
+    }
+
     #[test]
     fn round_trips() {
+        let keys = &keys();
         let cursor = sample();
-        let encoded = cursor.encode();
+        let encoded = cursor.encode(keys);
         assert!(encoded.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'));
-        assert_eq!(encoded.len(), 40, "built-in cursors keep the first release's format");
-        assert_eq!(Cursor::parse(&encoded, Board::Best, Order::Desc).unwrap(), cursor);
+        assert_eq!(encoded.len(), 46);
+        assert_eq!(Cursor::parse(&encoded, Board::Best, Order::Desc, keys).unwrap(), cursor);
         let custom = Cursor {
             board: BoardPeriod { board: Board::Custom(7), order: Order::Asc, period: 12 },
             after: BoardKey { score: -5, at: 3, id: 9 },
             walk: None,
         };
-        assert_eq!(Cursor::parse(&custom.encode(), Board::Custom(7), Order::Asc).unwrap(), custom);
+        assert_eq!(Cursor::parse(&custom.encode(keys), Board::Custom(7), Order::Asc, keys).unwrap(), custom);
         let walked = Cursor { walk: Some(Walk { changes: 1 << 40 }), ..custom };
-        assert_eq!(Cursor::parse(&walked.encode(), Board::Custom(7), Order::Asc).unwrap(), walked);
-        assert!(Cursor::parse(&custom.encode(), Board::Custom(8), Order::Asc).is_err());
+        assert_eq!(walked.encode(keys).len(), 78, "the longest cursor (see the OpenAPI pattern)");
+        assert_eq!(Cursor::parse(&walked.encode(keys), Board::Custom(7), Order::Asc, keys).unwrap(), walked);
+        assert!(Cursor::parse(&custom.encode(keys), Board::Custom(8), Order::Asc, keys).is_err());
+    }
+
+    /// A cursor signed under another secret, or forged from a real one
+    /// with another key or walk, is refused; after a rotation the previous
+    /// secret's cursors still verify while it is configured.
+    #[test]
+    fn forged_cursors_are_refused_and_a_rotation_keeps_the_previous_secret() {
+        let old = CursorKeys::new("old secret", None);
+        let cursor = sample();
+        let issued = cursor.encode(&old);
+        let stranger = CursorKeys::new("somebody else's secret", None);
+        assert!(Cursor::parse(&issued, Board::Best, Order::Desc, &stranger).is_err());
+        // Re-signed with a guessed key after moving the key: refused.
+        let moved = Cursor { after: BoardKey { score: 5, ..cursor.after }, ..cursor };
+        assert!(Cursor::parse(&moved.encode(&stranger), Board::Best, Order::Desc, &old).is_err());
+        let rotated = CursorKeys::new("new secret", Some("old secret"));
+        assert_eq!(Cursor::parse(&issued, Board::Best, Order::Desc, &rotated).unwrap(), cursor);
+        assert_eq!(Cursor::parse(&cursor.encode(&rotated), Board::Best, Order::Desc, &rotated).unwrap(), cursor);
+        let after_grace = CursorKeys::new("new secret", None);
+        assert!(Cursor::parse(&issued, Board::Best, Order::Desc, &after_grace).is_err());
+        assert!(Cursor::parse(&"A".repeat(10_000), Board::Best, Order::Desc, &old).is_err());
     }
 
     #[test]
     fn rejects_garbage_tampering_and_the_other_board() {
-        let encoded = sample().encode();
-        assert!(Cursor::parse(&encoded, Board::Total, Order::Desc).is_err());
+        let keys = &keys();
+        let encoded = sample().encode(keys);
+        assert!(Cursor::parse(&encoded, Board::Total, Order::Desc, keys).is_err());
         for bad in ["", "abc", "!!!!", &encoded[1..], &format!("{encoded}A")] {
-            let error = Cursor::parse(bad, Board::Best, Order::Desc).unwrap_err();
+            let error = Cursor::parse(bad, Board::Best, Order::Desc, keys).unwrap_err();
             assert_eq!(error.code(), ErrorCode::InvalidCursor, "{bad}");
         }
-        // Flip one character in the middle: the checksum catches it.
+        // Flip one character in the middle: the signature catches it.
         let mut tampered: Vec<char> = encoded.chars().collect();
         let i = tampered.len() / 2;
         tampered[i] = if tampered[i] == 'A' { 'B' } else { 'A' };
         let tampered: String = tampered.into_iter().collect();
-        assert!(Cursor::parse(&tampered, Board::Best, Order::Desc).is_err());
+        assert!(Cursor::parse(&tampered, Board::Best, Order::Desc, keys).is_err());
     }
 }

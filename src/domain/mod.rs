@@ -15,7 +15,7 @@ mod timestamp;
 
 pub use board::{Board, BoardId, BoardName, BoardPeriod, Metadata, Operator, Order, PeriodSelector};
 pub use credentials::{LoginName, Password};
-pub use cursor::{BoardKey, Cursor, Walk};
+pub use cursor::{derive_secret, BoardKey, Cursor, CursorKeys, Walk};
 pub use display_name::DisplayName;
 pub use idempotency_key::IdempotencyKey;
 pub use page::{parse_before, parse_offset, PageLimit, Radius, UserIds};

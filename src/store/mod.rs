@@ -18,6 +18,7 @@ mod idempotency;
 mod moderation;
 mod rows;
 mod scores;
+mod secrets;
 mod sessions;
 mod users;
 

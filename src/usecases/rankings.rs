@@ -42,7 +42,7 @@ pub async fn page(
     let (resolved, start) = match start {
         PageRequest::Offset(offset) => (resolve_period(state, board, selector).await?, PageStart::Offset(offset)),
         PageRequest::Cursor(raw) => {
-            let cursor = Cursor::parse(raw, board.board(), board.order())?;
+            let cursor = Cursor::parse(raw, board.board(), board.order(), &state.cursor_keys)?;
             if let PeriodSelector::Index(index) = selector {
                 if index != cursor.board.period {
                     return Err(ApiError::with_message(ErrorCode::InvalidCursor, "the cursor is of another period"));
@@ -214,6 +214,7 @@ async fn names(state: &AppState, ids: &[i64]) -> Result<HashMap<i64, Arc<str>>, 
 /// A page as JSON, with its players' display names.
 async fn render(state: &AppState, board: &BoardRef, period: PeriodView, page: &Page) -> Result<Bytes, ApiError> {
     let names = names(state, &page.user_ids()).await?;
-    let json = serde_json::to_vec(&RankingPage::new(board.id(), period, page, &names)).map_err(ApiError::internal)?;
+    let view = RankingPage::new(board.id(), period, page, &names, &state.cursor_keys);
+    let json = serde_json::to_vec(&view).map_err(ApiError::internal)?;
     Ok(Bytes::from(json))
 }

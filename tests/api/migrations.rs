@@ -83,7 +83,11 @@ async fn a_database_of_the_release_before_migrations_is_adopted(backend: Backend
     // Arrange: the pages this version serves for a dataset it loaded itself…
     let spec = DatasetSpec { users: 60, scores: 500, seed: 11 };
     let fresh_db = TestDatabase::new(&backend).await;
-    let fresh = spawn_app_on(&fresh_db, &["--admin-token", "test-admin-token-0123456789abcdef"]).await;
+    // One cursor secret for both (each database would make its own): the
+    // pages' cursors are then byte for byte the same too.
+    let secret = ["--cursor-secret", "one secret for both databases"];
+    let fresh =
+        spawn_app_on(&fresh_db, &[&["--admin-token", "test-admin-token-0123456789abcdef"][..], &secret].concat()).await;
     let body = json!({"users": spec.users, "scores": spec.scores, "seed": spec.seed});
     assert_eq!(fresh.initialize("test-admin-token-0123456789abcdef", &body).await.0, 200);
     let expected = pages_of(&fresh).await;
@@ -93,7 +97,7 @@ async fn a_database_of_the_release_before_migrations_is_adopted(backend: Backend
     load_first_release(&pool, is_sqlite(&old), spec).await;
 
     // Act: this version starts on it.
-    let app = spawn_app_on(&old, &[]).await;
+    let app = spawn_app_on(&old, &secret).await;
 
     // Assert: the same pages, the data intact, and the schema recorded.
     assert_eq!(pages_of(&app).await, expected);

@@ -318,3 +318,45 @@ async fn pages_carry_an_etag_that_changes_with_the_board(backend: Backend) {
     app.post_score(&players[0], 1).await;
     assert_eq!(conditional_get(&app, &around, Some(&tag)).await.0, StatusCode::OK);
 }
+
+/// Cursors are signed: a forged one (another key, another walk start) is
+/// 400 before any read; instances on one database share the secret it
+/// keeps; a rotated secret keeps the previous one's cursors valid while
+/// `CURSOR_SECRET_PREVIOUS` names it.
+#[actix_web::test]
+async fn cursors_are_signed_and_survive_a_rotation() {
+    use crate::helpers::{spawn_app_on, TestDatabase};
+    let db = TestDatabase::new(&Backend::Sqlite).await;
+    let first = spawn_app_on(&db, &[]).await;
+    for (i, score) in [50, 40, 30].iter().enumerate() {
+        let player = first.register(&format!("player{i}")).await;
+        first.post_score(&player, *score).await;
+    }
+    let cursor = first.ranking("best", "limit=1").await["next_cursor"].as_str().unwrap().to_owned();
+    // Another instance on the same database takes it (the stored secret).
+    let second = spawn_app_on(&db, &[]).await;
+    assert_eq!(second.ranking("best", &format!("limit=1&cursor={cursor}")).await["entries"][0]["rank"], 2);
+
+    // One character changed: refused, and without a single SQL statement.
+    let mut forged: Vec<char> = cursor.chars().collect();
+    let i = forged.len() / 2;
+    forged[i] = if forged[i] == 'A' { 'B' } else { 'A' };
+    let forged: String = forged.into_iter().collect();
+    let before = second.statements_so_far().await;
+    let (status, body) = second.get_json(&format!("/api/rankings/best?limit=1&cursor={forged}")).await;
+    assert_error(status, &body, 400, "invalid_cursor");
+    assert_eq!(second.statements_so_far().await, before, "a forged cursor costs no database work");
+
+    // A configured secret: the stored one's cursors are refused, unless it
+    // is kept as the previous one during a rotation.
+    let signed = spawn_app_on(&db, &["--cursor-secret", "rotation-1"]).await;
+    let (status, body) = signed.get_json(&format!("/api/rankings/best?limit=1&cursor={cursor}")).await;
+    assert_error(status, &body, 400, "invalid_cursor");
+    let old = signed.ranking("best", "limit=1").await["next_cursor"].as_str().unwrap().to_owned();
+    let rotating =
+        spawn_app_on(&db, &["--cursor-secret", "rotation-2", "--cursor-secret-previous", "rotation-1"]).await;
+    assert_eq!(rotating.ranking("best", &format!("limit=1&cursor={old}")).await["entries"][0]["rank"], 2);
+    let rotated = spawn_app_on(&db, &["--cursor-secret", "rotation-2"]).await;
+    let (status, body) = rotated.get_json(&format!("/api/rankings/best?limit=1&cursor={old}")).await;
+    assert_error(status, &body, 400, "invalid_cursor");
+}
