@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Runs the README's commands as a reader would, each documented way to run
+# started and probed: the blocks marked `<!-- ci: NAME -->` are taken from
+# README.md as they are written (so a command the binary refuses, like a
+# setting it does not parse, fails here). Runs in a clone of the checkout
+# (its own ./data), sharing the build in ./target. Needs MariaDB and Redis
+# (the multi-instance recipe), nginx and curl; ports 8080, 8081 and 8000.
+set -euo pipefail
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+work="$(mktemp -d -t hiscore-readme.XXXXXX)"
+git clone -q "$repo" "$work/repo"
+mkdir -p "$repo/target"
+ln -s "$repo/target" "$work/repo/target"
+cd "$work/repo"
+
+# The text of the block marked `<!-- ci: NAME ... -->` (its fence's indent removed).
+block() {
+  python3 - "$1" <<'PY'
+import re, sys
+name, lines = sys.argv[1], open("README.md").read().splitlines()
+for i, line in enumerate(lines):
+    if re.match(r"\s*<!-- ci: " + re.escape(name) + r"[ >]", line):
+        fence = lines[i + 1]
+        indent = len(fence) - len(fence.lstrip())
+        body = []
+        for text in lines[i + 2:]:
+            if text.strip() == "```":
+                print("\n".join(body))
+                sys.exit(0)
+            body.append(text[indent:])
+sys.exit(f"README.md has no block marked ci: {name}")
+PY
+}
+
+pids=()
+stop_all() {
+  for pid in "${pids[@]}"; do kill -TERM -- "-$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  pids=()
+}
+trap 'stop_all; rm -rf "$work"' EXIT
+
+# Runs a script in the background in a process group of its own.
+start() {
+  setsid bash -c "$1" > "$work/$2.log" 2>&1 &
+  pids+=("$!")
+}
+
+# Waits until URL answers 2xx (a release build may come first).
+probe() {
+  local url=$1 what=$2
+  for _ in $(seq 1 900); do
+    if curl -sf -o /dev/null "$url"; then echo "ok: $what answers $url"; return 0; fi
+    sleep 1
+  done
+  echo "FATAL: $what never answered $url; its output:" >&2
+  tail -50 "$work"/*.log >&2
+  return 1
+}
+
+echo "== way 1: the first of the two commands, then the curl quickstart"
+start "$(block two-commands | head -1)" embedded
+probe http://127.0.0.1:8080/readyz "cargo run --release"
+bash -euo pipefail -c "$(block quickstart)" > "$work/quickstart.out"
+grep -q '"rank":1' "$work/quickstart.out" || { echo "FATAL: the quickstart showed no ranked entry" >&2; cat "$work/quickstart.out" >&2; exit 1; }
+stop_all
+
+echo "== the demo data: restart with an admin token and initialize"
+start "H=http://127.0.0.1:8080; $(block initialize)" initialize
+for _ in $(seq 1 300); do grep -q '"users":1000' "$work/initialize.log" && break; sleep 1; done
+grep -q '"users":1000' "$work/initialize.log" || { echo "FATAL: initialize did not answer:" >&2; cat "$work/initialize.log" >&2; exit 1; }
+echo "ok: initialize loaded 1000 players"
+stop_all
+
+echo "== way 2: one instance behind the local nginx"
+start "$(block nginx-one)" nginx-one
+probe http://127.0.0.1:8000/healthz "nginx in front of one instance"
+probe "http://127.0.0.1:8000/api/rankings/best?limit=3" "a ranking page through nginx"
+stop_all
+
+echo "== way 2: two instances on MariaDB and Redis behind the local nginx"
+start "$(block nginx-many)" nginx-many
+probe http://127.0.0.1:8000/healthz "nginx in front of two instances"
+for port in 8080 8081; do probe "http://127.0.0.1:$port/readyz" "the instance on $port"; done
+stop_all
+echo "README commands: all ran"
