@@ -372,10 +372,37 @@ impl Store {
     /// Applies the migrations this database lacks; returns their versions.
     /// Several instances starting at once take turns (sqlx locks MySQL).
     pub async fn migrate(&self) -> StoreResult<Vec<i64>> {
-        let before = self.applied_migrations().await?;
-        self.dialect.migrations().run(&self.pool).await?;
-        let after = self.applied_migrations().await?;
-        Ok(after.into_iter().filter(|version| !before.contains(version)).collect())
+        // sqlx's own lock is `GET_LOCK(name, -1)`, which MariaDB answers at
+        // once with NULL (a negative timeout is no wait there): two
+        // instances starting together on a new database both applied the
+        // migrations, and one stopped on a duplicate key (found by running
+        // the README's two-instance recipe). One lock of ours, with a real
+        // timeout, held on its own connection while the migrator runs.
+        let mut lock = match self.dialect {
+            Dialect::MySql => {
+                let mut conn = self.conn().await?;
+                let got: Option<i64> = self
+                    .sql_scalar("SELECT GET_LOCK(CONCAT('hiscore-migrate:', DATABASE()), 120)")
+                    .fetch_one(&mut *conn)
+                    .await?;
+                if got != Some(1) {
+                    return Err(StoreError::Schema("another instance held the migration lock for 120 s".into()));
+                }
+                Some(conn)
+            }
+            Dialect::Sqlite => None,
+        };
+        let migrated = async {
+            let before = self.applied_migrations().await?;
+            self.dialect.migrations().run(&self.pool).await?;
+            let after = self.applied_migrations().await?;
+            Ok(after.into_iter().filter(|version| !before.contains(version)).collect())
+        }
+        .await;
+        if let Some(conn) = lock.as_mut() {
+            self.sql("SELECT RELEASE_LOCK(CONCAT('hiscore-migrate:', DATABASE()))").execute(&mut **conn).await?;
+        }
+        migrated
     }
 
     /// Fails unless every migration of this version is applied.

@@ -196,3 +196,25 @@ async fn schema_sql_equals_the_mysql_migrations() {
     assert_eq!(file_columns, migrated_columns, "columns differ between schema.sql and the migrations");
     assert_eq!(file_indexes, migrated_indexes, "indexes differ between schema.sql and the migrations");
 }
+
+/// Found by running the README's two-instance recipe: two instances
+/// starting together on a new MariaDB database both applied the
+/// migrations (sqlx's lock waits forever on MySQL, not at all on MariaDB)
+/// and one stopped on a duplicate key. Now one applies them, the other
+/// waits and finds them applied.
+#[actix_web::test]
+#[cfg_attr(not(hiscore_test_mysql), ignore = "set TEST_MYSQL_URL")]
+async fn two_instances_migrating_a_new_database_at_once_both_start() {
+    let backend = Backend::mariadb();
+    for _ in 0..3 {
+        let db = TestDatabase::new(&backend).await;
+        let open = || async {
+            let counter = prometheus::IntCounter::new("statements", "statements").unwrap();
+            Store::open(&db.url, 2, counter, Default::default()).await.unwrap()
+        };
+        let (first, second) = (open().await, open().await);
+        let (a, b) = futures_util::future::join(first.migrate(), second.migrate()).await;
+        let (a, b) = (a.expect("the first instance migrates"), b.expect("the second instance migrates"));
+        assert_eq!(a.len() + b.len(), 6, "each migration applied once: {a:?} and {b:?}");
+    }
+}
