@@ -46,10 +46,11 @@ start() {
   pids+=("$!")
 }
 
-# Waits until URL answers 2xx (a release build may come first).
+# Waits until URL answers 2xx, for at most $3 seconds (default 60; the
+# first start includes the release build).
 probe() {
-  local url=$1 what=$2
-  for _ in $(seq 1 900); do
+  local url=$1 what=$2 limit=${3:-60}
+  for _ in $(seq 1 "$limit"); do
     if curl -sf -o /dev/null "$url"; then echo "ok: $what answers $url"; return 0; fi
     sleep 1
   done
@@ -60,7 +61,7 @@ probe() {
 
 echo "== way 1: the first of the two commands, then the curl quickstart"
 start "$(block two-commands | head -1)" embedded
-probe http://127.0.0.1:8080/readyz "cargo run --release"
+probe http://127.0.0.1:8080/readyz "cargo run --release" 900
 bash -euo pipefail -c "$(block quickstart)" > "$work/quickstart.out"
 grep -q '"rank":1' "$work/quickstart.out" || { echo "FATAL: the quickstart showed no ranked entry" >&2; cat "$work/quickstart.out" >&2; exit 1; }
 stop_all
