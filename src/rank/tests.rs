@@ -122,27 +122,7 @@ async fn load(store: &Store, standings: &[Standing]) {
 async fn load_entries(store: &Store, board: BoardPeriod, entries: &[EntryChange]) {
     let Board::Custom(number) = board.board else { return };
     for entry in entries {
-        let rank_score = match board.order {
-            crate::domain::Order::Desc => -entry.key.score,
-            crate::domain::Order::Asc => entry.key.score,
-        };
-        sqlx::query(
-            "INSERT INTO board_entries (board, period, user_id, score, rank_score, achieved_at, post_id, metadata, \
-             plays, version, hidden, changed) VALUES (?, ?, ?, ?, ?, ?, 0, ?, 1, ?, ?, ?)",
-        )
-        .bind(number)
-        .bind(board.period)
-        .bind(entry.key.id)
-        .bind(entry.key.score)
-        .bind(rank_score)
-        .bind(entry.key.at)
-        .bind(entry.metadata.as_deref())
-        .bind(entry.version)
-        .bind(i64::from(!entry.listed))
-        .bind(entry.changed)
-        .execute(store.pool())
-        .await
-        .unwrap();
+        load_entry_row(store, board, entry).await;
     }
     sqlx::query("INSERT INTO board_periods (board, period, starts_at, players, changes) VALUES (?, ?, 0, ?, ?)")
         .bind(number)
