@@ -22,6 +22,7 @@ mod source;
 #[cfg(test)]
 mod tests;
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -119,6 +120,9 @@ pub struct RankEngine {
     store: Store,
     /// The custom boards, for their current periods.
     boards: Arc<Registry>,
+    /// Gaps in the change numbers Redis has recorded, by board period:
+    /// where the numbers stopped and since when (see `heal_change_gaps`).
+    gaps: Arc<std::sync::Mutex<HashMap<BoardPeriod, (u64, Instant)>>>,
 }
 
 /// The boards in Redis and whether they can be trusted right now.
@@ -195,6 +199,7 @@ impl RankEngine {
             database: DatabaseSource::new(store.clone()),
             store,
             boards,
+            gaps: Arc::default(),
         }
     }
 
@@ -422,9 +427,57 @@ impl RankEngine {
         }
         match shared.redis.ready(&self.groups()).await {
             Ok(_) if !client.is_trusted() => self.degrade(shared, &RedisError::Untrusted, Failed::Read),
-            Ok(ready) if ready.iter().all(|ready| *ready) => shared.health.mark_healthy(),
+            Ok(ready) if ready.iter().all(|ready| *ready) => {
+                shared.health.mark_healthy();
+                self.heal_change_gaps(shared).await;
+            }
             Ok(_) => self.degrade(shared, &RedisError::NotReady, Failed::Read),
             Err(error) => self.degrade(shared, &error, Failed::Read),
+        }
+    }
+
+    /// Rebuilds the `latest` boards whose change numbers in Redis have had
+    /// the same gap for [`GAP_GRACE`]: a record still in flight fills a gap
+    /// in milliseconds; one that never comes (its instance died between
+    /// the commit and the record) would leave that entry stale in Redis and
+    /// make every walk begun there leave out more players than it needs to.
+    async fn heal_change_gaps(&self, shared: &Arc<Shared>) {
+        let now = Timestamp::now();
+        let boards: Vec<BoardPeriod> = self
+            .boards
+            .all()
+            .iter()
+            .filter(|custom| custom.spec.operator == Operator::Latest)
+            .map(|custom| custom.spec.period(custom.period_at(now).index))
+            .collect();
+        let Ok(gaps) = shared.redis.change_gaps(&boards).await else { return };
+        let lasting: Vec<BoardPeriod> = {
+            let Ok(mut seen) = self.gaps.lock() else { return };
+            seen.retain(|board, _| boards.contains(board));
+            let mut lasting = Vec::new();
+            for (board, (through, gap)) in boards.iter().zip(gaps) {
+                match seen.get(board) {
+                    _ if !gap => {
+                        seen.remove(board);
+                    }
+                    Some((stopped_at, since)) if *stopped_at == through => {
+                        if since.elapsed() >= GAP_GRACE {
+                            seen.remove(board);
+                            lasting.push(*board);
+                        }
+                    }
+                    _ => {
+                        seen.insert(*board, (through, Instant::now()));
+                    }
+                }
+            }
+            lasting
+        };
+        for board in lasting {
+            tracing::warn!(board = %board.board, "a change never reached Redis (an instance stopped between its commit and its record): rebuilding the board");
+            if let Err(error) = self.rebuild_group(shared, board.board).await {
+                tracing::warn!(%error, board = %board.board, "rebuilding a board in Redis failed");
+            }
         }
     }
 
@@ -741,6 +794,10 @@ fn page_of(board: BoardPeriod, slice: Option<Slice>, count: usize, version: u64,
         board_stamp,
     }
 }
+
+/// How long a gap in a board's change numbers in Redis may last before the
+/// board is rebuilt (see `RankEngine::heal_change_gaps`).
+const GAP_GRACE: Duration = Duration::from_secs(5);
 
 fn to_count(n: i64) -> usize {
     usize::try_from(n).unwrap_or(0)

@@ -311,6 +311,29 @@ impl RedisSource {
         bounded(async { self.client.conn().await?.query(&pipe).await }).await
     }
 
+    /// For each board period: how far its recorded change numbers run
+    /// without a gap, and whether a number past a gap was recorded (see
+    /// `RankEngine::heal_change_gaps`). One round trip.
+    pub async fn change_gaps(&self, boards: &[BoardPeriod]) -> RedisResult<Vec<(u64, bool)>> {
+        if boards.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut pipe = redis::pipe();
+        for board in boards {
+            let (group, name) = (self.group(board.board), set_name(*board));
+            pipe.get(group.changes_applied(&name)).scard(group.changes_ahead(&name));
+        }
+        let values: Vec<redis::Value> = bounded(async { self.client.conn().await?.query(&pipe).await }).await?;
+        values
+            .chunks(2)
+            .map(|pair| {
+                let through: Option<u64> = redis::from_redis_value(pair[0].clone())?;
+                let ahead: u64 = redis::from_redis_value(pair[1].clone())?;
+                Ok((through.unwrap_or(0), ahead > 0))
+            })
+            .collect()
+    }
+
     /// Records an entry (on every board of its group); `NotReady` when the
     /// group needs a rebuild (the change is in the log either way).
     pub async fn record(&self, board: BoardPeriod, record: &Record<'_>) -> RedisResult<()> {

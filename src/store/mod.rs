@@ -372,35 +372,32 @@ impl Store {
     /// Applies the migrations this database lacks; returns their versions.
     /// Several instances starting at once take turns (sqlx locks MySQL).
     pub async fn migrate(&self) -> StoreResult<Vec<i64>> {
-        // sqlx's own lock is `GET_LOCK(name, -1)`, which MariaDB answers at
-        // once with NULL (a negative timeout is no wait there): two
-        // instances starting together on a new database both applied the
-        // migrations, and one stopped on a duplicate key (found by running
-        // the README's two-instance recipe). One lock of ours, with a real
-        // timeout, held on its own connection while the migrator runs.
-        let mut lock = match self.dialect {
-            Dialect::MySql => {
-                let mut conn = self.conn().await?;
-                let got: Option<i64> = self
-                    .sql_scalar("SELECT GET_LOCK(CONCAT('hiscore-migrate:', DATABASE()), 120)")
-                    .fetch_one(&mut *conn)
-                    .await?;
-                if got != Some(1) {
-                    return Err(StoreError::Schema("another instance held the migration lock for 120 s".into()));
-                }
-                Some(conn)
+        // One connection for all of it (a pool of one must do). sqlx's own
+        // lock is `GET_LOCK(name, -1)`, which MariaDB answers at once with
+        // NULL (a negative timeout is no wait there): two instances starting
+        // together on a new database both applied the migrations, and one
+        // stopped on a duplicate key (found by running the README's
+        // two-instance recipe). So a lock of ours, with a real timeout,
+        // held by this connection while the migrator runs on it.
+        let mut conn = self.conn().await?;
+        if self.dialect == Dialect::MySql {
+            let got: Option<i64> = self
+                .sql_scalar("SELECT GET_LOCK(CONCAT('hiscore-migrate:', DATABASE()), 120)")
+                .fetch_one(&mut *conn)
+                .await?;
+            if got != Some(1) {
+                return Err(StoreError::Schema("another instance held the migration lock for 120 s".into()));
             }
-            Dialect::Sqlite => None,
-        };
+        }
         let migrated = async {
-            let before = self.applied_migrations().await?;
-            self.dialect.migrations().run(&self.pool).await?;
-            let after = self.applied_migrations().await?;
+            let before = self.applied_migrations_on(&mut conn).await?;
+            self.dialect.migrations().run(&mut *conn).await?;
+            let after = self.applied_migrations_on(&mut conn).await?;
             Ok(after.into_iter().filter(|version| !before.contains(version)).collect())
         }
         .await;
-        if let Some(conn) = lock.as_mut() {
-            self.sql("SELECT RELEASE_LOCK(CONCAT('hiscore-migrate:', DATABASE()))").execute(&mut **conn).await?;
+        if self.dialect == Dialect::MySql {
+            self.sql("SELECT RELEASE_LOCK(CONCAT('hiscore-migrate:', DATABASE()))").execute(&mut *conn).await?;
         }
         migrated
     }
@@ -425,6 +422,10 @@ impl Store {
     /// Versions recorded as applied (none on a database no migration has touched).
     async fn applied_migrations(&self) -> StoreResult<Vec<i64>> {
         let mut conn = self.conn().await?;
+        self.applied_migrations_on(&mut conn).await
+    }
+
+    async fn applied_migrations_on(&self, conn: &mut AnyConnection) -> StoreResult<Vec<i64>> {
         let recorded = self
             .sql_scalar::<i64>("SELECT version FROM _sqlx_migrations WHERE success = TRUE ORDER BY version")
             .fetch_all(&mut *conn)
