@@ -200,19 +200,14 @@ impl Locked {
                 finals.push((current[&(number, a.entry.user_id)].clone(), &a.board));
             }
         }
-        let mut per_board: HashMap<i64, i64> = HashMap::new();
-        for (entry, _) in &finals {
-            *per_board.entry(entry.board).or_default() += 1;
-        }
-        let mut next_number: HashMap<i64, i64> = HashMap::new();
-        for (number, count) in per_board {
+        finals.sort_by_key(|(entry, _)| entry.board);
+        for same_board in finals.chunk_by_mut(|a, b| a.0.board == b.0.board) {
+            let number = same_board[0].0.board;
+            let count = same_board.len() as i64;
             let first = store.number_changes(conn, number, self.periods[&number].index, count).await?;
-            next_number.insert(number, first);
-        }
-        for (entry, _) in &mut finals {
-            let next = next_number.get_mut(&entry.board).expect("every final's board was numbered");
-            entry.changed = *next;
-            *next += 1;
+            for (offset, (entry, _)) in same_board.iter_mut().enumerate() {
+                entry.changed = first + offset as i64;
+            }
         }
         let writes: Vec<EntryWrite> =
             finals.iter().map(|(entry, board)| EntryWrite { entry, order: board.spec.order }).collect();
