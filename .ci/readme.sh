@@ -9,8 +9,11 @@ set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 work="$(mktemp -d -t hiscore-readme.XXXXXX)"
 git clone -q "$repo" "$work/repo"
-mkdir -p "$repo/target"
-ln -s "$repo/target" "$work/repo/target"
+# The README's commands name ./target: the clone's is the build's own.
+target="${CARGO_TARGET_DIR:-$repo/target}"
+mkdir -p "$target"
+ln -s "$target" "$work/repo/target"
+unset CARGO_TARGET_DIR
 cd "$work/repo"
 
 # The text of the block marked `<!-- ci: NAME ... -->` (its fence's indent removed).
@@ -60,7 +63,8 @@ probe() {
 }
 
 echo "== way 1: the first of the two commands, then the curl quickstart"
-start "$(block two-commands | head -1)" embedded
+commands=$(block two-commands)
+start "${commands%%$'\n'*}" embedded
 probe http://127.0.0.1:8080/readyz "cargo run --release" 900
 bash -euo pipefail -c "$(block quickstart)" > "$work/quickstart.out"
 grep -q '"rank":1' "$work/quickstart.out" || { echo "FATAL: the quickstart showed no ranked entry" >&2; cat "$work/quickstart.out" >&2; exit 1; }
