@@ -17,9 +17,9 @@ use serde_json::{json, Value};
 
 use super::http::{shorten, Api};
 use super::model::PlayerModel;
-use super::scenario::{full_walk, Context};
+use super::scenario::{full_walk, walk_in_pages, Context};
 use super::stats::{Severity, Work};
-use super::validate::{Board, Entry};
+use super::validate::{board_order, Board, Entry};
 
 /// How the run's reset board resets (every three seconds), and how many of
 /// its ended periods it keeps (more than a run lasts).
@@ -142,6 +142,12 @@ pub async fn post(ctx: &Context, rng: &mut StdRng, model: &mut PlayerModel) {
     let board = Arc::clone(&ctx.boards[rng.gen_range(0..ctx.boards.len())]);
     let score = rng.gen_range(1..1_000_000);
     let metadata = if rng.gen_bool(0.5) { json!({"run": rng.gen_range(0..1000), "kit": "bench"}) } else { Value::Null };
+    post_to(ctx, &board, score, metadata, model).await;
+}
+
+/// Posts `score` to `board` as the player, checks the answer and notes the
+/// entry in the player's model.
+async fn post_to(ctx: &Context, board: &BenchBoard, score: i64, metadata: Value, model: &mut PlayerModel) {
     let body = if metadata.is_null() { json!({"score": score}) } else { json!({"score": score, "metadata": metadata}) };
     let path = format!("/api/boards/{}/scores", board.id());
     let request = ctx.api.request(Method::POST, &path).bearer_auth(&model.token).json(&body);
@@ -189,7 +195,7 @@ pub async fn post(ctx: &Context, rng: &mut StdRng, model: &mut PlayerModel) {
     if model.uncertain_boards.contains(board.id()) {
         return ctx.recorder.succeeded(Work::Write);
     }
-    let (entry, improved) = EntryModel::after(model.entries.get(&key), &board, score, created_at, &metadata);
+    let (entry, improved) = EntryModel::after(model.entries.get(&key), board, score, created_at, &metadata);
     let shown = &answer["entry"];
     let shown_ok = shown["score"] == entry.score
         && shown["achieved_at"] == entry.achieved_at.as_str()
@@ -210,6 +216,82 @@ pub async fn post(ctx: &Context, rng: &mut StdRng, model: &mut PlayerModel) {
     }
     model.entries.insert(key, entry);
     ctx.recorder.succeeded(Work::Write);
+}
+
+/// Before the load, on quiet boards, so that every run however short reads
+/// and checks every board kind: four players post a fixed sequence to each
+/// of the run's boards (a tie, a score behind it, an entry that changes),
+/// and each board is walked in pages of two, by cursor and by offset; every
+/// entry, its rank and its order must be exactly what the bench's model
+/// says. The players carry on in the run (the final check expects them).
+pub async fn probe(ctx: &Context, rng: &mut StdRng) {
+    /// (player, score): on a lowest-wins `best` board the tie is first, on
+    /// the others a lower score follows it; the fifth post moves an entry.
+    const POSTS: [(usize, i64); 5] = [(0, 200), (1, 500), (2, 200), (1, 900), (3, 100)];
+    if ctx.boards.is_empty() {
+        return;
+    }
+    let mut players = Vec::new();
+    for worker in 0..4 {
+        // Generation 0: the load's own players count theirs from 1.
+        match super::scenario::register(ctx, rng, worker, 0).await {
+            Some(player) => players.push(player),
+            None => return,
+        }
+    }
+    for board in &ctx.boards {
+        for (player, score) in POSTS {
+            post_to(ctx, board, score, json!({"probe": player}), &mut players[player]).await;
+        }
+    }
+    for board in &ctx.boards {
+        let mut periods: Vec<i64> =
+            players.iter().flat_map(|p| p.entries.keys()).filter(|(id, _)| id == board.id()).map(|(_, p)| *p).collect();
+        periods.sort_unstable();
+        periods.dedup();
+        for period in periods {
+            let expected = standings(&board.board, &players, period);
+            for keyset in [true, false] {
+                let Some(walked) = walk_in_pages(ctx, board.board.clone(), Some(period), keyset, true, 10, 2).await
+                else {
+                    return;
+                };
+                if walked != expected {
+                    return ctx.critical(format!(
+                        "{} ({:?}{}) period {period}, walked by {}: {walked:?}, the bench posted {expected:?}",
+                        board.id(),
+                        board.operator,
+                        if board.asc { ", lowest first" } else { "" },
+                        if keyset { "cursor" } else { "offset" },
+                    ));
+                }
+            }
+        }
+    }
+    if let Ok(mut finished) = ctx.finished.lock() {
+        finished.extend(players);
+    }
+}
+
+/// A period of a board as the players' models say it must read: in board
+/// order, with competition ranks.
+fn standings(board: &Board, players: &[PlayerModel], period: i64) -> Vec<Entry> {
+    let mut entries: Vec<Entry> = players
+        .iter()
+        .filter_map(|player| {
+            let entry = player.entries.get(&(board.as_str().to_owned(), period))?;
+            Some(Entry { rank: 0, score: entry.score, at: Some(entry.achieved_at.clone()), id: player.id })
+        })
+        .collect();
+    entries.sort_by(|a, b| board_order(board, a, b));
+    for i in 0..entries.len() {
+        entries[i].rank = match i {
+            0 => 1,
+            _ if entries[i].score == entries[i - 1].score => entries[i - 1].rank,
+            _ => i as i64 + 1,
+        };
+    }
+    entries
 }
 
 /// A viewer reads a page of one of the run's boards.

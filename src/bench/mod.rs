@@ -174,6 +174,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
     if !recorder.failed() {
         recorder.phase("quiet check");
         quiet_check(&mut ctx).await;
+        boards::probe(&ctx, &mut ctx.randomness.stream()).await;
         ctx.static_paths = discover_static(&api).await;
     }
     let ctx = Arc::new(ctx);

@@ -192,7 +192,7 @@ async fn next_player(ctx: &Context, rng: &mut StdRng, worker: usize, generation:
     register(ctx, rng, worker, generation).await
 }
 
-async fn register(ctx: &Context, rng: &mut StdRng, worker: usize, generation: usize) -> Option<PlayerModel> {
+pub(super) async fn register(ctx: &Context, rng: &mut StdRng, worker: usize, generation: usize) -> Option<PlayerModel> {
     let login_name = format!("b{}w{worker}g{generation}", ctx.run_id);
     let password = Alphanumeric.sample_string(rng, 16);
     let body = json!({"login_name": login_name, "password": password});
@@ -660,11 +660,24 @@ pub async fn full_walk(
     exact: bool,
     max_pages: usize,
 ) -> Option<Vec<Entry>> {
+    walk_in_pages(ctx, board, period, keyset, exact, max_pages, WALK_PAGE).await
+}
+
+/// [`full_walk`] in pages of `page_size` entries.
+pub async fn walk_in_pages(
+    ctx: &Context,
+    board: Board,
+    period: Option<i64>,
+    keyset: bool,
+    exact: bool,
+    max_pages: usize,
+    page_size: i64,
+) -> Option<Vec<Entry>> {
     let started = Instant::now();
     let mut walk = Walk::default();
     let mut entries = Vec::new();
     let period = period.map_or(String::new(), |index| format!("&period={index}"));
-    let mut query = format!("limit={WALK_PAGE}{period}");
+    let mut query = format!("limit={page_size}{period}");
     for _ in 0..max_pages {
         let path = format!("/api/rankings/{board}?{query}");
         let reply = ctx.api.send("GET /api/rankings/{board}", ctx.api.request(Method::GET, &path)).await?;
@@ -694,8 +707,8 @@ pub async fn full_walk(
         let total_players = page.total_players;
         entries.extend(page.entries.iter().cloned());
         query = match (keyset, &page.next_cursor, page.next_offset) {
-            (true, Some(cursor), _) => format!("limit={WALK_PAGE}&cursor={cursor}{period}"),
-            (false, _, Some(next)) => format!("limit={WALK_PAGE}&offset={next}{period}"),
+            (true, Some(cursor), _) => format!("limit={page_size}&cursor={cursor}{period}"),
+            (false, _, Some(next)) => format!("limit={page_size}&offset={next}{period}"),
             _ => {
                 if exact && !ctx.moderated_since(started) && total_players != entries.len() as i64 {
                     ctx.critical(format!(

@@ -1,5 +1,7 @@
-//! `hiscore bench` end to end: it passes on hiscore and fails on a server
-//! with the classic "load more restarts at rank 1" bug.
+//! `hiscore bench` end to end: it passes on hiscore and on an independent
+//! server of the contract that answers its choices the other way, and fails
+//! in every run on servers with known bugs (the classic "load more restarts
+//! at rank 1", a lowest-wins board ranked highest first, dense ranks).
 
 use actix_web::{web, App, HttpResponse, HttpServer};
 use hiscore::bench::{self, BenchArgs};
@@ -204,4 +206,88 @@ async fn the_bench_fails_a_server_whose_load_more_restarts_at_rank_one() {
     assert!(outcome.summary.errors.critical >= 1);
     assert!(outcome.verdict.starts_with("score: 0 fail: "), "{}", outcome.verdict);
     assert!(outcome.verdict.contains("rank"), "the failure names the rank problem: {}", outcome.verdict);
+}
+
+/// `tests/fake_server/contract_server.py`: a small server of the contract
+/// written independently of hiscore (in Python), which answers where the
+/// contract allows a choice the other way from hiscore, and can plant a
+/// known fault. Stopped when dropped.
+struct ContractServer {
+    process: std::process::Child,
+    address: String,
+}
+
+impl ContractServer {
+    const ADMIN_TOKEN: &'static str = "contract-server-admin-token";
+
+    fn start(fault: Option<&str>) -> Self {
+        use std::io::BufRead as _;
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fake_server/contract_server.py");
+        let mut command = std::process::Command::new("python3");
+        command.args([script, "--admin-token", Self::ADMIN_TOKEN]).stdout(std::process::Stdio::piped());
+        if let Some(fault) = fault {
+            command.args(["--fault", fault]);
+        }
+        let mut process = command.spawn().expect("python3 runs the contract server");
+        let mut first_line = String::new();
+        std::io::BufReader::new(process.stdout.take().unwrap()).read_line(&mut first_line).unwrap();
+        let address = first_line.trim().strip_prefix("listening on ").expect("the server says where").to_owned();
+        Self { process, address }
+    }
+
+    async fn bench(&self, duration: u64, out: &tempfile::TempDir) -> bench::Outcome {
+        let args = BenchArgs { duration, ..args(self.address.clone(), Some(Self::ADMIN_TOKEN), out) };
+        bench::run(args).await.unwrap()
+    }
+}
+
+impl Drop for ContractServer {
+    fn drop(&mut self) {
+        let _ = self.process.kill();
+        let _ = self.process.wait();
+    }
+}
+
+/// A correct server that answers the contract's other readings (a banned
+/// player's old token is 401, a replay is 200, cursor walks read a
+/// snapshot, around has no next page) passes.
+#[actix_web::test]
+async fn the_bench_passes_an_independent_server_that_reads_the_contract_otherwise() {
+    let server = ContractServer::start(None);
+    let out = tempfile::tempdir().unwrap();
+    let outcome = server.bench(4, &out).await;
+    assert!(outcome.summary.pass, "{}\n{:#?}", outcome.verdict, outcome.summary.messages);
+    let paths: Vec<&str> = outcome.summary.endpoints.iter().map(|e| e.path.as_str()).collect();
+    for expected in ["/api/boards/{board}/scores", "/api/admin/users/{id}/ban", "/api/rankings/{board}/users"] {
+        assert!(paths.contains(&expected), "{expected} not exercised: {paths:?}");
+    }
+}
+
+/// A server that ranks a lowest-wins board highest first fails every run,
+/// however short: every board kind is read and checked before the load.
+#[actix_web::test]
+async fn the_bench_fails_a_lowest_wins_board_ranked_highest_first_in_every_run() {
+    let server = ContractServer::start(Some("lowest-wins-highest-first"));
+    let out = tempfile::tempdir().unwrap();
+    for run in 1..=3 {
+        let outcome = server.bench(1, &out).await;
+        assert!(!outcome.summary.pass, "run {run}: the planted fault went unnoticed");
+        assert!(
+            outcome.verdict.contains("fastest") && outcome.verdict.contains("out of board order"),
+            "run {run}: the failure names the board and its order: {}",
+            outcome.verdict
+        );
+    }
+}
+
+/// Dense ranks (1, 2, 2, 3) instead of competition ranks fail every run.
+#[actix_web::test]
+async fn the_bench_fails_dense_ranks_in_every_run() {
+    let server = ContractServer::start(Some("dense-ranks"));
+    let out = tempfile::tempdir().unwrap();
+    for run in 1..=2 {
+        let outcome = server.bench(1, &out).await;
+        assert!(!outcome.summary.pass, "run {run}: the planted fault went unnoticed");
+        assert!(outcome.verdict.contains("competition ranking"), "run {run}: {}", outcome.verdict);
+    }
 }
