@@ -70,11 +70,19 @@ bash -euo pipefail -c "$(block quickstart)" > "$work/quickstart.out"
 grep -q '"rank":1' "$work/quickstart.out" || { echo "FATAL: the quickstart showed no ranked entry" >&2; cat "$work/quickstart.out" >&2; exit 1; }
 stop_all
 
-echo "== the demo data: restart with an admin token and initialize"
-start "H=http://127.0.0.1:8080; $(block initialize)" initialize
-for _ in $(seq 1 300); do grep -q '"users":1000' "$work/initialize.log" && break; sleep 1; done
+echo "== the demo data: restart with an admin token and initialize; then a custom board"
+# alice registers again (initialize wiped her) for the custom board's post.
+start "$(printf '%s\necho\n' 'H=http://127.0.0.1:8080' "$(block initialize)" "$(block quickstart)" "$(block custom-boards)" 'echo custom-boards-done')" initialize
+for _ in $(seq 1 300); do grep -q 'custom-boards-done' "$work/initialize.log" && break; sleep 1; done
 grep -q '"users":1000' "$work/initialize.log" || { echo "FATAL: initialize did not answer:" >&2; cat "$work/initialize.log" >&2; exit 1; }
 echo "ok: initialize loaded 1000 players"
+grep -qE '"board":"level-3","period":\{[^}]*\},"entries":\[\{"rank":1' "$work/initialize.log" || { echo "FATAL: the custom board shows no ranked entry:" >&2; cat "$work/initialize.log" >&2; exit 1; }
+echo "ok: the custom board was created, posted to and read"
+stop_all
+
+echo "== on MariaDB"
+start "$(block mariadb)" mariadb
+probe http://127.0.0.1:8080/readyz "the service on MariaDB"
 stop_all
 
 echo "== way 2: one instance behind the local nginx"

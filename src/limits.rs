@@ -115,6 +115,8 @@ enum LocalLimiter {
 
 /// How long an address counts as one an account logged in from.
 const KNOWN_ADDRESS_TTL: Duration = Duration::from_secs(30 * 24 * 3600);
+/// Known addresses kept per account in Redis (the latest ones).
+const KNOWN_ADDRESSES_PER_ACCOUNT: usize = 100;
 /// Known (account, address) pairs kept in process at most; beyond, those
 /// older than half their time are forgotten, or all of them (their owners
 /// then wait out a lock like anyone).
@@ -191,7 +193,7 @@ impl RateLimits {
     /// Whether `account` logged in from `address` in the last 30 days.
     pub async fn is_known(&self, account: &str, address: &str) -> bool {
         if let Some(redis) = &self.redis {
-            match redis.is_marked(&redis.keys().known_address(account, address)).await {
+            match redis.is_current_member(&redis.keys().known_addresses(account), address).await {
                 Ok(known) => return known,
                 Err(error) => tracing::debug!(%error, "known addresses fall back to this instance"),
             }
@@ -203,7 +205,8 @@ impl RateLimits {
     /// Remembers that `account` logged in from `address`.
     pub async fn remember(&self, account: &str, address: &str) {
         if let Some(redis) = &self.redis {
-            match redis.mark(&redis.keys().known_address(account, address), KNOWN_ADDRESS_TTL).await {
+            let known = redis.keys().known_addresses(account);
+            match redis.remember_member(&known, address, KNOWN_ADDRESS_TTL, KNOWN_ADDRESSES_PER_ACCOUNT).await {
                 Ok(()) => return,
                 Err(error) => tracing::debug!(%error, "known addresses fall back to this instance"),
             }
@@ -219,25 +222,58 @@ impl RateLimits {
         known.insert(format!("{account} {address}"), Instant::now() + KNOWN_ADDRESS_TTL);
     }
 
-    /// Deletes every shared window keyed by an erased player's login key or
-    /// id (their names carry them); failures are only logged.
+    /// The key of [`Limit::LoginPerAccountAddress`] for `account` from
+    /// `address`. With Redis, the address is noted under the account for as
+    /// long as such a window can be open, so that erasure finds the account's
+    /// windows without scanning the keyspace.
+    pub async fn account_address_key(&self, account: &str, address: &str) -> String {
+        let limiter = self.limiters.iter().find(|(limit, _)| *limit == Limit::LoginPerAccountAddress);
+        if let (Some(redis), Some((_, limiter))) = (&self.redis, limiter) {
+            let failed_from = redis.keys().failed_login_addresses(account);
+            if let Err(error) = redis.add_to_set(&failed_from, address, limiter.rate.per).await {
+                tracing::debug!(%error, "the address of a login attempt could not be noted");
+            }
+        }
+        format!("{account} {address}")
+    }
+
+    /// Deletes everything the limits hold of an erased player: the windows
+    /// keyed by their login key or id, by (account, address), and the
+    /// addresses they logged in from; in process and in Redis (where each
+    /// is found by name, never by a scan). Failures are only logged (the
+    /// windows expire by themselves).
     pub async fn forget_player(&self, login_key: &str, user_id: i64) {
-        let Some(redis) = &self.redis else { return };
         let player_keys = [login_key.to_owned(), user_id.to_string(), format!("#{user_id}")];
-        let windows: Vec<String> = self
+        let of_account = format!("{login_key} ");
+        for (_, limiter) in &self.limiters {
+            if let LocalLimiter::Windows(windows) = &limiter.local {
+                windows.forget(|key| player_keys.iter().any(|k| k == key) || key.starts_with(&of_account));
+            }
+        }
+        self.known
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .retain(|key, _| !key.starts_with(&of_account));
+        let Some(redis) = &self.redis else { return };
+        let failed_from = redis.keys().failed_login_addresses(login_key);
+        let addresses = redis.set_members(&failed_from).await.unwrap_or_else(|error| {
+            tracing::warn!(%error, "an erased player's login addresses could not be read");
+            Vec::new()
+        });
+        let mut keys: Vec<String> = self
             .limiters
             .iter()
             .flat_map(|(limit, _)| player_keys.iter().map(|key| redis.keys().rate_window(limit.name(), key)))
             .collect();
-        if let Err(error) = redis.delete_many(&windows).await {
+        let from_address = |address: &String| format!("{login_key} {address}");
+        keys.extend(
+            addresses
+                .iter()
+                .map(|address| redis.keys().rate_window(Limit::LoginPerAccountAddress.name(), &from_address(address))),
+        );
+        keys.extend([failed_from, redis.keys().known_addresses(login_key)]);
+        if let Err(error) = redis.delete_many(&keys).await {
             tracing::warn!(%error, "an erased player's rate windows could not be deleted");
-        }
-        // Keyed by (account, address): the account's windows from every address.
-        let from_addresses = redis.keys().rate_window(Limit::LoginPerAccountAddress.name(), &format!("{login_key} *"));
-        for pattern in [redis.keys().known_addresses(login_key), from_addresses] {
-            if let Err(error) = redis.delete_matching(&pattern).await {
-                tracing::warn!(%error, "an erased player's known addresses could not be deleted");
-            }
         }
     }
 
@@ -295,6 +331,11 @@ impl Windows {
         self.0.lock().map_or(0, |windows| windows.len())
     }
 
+    /// Drops the windows whose keys `forgotten` picks.
+    fn forget(&self, forgotten: impl Fn(&str) -> bool) {
+        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).retain(|key, _| !forgotten(key));
+    }
+
     /// Drops closed windows.
     fn shrink(&self) {
         let now = Instant::now();
@@ -321,6 +362,22 @@ mod tests {
         for _ in 0..100 {
             limits.check(Limit::PostsPerPlayer, "alice").await.unwrap();
         }
+    }
+
+    #[tokio::test]
+    async fn an_erased_account_leaves_no_window_or_address_in_process() {
+        let rate = Rate { events: 1, per: Duration::from_secs(60) };
+        let limits = RateLimits::new(&[(Limit::LoginPerAccountAddress, rate)], None);
+        let key = limits.account_address_key("alice", "10.0.0.1").await;
+        limits.check(Limit::LoginPerAccountAddress, &key).await.unwrap();
+        assert!(limits.check(Limit::LoginPerAccountAddress, &key).await.is_err());
+        limits.remember("alice", "10.0.0.1").await;
+        limits.remember("alicia", "10.0.0.1").await;
+
+        limits.forget_player("alice", 7).await;
+        assert!(!limits.is_known("alice", "10.0.0.1").await);
+        assert!(limits.is_known("alicia", "10.0.0.1").await, "only the erased account is forgotten");
+        limits.check(Limit::LoginPerAccountAddress, &key).await.unwrap();
     }
 
     #[tokio::test]

@@ -29,14 +29,17 @@ impl Keys {
         format!("{}:rate:{limit}:{key}", self.prefix)
     }
 
-    /// Present while `address` counts as one `account` logged in from.
-    pub fn known_address(&self, account: &str, address: &str) -> String {
-        format!("{}:known:{account}:{address}", self.prefix)
+    /// The addresses `account` logged in from: a sorted set of addresses
+    /// scored by when each stops counting (one key, so that erasure deletes
+    /// it without a scan).
+    pub fn known_addresses(&self, account: &str) -> String {
+        format!("{}:known-addresses:{account}", self.prefix)
     }
 
-    /// Every known address of an account (to forget an erased one).
-    pub fn known_addresses(&self, account: &str) -> String {
-        format!("{}:known:{account}:*", self.prefix)
+    /// The addresses `account` has failed-login windows from (a set that
+    /// expires with the last window): where erasure finds those windows.
+    pub fn failed_login_addresses(&self, account: &str) -> String {
+        format!("{}:failed-from:{account}", self.prefix)
     }
 
     /// A cached user row (its value carries the data generation).

@@ -316,6 +316,14 @@ fn millis(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX).max(1)
 }
 
+/// This instance's clock in milliseconds since the Unix epoch (scores of
+/// members that expire one by one; instances' clocks agree well enough for
+/// times counted in days).
+fn unix_millis() -> u64 {
+    let since_epoch = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    u64::try_from(since_epoch.as_millis()).unwrap_or(u64::MAX)
+}
+
 impl RedisClient {
     pub fn new(url: &str, prefix: &str, max_connections: usize) -> anyhow::Result<Self> {
         let timeouts =
@@ -564,6 +572,44 @@ impl RedisClient {
     /// Whether a key is there.
     pub async fn is_marked(&self, key: &str) -> RedisResult<bool> {
         bounded(async { Ok(self.conn().await?.exists(key).await?) }).await
+    }
+
+    /// Notes `member` in the sorted set at `key` until `ttl` from now,
+    /// drops the members whose time is over and all but the `kept` latest,
+    /// and lets the key expire with its newest member. One round trip.
+    pub async fn remember_member(&self, key: &str, member: &str, ttl: Duration, kept: usize) -> RedisResult<()> {
+        let now = unix_millis();
+        let mut pipe = redis::pipe();
+        pipe.atomic()
+            .zadd(key, member, now + millis(ttl))
+            .ignore()
+            .zrembyscore(key, "-inf", now)
+            .ignore()
+            .zremrangebyrank(key, 0, -(kept as isize) - 1)
+            .ignore()
+            .pexpire(key, millis(ttl) as i64)
+            .ignore();
+        bounded(async { self.conn().await?.query(&pipe).await }).await
+    }
+
+    /// Whether `member` of the sorted set at `key` (see [`Self::remember_member`])
+    /// still counts.
+    pub async fn is_current_member(&self, key: &str, member: &str) -> RedisResult<bool> {
+        let until: Option<u64> = bounded(async { Ok(self.conn().await?.zscore(key, member).await?) }).await?;
+        Ok(until.is_some_and(|until| until > unix_millis()))
+    }
+
+    /// Adds `member` to the set at `key`, which expires `ttl` from now at
+    /// the earliest. One round trip.
+    pub async fn add_to_set(&self, key: &str, member: &str, ttl: Duration) -> RedisResult<()> {
+        let mut pipe = redis::pipe();
+        pipe.atomic().sadd(key, member).ignore().pexpire(key, millis(ttl) as i64).ignore();
+        bounded(async { self.conn().await?.query(&pipe).await }).await
+    }
+
+    /// The members of the set at `key`.
+    pub async fn set_members(&self, key: &str) -> RedisResult<Vec<String>> {
+        bounded(async { Ok(self.conn().await?.smembers(key).await?) }).await
     }
 
     /// A counter every instance can watch (0 when unset).

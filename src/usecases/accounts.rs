@@ -79,8 +79,7 @@ pub async fn login(state: &AppState, address: &str, attempt: LoginAttempt) -> Re
         return Err(ErrorCode::InvalidCredentials.into());
     };
     let account = login_name.key();
-    // Spelled as `RateLimits::forget_player` expects.
-    let pair = format!("{account} {address}");
+    let pair = state.limits.account_address_key(&account, address).await;
     let counted = if state.limits.is_known(&account, address).await {
         vec![(Limit::LoginPerAccountAddress, pair)]
     } else {

@@ -289,7 +289,13 @@ async fn a_new_password_ends_every_other_session(backend: Backend) {
 
 async fn an_erased_player_leaves_nothing_behind(backend: Backend) {
     let db = TestDatabase::new(&backend).await;
-    let app = crate::helpers::spawn_app_on(&db, &["--admin-token", crate::helpers::ADMIN]).await;
+    // On one Redis, the service connects as a user that may not SCAN or
+    // KEYS: erasure must find what it deletes by name, never by a scan.
+    let redis = match &db.redis {
+        Some(redis) if !redis.url.starts_with("redis+cluster://") => Some(without_scans(redis).await),
+        other => other.clone(),
+    };
+    let app = crate::helpers::spawn_app_at(&db.url, redis.as_ref(), &["--admin-token", crate::helpers::ADMIN]).await;
     app.create_board(&json!({"id": "weekly", "name": "Weekly", "reset": "0 0 * * 1"})).await;
     let gone = app.register("leaving_soon").await;
     let stays = app.register("staying").await;
@@ -300,6 +306,7 @@ async fn an_erased_player_leaves_nothing_behind(backend: Backend) {
     app.post_board_score(&stays, "weekly", 5).await;
     let (_, second) = app.login("leaving_soon", PASSWORD).await;
     let second = second["token"].as_str().unwrap().to_owned();
+    assert_eq!(app.login("leaving_soon", "a wrong password").await.0, 401); // a failure window
     app.get_json(&format!("/api/users/{}", gone.id)).await; // cached in Redis, if any
 
     let (status, body) = delete_me(&app, &gone.token, &json!({"password": "wrong password"})).await;
@@ -347,6 +354,19 @@ async fn an_erased_player_leaves_nothing_behind(backend: Backend) {
     // The login name is free again, for a new player with a new id.
     let again = app.register("leaving_soon").await;
     assert!(again.id > stays.id);
+}
+
+/// The same Redis through a user without the keyspace-walking commands.
+async fn without_scans(redis: &crate::helpers::TestRedis) -> crate::helpers::TestRedis {
+    let client = deadpool_redis::redis::Client::open(redis.url.as_str()).unwrap();
+    let mut conn = client.get_multiplexed_async_connection().await.unwrap();
+    let _: () = deadpool_redis::redis::cmd("ACL")
+        .arg(&["SETUSER", "hiscore-no-scans", "on", ">no-scans-password", "~*", "&*", "+@all", "-scan", "-keys"])
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let url = redis.url.replacen("redis://", "redis://hiscore-no-scans:no-scans-password@", 1);
+    crate::helpers::TestRedis { url, prefix: redis.prefix.clone() }
 }
 
 /// Every key and value under a test's prefix, as text (on every node of a
