@@ -58,7 +58,7 @@ probe() {
     sleep 1
   done
   echo "FATAL: $what never answered $url; its output:" >&2
-  tail -50 "$work"/*.log >&2
+  tail -n 50 "$work"/*.log >&2
   return 1
 }
 

@@ -196,7 +196,7 @@ impl RankEngine {
             shared: redis.map(|client| {
                 Arc::new(Shared { redis: RedisSource::new(client), health: RedisHealth::new(background) })
             }),
-            database: DatabaseSource::new(store.clone()),
+            database: DatabaseSource::new(store.for_board_reads()),
             store,
             boards,
             gaps: Arc::default(),

@@ -41,6 +41,27 @@ pub use self::users::NewUser;
 
 /// How long a request waits for a pooled connection before it gets a 503.
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
+/// How long a board read waits for a connection of its pool.
+const BOARD_READ_WAIT: Duration = Duration::from_secs(1);
+/// How long one statement of a board read may run (MySQL/MariaDB).
+pub const BOARD_READ_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The connections of the board-read pool (see [`Store::for_board_reads`]).
+fn board_read_connections(max_connections: u32) -> u32 {
+    (max_connections / 4).max(2)
+}
+
+/// Stops any statement of this session after [`BOARD_READ_TIMEOUT`]:
+/// MariaDB's `max_statement_time` (seconds), else MySQL's
+/// `max_execution_time` (milliseconds, SELECTs only).
+async fn limit_statement_time(conn: &mut sqlx::AnyConnection) -> Result<(), sqlx::Error> {
+    let mariadb = format!("SET SESSION max_statement_time = {}", BOARD_READ_TIMEOUT.as_secs());
+    if conn.execute(mariadb.as_str()).await.is_ok() {
+        return Ok(());
+    }
+    let mysql = format!("SET SESSION max_execution_time = {}", BOARD_READ_TIMEOUT.as_millis());
+    conn.execute(mysql.as_str()).await.map(drop)
+}
 
 static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("migrations/sqlite");
 static MYSQL_MIGRATIONS: Migrator = sqlx::migrate!("migrations/mysql");
@@ -85,6 +106,13 @@ impl From<sqlx::Error> for StoreError {
             }
             // SQLSTATE 40001: deadlock (MySQL 1213) or serialization failure.
             sqlx::Error::Database(ref db) if db.code().as_deref() == Some("40001") => Self::Conflict(error),
+            // A statement stopped at its time limit (MariaDB 1969, SQLSTATE
+            // 70100; MySQL 3024): the database is too busy to answer now.
+            sqlx::Error::Database(ref db)
+                if db.code().as_deref() == Some("70100") || db.message().contains("execution time exceeded") =>
+            {
+                Self::Unavailable(error)
+            }
             other => Self::Database(other),
         }
     }
@@ -276,6 +304,8 @@ pub enum Migrations {
 #[derive(Clone)]
 pub struct Store {
     pool: AnyPool,
+    /// The pool of [`Store::for_board_reads`].
+    board_reads: AnyPool,
     dialect: Dialect,
     /// Counts every statement this store runs (see the module docs).
     statements: IntCounter,
@@ -360,13 +390,45 @@ impl Store {
                     Ok(())
                 })
             })
-            .connect_with(options)
+            .connect_with(options.clone())
             .await?;
+        // Each connection to an in-memory database is a database of its own.
+        let board_reads = if url.contains(":memory:") {
+            pool.clone()
+        } else {
+            AnyPoolOptions::new()
+                .max_connections(board_read_connections(max_connections))
+                .min_connections(0)
+                .acquire_timeout(BOARD_READ_WAIT)
+                .after_connect(move |conn, _| {
+                    Box::pin(async move {
+                        for statement in dialect.session_setup(sync) {
+                            conn.execute(*statement).await?;
+                        }
+                        if dialect == Dialect::MySql {
+                            limit_statement_time(conn).await?;
+                        }
+                        Ok(())
+                    })
+                })
+                .connect_lazy_with(options)
+        };
         let insert_ids = match dialect {
             Dialect::Sqlite => InsertIds::Returning,
             Dialect::MySql => InsertIds::Consecutive { step: 1 },
         };
-        Ok(Self { pool, dialect, statements, insert_ids })
+        Ok(Self { pool, board_reads, dialect, statements, insert_ids })
+    }
+
+    /// This store on its own pool for the rank engine's reads of boards
+    /// (pages, ranks, friends boards when Redis cannot answer, and ended
+    /// periods): reads anyone can ask for without an account, so they
+    /// cannot take the connections the score writer, logins and sessions
+    /// need. The pool is a quarter of `DB_MAX_CONNECTIONS` (at least 2),
+    /// waits at most [`BOARD_READ_WAIT`] for a connection (then 503), and
+    /// on MySQL/MariaDB each statement stops after [`BOARD_READ_TIMEOUT`].
+    pub fn for_board_reads(&self) -> Store {
+        Self { pool: self.board_reads.clone(), ..self.clone() }
     }
 
     /// Applies the migrations this database lacks; returns their versions.

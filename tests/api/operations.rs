@@ -322,3 +322,38 @@ fn the_compose_file_keeps_grafana_private_and_knows_trusted_proxies() {
     assert!(grafana.contains("exec /run.sh"), "it refuses to start without a password: {grafana}");
     assert_eq!(compose.matches("REAL_IP: ${NGINX_REAL_IP:-}").count(), 2, "both nginx services");
 }
+
+/// The rank engine's board reads (what anyone can ask for without an
+/// account) run on a pool of their own, whose statements stop at a time
+/// limit; a statement stopped so is an unavailable database (503), never
+/// a 500.
+#[actix_web::test]
+#[cfg_attr(not(hiscore_test_mysql), ignore = "set TEST_MYSQL_URL")]
+async fn board_reads_have_a_pool_of_their_own_and_a_statement_time_limit() {
+    use hiscore::store::{Store, StoreError, BOARD_READ_TIMEOUT};
+    let db = TestDatabase::new(&Backend::mariadb()).await;
+    let counter = prometheus::IntCounter::new("statements", "statements").unwrap();
+    let store = Store::open(&db.url, 8, counter, Default::default()).await.unwrap();
+    let reads = store.for_board_reads();
+    let mut conn = reads.conn().await.unwrap();
+    let limit: i64 =
+        sqlx::query_scalar("SELECT CAST(@@max_statement_time AS SIGNED)").fetch_one(&mut *conn).await.unwrap();
+    assert_eq!(limit, BOARD_READ_TIMEOUT.as_secs() as i64);
+    let mut own = store.conn().await.unwrap();
+    let unlimited: i64 =
+        sqlx::query_scalar("SELECT CAST(@@max_statement_time AS SIGNED)").fetch_one(&mut *own).await.unwrap();
+    assert_eq!(unlimited, 0, "the writer's and logins' connections have no such limit");
+
+    sqlx::query("SET SESSION max_statement_time = 0.2").execute(&mut *conn).await.unwrap();
+    let stopped = sqlx::query("SELECT SLEEP(2)").execute(&mut *conn).await.unwrap_err();
+    assert!(matches!(StoreError::from(stopped), StoreError::Unavailable(_)));
+
+    // Its connections are not the service's: with every board-read
+    // connection taken, the service's own pool still answers at once.
+    let mut held = vec![conn];
+    while let Ok(Ok(conn)) = tokio::time::timeout(std::time::Duration::from_secs(2), reads.conn()).await {
+        held.push(conn);
+    }
+    assert_eq!(held.len(), 2, "a quarter of 8, at least 2");
+    let _second = store.conn().await.expect("the service's pool is untouched");
+}
