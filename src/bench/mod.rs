@@ -176,6 +176,8 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
         quiet_check(&mut ctx).await;
         boards::probe(&ctx, &mut ctx.randomness.stream()).await;
         ctx.static_paths = discover_static(&api).await;
+        // `--duration` is the load's: the checks before it do not count.
+        ctx.deadline = Instant::now() + Duration::from_secs(args.duration);
     }
     let ctx = Arc::new(ctx);
     let level = if recorder.failed() { 0 } else { load(Arc::clone(&ctx), &args).await };
