@@ -88,7 +88,15 @@ impl CustomBoard {
     /// The periods this instance has seen begin, newest first (at most
     /// `archive_periods + 1`: the current one and the kept ones).
     pub fn recent_periods(&self) -> Vec<Period> {
-        self.clock.recent()
+        self.clock.recent(None)
+    }
+
+    /// The periods this instance has seen begin after period `index`,
+    /// newest first: what a keeper that recorded up to `index` has left to
+    /// record (one a tick on a board that resets every second, however many
+    /// periods it keeps).
+    pub fn periods_after(&self, index: i64) -> Vec<Period> {
+        self.clock.recent(Some(index))
     }
 }
 
@@ -129,9 +137,12 @@ impl PeriodClock {
         }
     }
 
-    fn recent(&self) -> Vec<Period> {
-        let periods = self.state.lock().map(|periods| periods.iter().copied().collect::<Vec<_>>());
-        periods.map(|periods| periods.into_iter().take(self.keep + 1).collect()).unwrap_or_default()
+    /// The remembered periods (the current and the kept ones), newest
+    /// first; only those after period `after`, if given.
+    fn recent(&self, after: Option<i64>) -> Vec<Period> {
+        let Ok(periods) = self.state.lock() else { return Vec::new() };
+        let newer = |period: &&Period| after.is_none_or(|after| period.index > after);
+        periods.iter().take(self.keep + 1).take_while(newer).copied().collect()
     }
 }
 
@@ -277,6 +288,22 @@ mod tests {
         assert_eq!(board.period_at(Timestamp::from_millis(1_796_112_004_996)).index, 2);
         assert_eq!(board.period_at(Timestamp::from_millis(1_796_112_005_000)).index, 3);
         assert_eq!(board.recent_periods().len(), 1, "only the current period is kept");
+    }
+
+    /// A board that resets every second and keeps 1,000 periods: after the
+    /// first tick, each tick has one period to record, not a thousand.
+    #[test]
+    fn each_tick_of_a_per_second_board_has_one_new_period_to_record() {
+        let created = Timestamp::from_millis(1_796_112_000_000);
+        let start = Period { index: 0, start: created, end: None };
+        let board =
+            CustomBoard::new(BoardSpec { created_at: created, ..spec(Some("* * * * * *"), 1_000) }, start).unwrap();
+        let current = board.period_at(Timestamp::from_millis(1_796_112_000_000 + 2_000_000)).index;
+        assert_eq!(board.recent_periods().len(), 1_001);
+        assert_eq!(board.periods_after(current - 1).len(), 1);
+        board.period_at(Timestamp::from_millis(1_796_112_000_000 + 2_001_000));
+        let new: Vec<i64> = board.periods_after(current).iter().map(|period| period.index).collect();
+        assert_eq!(new, [current + 1]);
     }
 
     #[test]

@@ -510,10 +510,14 @@ pub async fn keep_periods(state: actix_web::web::Data<AppState>) {
             }
             let current = board.period_at(now);
             let number = board.spec.number;
-            if recorded.get(&number).is_some_and(|index| *index >= current.index) {
-                continue;
-            }
-            if let Err(error) = state.store.record_periods(number, &board.recent_periods()).await {
+            let began = match recorded.get(&number) {
+                Some(index) if *index >= current.index => continue,
+                // Only what began since the last tick: O(1) a tick on a
+                // board that resets every second, whatever it keeps.
+                Some(index) => board.periods_after(*index),
+                None => board.recent_periods(),
+            };
+            if let Err(error) = state.store.record_periods(number, &began).await {
                 tracing::warn!(%error, number, "recording a board's periods failed");
                 continue;
             }
