@@ -315,7 +315,7 @@ impl RankEngine {
 
     /// Rebuilds one group in Redis from the database; returns its entries.
     async fn rebuild_group(&self, shared: &Shared, group: Board) -> anyhow::Result<usize> {
-        let since = shared.redis.change_seq(group).await?;
+        let since = shared.redis.begin_rebuild(group).await?;
         let (board, changes, entries) = match group {
             Board::Best | Board::Total => {
                 let rows = self.store.board_standings().await?;

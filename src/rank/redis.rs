@@ -16,8 +16,10 @@
 //! places a player on both; each custom board with all its periods) whose
 //! keys share a hash tag. Writes go through one Lua script per entry
 //! (atomic across instances, versioned so that out-of-order updates keep
-//! the newest) and are appended to the group's change log, so a rebuild
-//! from the database can replay what was posted while it ran. The group's
+//! the newest) and, while a rebuild of the group runs, appended to its
+//! change log, so that the rebuild from the database can replay what was
+//! posted while it ran (outside rebuilds a change costs the log nothing;
+//! the log expires after the rebuild). The group's
 //! `ready` key holds the period it was rebuilt at: every later period is
 //! complete (all its entries were recorded while it was ready); a flushed
 //! or restarted Redis lacks it and gets rebuilt. Sets of a resetting board
@@ -34,8 +36,13 @@ use crate::domain::{Board, BoardKey, BoardPeriod, Order, Timestamp, Walk};
 use crate::redis::{bounded, BoardGroupKeys, Connection, RedisClient, RedisError, RedisResult};
 use crate::store::Standing;
 
-/// Changes kept for replay after a rebuild.
+/// Changes kept for replay after a rebuild, at most.
 const CHANGE_LOG_LENGTH: i64 = 200_000;
+/// How long after a rebuild begins changes are logged for its replay (a
+/// rebuild that reads the database for longer misses changes).
+const REPLAY_WINDOW_MS: u64 = 600_000;
+/// Log lines read at a time by a replay.
+const REPLAY_CHUNK: usize = 1_000;
 /// Entries per pipelined batch during a rebuild.
 const REBUILD_BATCH: usize = 2_000;
 /// How long a rebuild may hold the lock before another instance may take over.
@@ -44,8 +51,8 @@ const REBUILD_LOCK_MS: u64 = 120_000;
 const ENDED_PERIOD_TTL_MS: i64 = 3_600_000;
 
 const RECORD: &str = r"
--- KEYS: changes, seq, ready, then (set, entries, change numbers, changes
---       applied, changes ahead) per board of the group
+-- KEYS: changes, seq, ready, rebuilding, then (set, entries, change numbers,
+--       changes applied, changes ahead) per board of the group
 -- ARGV: id, version, log (1 = append to the change log; 0 = a replay after a
 --       rebuild), log length, period, expire at (ms, 0: never), track changes
 --       (1 on `latest` boards), the entry's change number (the database's),
@@ -58,18 +65,25 @@ const RECORD: &str = r"
 -- board notes each entry's change number, and how far the numbers it has
 -- seen run without a gap (where a walk begins, see SLICE).
 local id, version, period, number = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[5]), tonumber(ARGV[8])
-local boards = (#KEYS - 3) / 5
+local boards = (#KEYS - 4) / 5
 if ARGV[3] == '1' then
-  local entry = cjson.encode({redis.call('INCR', KEYS[2]), id, ARGV[2], ARGV[5], ARGV[6], {unpack(ARGV, 9)}, ARGV[8]})
-  redis.call('RPUSH', KEYS[1], entry)
-  redis.call('LTRIM', KEYS[1], -tonumber(ARGV[4]), -1)
+  local seq = redis.call('INCR', KEYS[2])
+  -- Logged only while a rebuild may be reading the database (`rebuilding`
+  -- is set before it reads): the log holds what a replay needs, and
+  -- expires with the mark.
+  local window = redis.call('PTTL', KEYS[4])
+  if window > 0 then
+    redis.call('RPUSH', KEYS[1], cjson.encode({seq, id, ARGV[2], ARGV[5], ARGV[6], {unpack(ARGV, 9)}, ARGV[8]}))
+    redis.call('LTRIM', KEYS[1], -tonumber(ARGV[4]), -1)
+    redis.call('PEXPIRE', KEYS[1], window)
+  end
 end
 local ready = redis.call('GET', KEYS[3])
 if not ready then return -1 end
 if period < tonumber(ready) then return 0 end
 for i = 1, boards do
-  local set, entries, changed = KEYS[5 * i - 1], KEYS[5 * i], KEYS[5 * i + 1]
-  local applied, ahead = KEYS[5 * i + 2], KEYS[5 * i + 3]
+  local set, entries, changed = KEYS[5 * i], KEYS[5 * i + 1], KEYS[5 * i + 2]
+  local applied, ahead = KEYS[5 * i + 3], KEYS[5 * i + 4]
   local member, metadata = ARGV[7 + 2 * i], ARGV[8 + 2 * i]
   if ARGV[7] == '1' then
     local through = tonumber(redis.call('GET', applied) or '0')
@@ -335,7 +349,8 @@ impl RedisSource {
     }
 
     /// Records an entry (on every board of its group); `NotReady` when the
-    /// group needs a rebuild (the change is in the log either way).
+    /// group needs a rebuild (a rebuild under way logs the change for its
+    /// replay; one that begins later reads it from the database).
     pub async fn record(&self, board: BoardPeriod, record: &Record<'_>) -> RedisResult<()> {
         bounded(async {
             let mut conn = self.client.conn().await?;
@@ -353,7 +368,7 @@ impl RedisSource {
     ) -> RedisResult<()> {
         let group = self.group(board.board);
         let mut invocation = self.record.prepare_invoke();
-        invocation.key(group.changes()).key(group.sequence()).key(group.ready());
+        invocation.key(group.changes()).key(group.sequence()).key(group.ready()).key(group.rebuilding());
         for member_board in Self::group_boards(board) {
             let name = set_name(member_board);
             invocation
@@ -393,9 +408,24 @@ impl RedisSource {
         bounded(async { self.client.conn().await?.query(&pipe).await }).await
     }
 
-    /// The current sequence number of a group's change log.
-    pub async fn change_seq(&self, board: Board) -> RedisResult<i64> {
-        self.client.counter(&self.group(board).sequence()).await
+    /// Begins a rebuild of `board`'s group, before the database is read:
+    /// marks the group as being rebuilt, so that its changes are logged
+    /// for the replay from now on (for [`REPLAY_WINDOW_MS`], renewed by
+    /// every rebuild that begins), and returns where the log stands.
+    /// Outside rebuilds nothing is logged: a change costs the log no bytes.
+    pub async fn begin_rebuild(&self, board: Board) -> RedisResult<i64> {
+        let group = self.group(board);
+        let mut pipe = redis::pipe();
+        pipe.atomic()
+            .cmd("SET")
+            .arg(group.rebuilding())
+            .arg(1)
+            .arg("PX")
+            .arg(REPLAY_WINDOW_MS)
+            .ignore()
+            .get(group.sequence());
+        let (seq,): (Option<i64>,) = bounded(async { self.client.conn().await?.query(&pipe).await }).await?;
+        Ok(seq.unwrap_or(0))
     }
 
     /// Rebuilds one period of a group from `entries` (read from the
@@ -495,37 +525,33 @@ impl RedisSource {
         swap.set(group.epoch(), token);
         swap.query_async::<()>(&mut *conn).await?;
 
-        // Entries recorded while the database was being read.
-        let log: Vec<String> = conn.lrange(group.changes(), 0, -1).await?;
-        for line in log {
-            let Ok(logged) = serde_json::from_str::<LoggedChange>(&line) else { continue };
-            if logged.0 <= since || logged.3.parse::<i64>().unwrap_or(-1) < board.period {
-                continue;
+        // Entries recorded while the database was being read, a chunk at a time.
+        let logged: i64 = conn.llen(group.changes()).await?;
+        for start in (0..logged).step_by(REPLAY_CHUNK) {
+            let end = (start + REPLAY_CHUNK as i64).min(logged) - 1;
+            let lines: Vec<String> = conn.lrange(group.changes(), start as isize, end as isize).await?;
+            for line in lines {
+                let Some(change) = LoggedChange::parse(&line).filter(|c| c.seq > since && c.period >= board.period)
+                else {
+                    continue;
+                };
+                let members: Vec<(String, Option<&str>)> = change
+                    .members
+                    .chunks(2)
+                    .map(|pair| (pair[0].clone(), pair.get(1).map(String::as_str).filter(|m| !m.is_empty())))
+                    .collect();
+                let record = Record {
+                    id: change.id,
+                    version: change.version,
+                    period: change.period,
+                    expire_at: (change.expire_at > 0)
+                        .then(|| Timestamp::from_millis(change.expire_at - ENDED_PERIOD_TTL_MS)),
+                    track,
+                    changed: change.changed,
+                    members: &members,
+                };
+                self.apply(conn, BoardPeriod { period: change.period, ..board }, &record, false).await?;
             }
-            let (Ok(id), Ok(version), Ok(period), Ok(expire_at), Ok(changed)) = (
-                logged.1.parse::<i64>(),
-                logged.2.parse::<i64>(),
-                logged.3.parse::<i64>(),
-                logged.4.parse::<i64>(),
-                logged.6.parse::<i64>(),
-            ) else {
-                continue;
-            };
-            let members: Vec<(String, Option<&str>)> = logged
-                .5
-                .chunks(2)
-                .map(|pair| (pair[0].clone(), pair.get(1).map(String::as_str).filter(|m| !m.is_empty())))
-                .collect();
-            let record = Record {
-                id,
-                version,
-                period,
-                expire_at: (expire_at > 0).then(|| Timestamp::from_millis(expire_at - ENDED_PERIOD_TTL_MS)),
-                track,
-                changed,
-                members: &members,
-            };
-            self.apply(conn, BoardPeriod { period, ..board }, &record, false).await?;
         }
         Ok(())
     }
@@ -561,7 +587,33 @@ pub struct Replay {
 /// [member, metadata, …], change number). Lines of earlier releases, without
 /// the change number, are not replayed.
 #[derive(serde::Deserialize)]
-struct LoggedChange(i64, String, String, String, String, Vec<String>, String);
+struct LogLine(i64, String, String, String, String, Vec<String>, String);
+
+/// A change read back from the log.
+struct LoggedChange {
+    seq: i64,
+    id: i64,
+    version: i64,
+    period: i64,
+    expire_at: i64,
+    members: Vec<String>,
+    changed: i64,
+}
+
+impl LoggedChange {
+    fn parse(line: &str) -> Option<Self> {
+        let LogLine(seq, id, version, period, expire_at, members, changed) = serde_json::from_str(line).ok()?;
+        Some(Self {
+            seq,
+            id: id.parse().ok()?,
+            version: version.parse().ok()?,
+            period: period.parse().ok()?,
+            expire_at: expire_at.parse().ok()?,
+            members,
+            changed: changed.parse().ok()?,
+        })
+    }
+}
 
 fn parse_member(board: BoardPeriod, member: &str) -> RedisResult<BoardKey> {
     Packed::from_member(member)

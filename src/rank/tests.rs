@@ -888,3 +888,55 @@ async fn a_failed_read_keeps_redis_trusted_and_a_failed_write_does_not() {
     engine.record(&[row]).await;
     assert!(!client.is_trusted(), "a failed write may be missing from Redis");
 }
+
+/// The change log holds what a replay needs and no more: outside a rebuild
+/// a change (with 900 bytes of metadata) costs it nothing; a change made
+/// while a rebuild reads the database is logged, replayed after the swap,
+/// and the log expires.
+#[tokio::test]
+#[cfg_attr(not(hiscore_test_redis), ignore = "set TEST_REDIS_URL to run the Redis variants")]
+async fn the_change_log_holds_only_what_a_rebuild_replays() {
+    use deadpool_redis::redis::AsyncCommands as _;
+    let client = redis_client().expect("TEST_REDIS_URL is set");
+    let board = BoardPeriod { board: Board::Custom(5), order: crate::domain::Order::Desc, period: 0 };
+    let redis = redis_source(&client, &[], board, &[]).await;
+    let changes = client.keys().custom_board(5).changes();
+    let metadata = format!("{{\"note\":\"{}\"}}", "x".repeat(900));
+    let member = |id: i64, score: i64| key::Packed::of(board.order, BoardKey { score, at: id, id }).member();
+    let post = |id: i64, score: i64| {
+        let members = [(member(id, score), Some(metadata.as_str()))];
+        let redis = &redis;
+        async move {
+            let record =
+                Record { id, version: 1, period: 0, expire_at: None, track: false, changed: 0, members: &members };
+            redis.record(board, &record).await.unwrap();
+        }
+    };
+    for id in 1..=100 {
+        post(id, 10 * id).await;
+    }
+    let mut conn = client.conn().await.unwrap();
+    let length: i64 = conn.llen(&changes).await.unwrap();
+    assert_eq!(length, 0, "outside a rebuild nothing is logged");
+
+    // A rebuild begins; the database it reads lacks player 101, who posts
+    // meanwhile: the replay brings them in.
+    let since = redis.begin_rebuild(board.board).await.unwrap();
+    post(101, 5_000).await;
+    let length: i64 = conn.llen(&changes).await.unwrap();
+    let ttl: i64 = conn.pttl(&changes).await.unwrap();
+    assert_eq!(length, 1);
+    assert!(ttl > 0, "the log expires");
+    let read: Vec<RebuildEntry> = (1..=100)
+        .map(|id| RebuildEntry {
+            id,
+            version: 1,
+            changed: 0,
+            members: vec![(member(id, 10 * id), Some(metadata.clone()))],
+        })
+        .collect();
+    redis.rebuild(board, &read, Replay { since, track: false, changes: 0 }).await.unwrap();
+    let top = redis.slice(board, SliceStart::Offset(0), 1).await.unwrap().unwrap();
+    assert_eq!(top.entries[0].key.id, 101, "the change made during the rebuild was replayed");
+    client.delete_matching(&client.keys().everything()).await.unwrap();
+}

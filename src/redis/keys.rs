@@ -133,6 +133,12 @@ impl BoardGroupKeys {
         format!("{}:changes", self.tag)
     }
 
+    /// Present while a rebuild of the group may be reading the database:
+    /// only then are changes logged (see `RedisSource::begin_rebuild`).
+    pub fn rebuilding(&self) -> String {
+        format!("{}:rebuilding", self.tag)
+    }
+
     pub fn sequence(&self) -> String {
         format!("{}:seq", self.tag)
     }
