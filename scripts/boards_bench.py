@@ -80,15 +80,18 @@ def fill(db, board, period, players, seed):
     """`players` entries on a board period, as the score writer leaves them."""
     rng = random.Random(seed)
     connection = sqlite3.connect(db)
+    # The columns later migrations added (hidden, changed) keep their defaults.
+    insert = ("INSERT INTO board_entries (board, period, user_id, score, rank_score, achieved_at, post_id, "
+              "metadata, plays, version) VALUES (?,?,?,?,?,?,?,?,?,?)")
     rows = []
     for user in range(1, players + 1):
         score = rng.randrange(0, 1_000_000) // 10 * 10
         at = 1_796_000_000_000 + rng.randrange(0, 100_000_000)
         rows.append((board, period, user, score, -score, at, user, None, 1, 1))
         if len(rows) == 50_000:
-            connection.executemany("INSERT INTO board_entries VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
+            connection.executemany(insert, rows)
             rows = []
-    connection.executemany("INSERT INTO board_entries VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
+    connection.executemany(insert, rows)
     connection.execute("UPDATE board_periods SET players = ? WHERE board = ? AND period = ?", (players, board, period))
     connection.commit()
     connection.close()
