@@ -12,6 +12,15 @@ use sqlx::AnyConnection;
 use super::{placeholders, Standing, Store, StoreError, StoreResult};
 use crate::domain::{Board, BoardKey, BoardPeriod, Order};
 
+/// The ids a [`Store::packed_rows`] read covers: from `first` to `last`
+/// (inclusive), about `rows` rows in all.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct IdSpan {
+    pub first: i64,
+    pub last: i64,
+    pub rows: i64,
+}
+
 /// One board's statements. Board order is score in the board's direction,
 /// then time ascending (on the best board `best_at`, on custom boards
 /// `achieved_at`; the total board has none), then id ascending.
@@ -200,8 +209,10 @@ impl Store {
         let max_id: Option<i64> = self.sql_scalar("SELECT MAX(id) FROM users").fetch_one(&mut *conn).await?;
         drop(conn);
         let fields = ["id", "best_score", "IFNULL(best_at, 0)", "total_score", "version"];
-        let from = "users WHERE play_count > 0 AND banned_at IS NULL";
-        let values = self.packed_rows(&fields, from, &[], "id", max_id).await?;
+        let from = format!("{} WHERE play_count > 0 AND banned_at IS NULL", self.dialect.users_by_id());
+        // User ids are handed out one after another: about one row per id.
+        let span = max_id.map(|last| IdSpan { first: 0, last, rows: last + 1 });
+        let values = self.packed_rows(&fields, &from, &[], "id", span).await?;
         Ok(values
             .chunks_exact(fields.len())
             .map(|r| Standing { id: r[0], best: r[1], best_at: r[2], total: r[3], version: r[4], listed: true })
@@ -209,9 +220,11 @@ impl Store {
     }
 
     /// Integer columns of many rows, read as packed text: `FROM {from}`
-    /// (bound by `binds`) in ranges of `id_column` up to `max_id`, two
-    /// ranges at a time on two connections (the database's scan is the
-    /// slow part). The values come back flat, `fields.len()` per row (one
+    /// (bound by `binds`) in ranges of `id_column` over `span` (none: no
+    /// rows), about 50,000 rows a range whatever the ids (a board of 100
+    /// players with ids up to 10,000,000 is one read, not 200), two ranges
+    /// at a time on two connections (the database's scan is the slow
+    /// part). The values come back flat, `fields.len()` per row (one
     /// allocation rather than one per row).
     pub(super) async fn packed_rows(
         &self,
@@ -219,17 +232,20 @@ impl Store {
         from: &str,
         binds: &[i64],
         id_column: &str,
-        max_id: Option<i64>,
+        span: Option<IdSpan>,
     ) -> StoreResult<Vec<i64>> {
-        const IDS_PER_CHUNK: i64 = 50_000;
+        const ROWS_PER_CHUNK: i64 = 50_000;
         const PARALLEL_READS: usize = 2;
+        let Some(IdSpan { first, last, rows }) = span else { return Ok(Vec::new()) };
         let sql = format!(
             "SELECT {} AS chunk FROM {from} AND {id_column} >= ? AND {id_column} < ?",
             self.dialect.packed(fields)
         );
-        let starts: Vec<i64> = (0..=max_id.unwrap_or(-1)).step_by(IDS_PER_CHUNK as usize).collect();
+        let chunks = (rows / ROWS_PER_CHUNK + 1).max(1);
+        let ids_per_chunk = ((last - first) / chunks + 1).max(1);
+        let starts: Vec<i64> = (first..=last).step_by(usize::try_from(ids_per_chunk).unwrap_or(usize::MAX)).collect();
         let chunks: Vec<Vec<i64>> = stream::iter(starts)
-            .map(|from| self.packed_chunk(&sql, binds, from, from + IDS_PER_CHUNK, fields.len()))
+            .map(|from| self.packed_chunk(&sql, binds, from, from.saturating_add(ids_per_chunk), fields.len()))
             .buffered(PARALLEL_READS)
             .try_collect()
             .await?;

@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 
+use super::board::IdSpan;
 use super::{Store, StoreError, StoreResult, UniqueKey};
 use crate::domain::Timestamp;
 
@@ -270,12 +271,16 @@ impl Store {
     pub async fn period_entries(&self, board: i64, period: i64) -> StoreResult<WarmPeriod> {
         let mut conn = self.conn().await?;
         let changes = self.period_changes(&mut conn, board, period).await?;
-        let max_id: Option<i64> = self
-            .sql_scalar("SELECT MAX(user_id) FROM board_entries WHERE board = ? AND period = ? AND hidden = 0")
+        let (first, last, rows): (Option<i64>, Option<i64>, i64) = self
+            .sql_as(
+                "SELECT MIN(user_id), MAX(user_id), COUNT(*) FROM board_entries \
+                 WHERE board = ? AND period = ? AND hidden = 0",
+            )
             .bind(board)
             .bind(period)
             .fetch_one(&mut *conn)
             .await?;
+        let span = first.zip(last).map(|(first, last)| IdSpan { first, last, rows });
         let mut metadata: HashMap<i64, String> = self
             .sql_as::<(i64, String)>(
                 "SELECT user_id, metadata FROM board_entries WHERE board = ? AND period = ? AND hidden = 0 \
@@ -295,7 +300,7 @@ impl Store {
                 "board_entries WHERE board = ? AND period = ? AND hidden = 0",
                 &[board, period],
                 "user_id",
-                max_id,
+                span,
             )
             .await?;
         let entries = values

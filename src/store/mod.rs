@@ -210,6 +210,18 @@ impl Dialect {
     }
 
     /// An aggregate of integer `fields` into one text `f1,f2,…;f1,f2,…`.
+    /// `users` for a read by ranges of ids that must walk the primary key:
+    /// with `banned_at IS NULL` in the condition, SQLite chose a board index
+    /// (`banned_at` is its first column) and walked all of it for every
+    /// range (1.3 s against 9 ms per 50,000 ids at 10M players: a warm-up
+    /// of 116 s, BENCHMARKS.md "Scale").
+    fn users_by_id(self) -> &'static str {
+        match self {
+            Self::Sqlite => "users NOT INDEXED",
+            Self::MySql => "users FORCE INDEX (PRIMARY)",
+        }
+    }
+
     /// Reading a million entries as a million driver rows costs seconds in
     /// sqlx; the database builds the same data as a few strings in a
     /// fraction of that (measured in BENCHMARKS.md).
