@@ -329,10 +329,24 @@ impl Store {
         Ok(changes.unwrap_or(0))
     }
 
-    /// Every entry of a player, on every board and period.
-    pub async fn entries_of_user(&self, user_id: i64) -> StoreResult<Vec<EntryRow>> {
+    /// A player's entries in the given (board, period)s, each board's
+    /// current one: one primary-key lookup per period, so the cost follows
+    /// the boards, not every period the player ever played (a player of
+    /// a board that resets every second and keeps 1,000 periods has up to
+    /// 1,001 entries there).
+    pub async fn entries_of_user_in(&self, user_id: i64, periods: &[(i64, i64)]) -> StoreResult<Vec<EntryRow>> {
+        const PERIODS_PER_STATEMENT: usize = 500;
         let mut conn = self.conn().await?;
-        self.entries_of_user_on(&mut conn, user_id).await
+        let mut rows = Vec::new();
+        for chunk in periods.chunks(PERIODS_PER_STATEMENT) {
+            let each = vec!["(board = ? AND period = ? AND user_id = ?)"; chunk.len()].join(" OR ");
+            let sql = format!("SELECT {ENTRY_COLUMNS} FROM board_entries WHERE {each}");
+            let query = chunk.iter().fold(self.sql_as::<EntryRow>(&sql).persistent(false), |query, (board, period)| {
+                query.bind(*board).bind(*period).bind(user_id)
+            });
+            rows.extend(query.fetch_all(&mut *conn).await?);
+        }
+        Ok(rows)
     }
 
     /// Up to `limit` of a player's posts to a board, newest first, older

@@ -452,12 +452,17 @@ pub async fn user_boards(state: &AppState, user_id: i64) -> Result<UserBoards, A
         }
     }
     let now = Timestamp::now();
+    let current: HashMap<i64, (Arc<CustomBoard>, Period)> = state
+        .boards
+        .all()
+        .into_iter()
+        .map(|board| (board.spec.number, (Arc::clone(&board), board.period_at(now))))
+        .collect();
+    let periods: Vec<(i64, i64)> = current.iter().map(|(number, (_, period))| (*number, period.index)).collect();
     let mut custom: Vec<(Arc<CustomBoard>, Period, crate::store::EntryRow)> = Vec::new();
-    for entry in state.store.entries_of_user(user_id).await? {
-        let Some(board) = state.boards.by_number(entry.board) else { continue };
-        let period = board.period_at(now);
-        if entry.period == period.index {
-            custom.push((board, period, entry));
+    for entry in state.store.entries_of_user_in(user_id, &periods).await? {
+        if let Some((board, period)) = current.get(&entry.board) {
+            custom.push((Arc::clone(board), *period, entry));
         }
     }
     custom.sort_by(|a, b| a.0.spec.id.cmp(&b.0.spec.id));
