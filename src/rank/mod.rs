@@ -40,6 +40,7 @@ use crate::boards::{CustomBoard, Registry};
 use crate::domain::{Board, BoardKey, BoardPeriod, Cursor, Operator, Timestamp, Walk};
 use crate::redis::{RedisClient, RedisError};
 use crate::store::{Standing, Store, StoreResult, UserRow};
+use sqlx::AnyConnection;
 
 /// A player's rank on each built-in board; `None` while they have not played.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -617,25 +618,32 @@ impl RankEngine {
     /// profile's rank matches its own numbers even if the player posted a
     /// moment later).
     pub async fn ranks_of(&self, users: &[&UserRow]) -> StoreResult<Vec<UserRanks>> {
-        let (best, total) = (BoardPeriod::builtin(Board::Best), BoardPeriod::builtin(Board::Total));
-        let scores: Vec<(BoardPeriod, i64)> = users
-            .iter()
-            .filter(|u| u.is_listed())
-            .flat_map(|u| [(best, u.best_score), (total, u.total_score)])
-            .collect();
-        let ranks = self.ranks_of_scores(&scores).await?;
-        let mut pairs = ranks.chunks(2);
-        Ok(users
-            .iter()
-            .map(|user| {
-                // Only players on the boards were asked about, so only they take a pair.
-                let pair = if user.is_listed() { pairs.next() } else { None };
-                match pair {
-                    Some([best, total]) => UserRanks { best: Some(*best), total: Some(*total) },
-                    _ => UserRanks::default(),
-                }
-            })
-            .collect())
+        let ranks = self.ranks_of_scores(&builtin_scores(users)).await?;
+        Ok(pair_ranks(users, &ranks))
+    }
+
+    /// [`Self::ranks_of`] for the score writer, inside its transaction (see
+    /// [`Self::ranks_of_scores_on`]).
+    pub async fn ranks_of_on(&self, conn: &mut AnyConnection, users: &[&UserRow]) -> StoreResult<Vec<UserRanks>> {
+        let ranks = self.ranks_of_scores_on(conn, &builtin_scores(users)).await?;
+        Ok(pair_ranks(users, &ranks))
+    }
+
+    /// [`Self::ranks_of_scores`] for the score writer: when the database
+    /// answers, it counts on the writer's own connection, inside its
+    /// transaction, never on the board-read pool (see
+    /// `Store::for_board_reads`), so a crowd of anonymous board reads while
+    /// Redis is down can slow a batch of posts but never fail it.
+    pub async fn ranks_of_scores_on(
+        &self,
+        conn: &mut AnyConnection,
+        scores: &[(BoardPeriod, i64)],
+    ) -> StoreResult<Vec<i64>> {
+        if !scores.is_empty() && matches!(self.source(scores.iter().map(|(board, _)| board)), Source::Database) {
+            let above = self.store.board_players_above(conn, scores).await?;
+            return Ok(above.into_iter().map(|players| players + 1).collect());
+        }
+        self.ranks_of_scores(scores).await
     }
 
     /// For each (board, score): its competition rank (1 + entries with a
@@ -730,6 +738,29 @@ impl RankEngine {
         };
         page_of(board, slice, count, version, walk)
     }
+}
+
+/// The built-in boards' scores of the players on them, two per player
+/// (best, total), for one ranking call.
+fn builtin_scores(users: &[&UserRow]) -> Vec<(BoardPeriod, i64)> {
+    let (best, total) = (BoardPeriod::builtin(Board::Best), BoardPeriod::builtin(Board::Total));
+    users.iter().filter(|u| u.is_listed()).flat_map(|u| [(best, u.best_score), (total, u.total_score)]).collect()
+}
+
+/// Each player's ranks from the answer to [`builtin_scores`].
+fn pair_ranks(users: &[&UserRow], ranks: &[i64]) -> Vec<UserRanks> {
+    let mut pairs = ranks.chunks(2);
+    users
+        .iter()
+        .map(|user| {
+            // Only players on the boards were asked about, so only they take a pair.
+            let pair = if user.is_listed() { pairs.next() } else { None };
+            match pair {
+                Some([best, total]) => UserRanks { best: Some(*best), total: Some(*total) },
+                _ => UserRanks::default(),
+            }
+        })
+        .collect()
 }
 
 /// Drops the cached sessions and user rows (each is read again from the

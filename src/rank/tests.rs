@@ -390,8 +390,9 @@ async fn later_posts_move_a_player_on_every_source_alike() {
 /// answered "unchanged" until a change, a replay or a rebuild (even one
 /// that rebuilds the same entries after a flush reset the sequence).
 #[tokio::test]
+#[cfg_attr(not(hiscore_test_redis), ignore = "set TEST_REDIS_URL to run the Redis variants")]
 async fn a_redis_stamp_holds_until_the_board_changes_or_is_rebuilt() {
-    let Some(client) = redis_client() else { return };
+    let client = redis_client().expect("TEST_REDIS_URL is set");
     let best = BoardPeriod::builtin(Board::Best);
     let custom = BoardPeriod { board: Board::Custom(4), order: crate::domain::Order::Desc, period: 0 };
     let standing = |id, best, best_at, version| Standing { id, best, best_at, total: best, version, listed: true };

@@ -107,7 +107,7 @@ pub(super) async fn apply(
     // own previous entry never counts (scores only rise), so the engine
     // can rank the new values before recording them: one call for all.
     let rows: Vec<&UserRow> = applied.iter().map(|(_, _, _, row)| row).collect();
-    let user_ranks = ranks.ranks_of(&rows).await?;
+    let user_ranks = ranks.ranks_of_on(conn, &rows).await?;
     for ((index, score, new_best, row), user_ranks) in applied.iter().zip(user_ranks) {
         let result = ScoreResult { score: score.clone(), new_best: *new_best, user: Me::new(row, user_ranks) };
         pending[*index] = Pending::Created { body: serde_json::to_string(&result)? };

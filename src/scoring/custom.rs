@@ -172,7 +172,7 @@ impl Locked {
         // before the batch is still there, so it is taken out where it
         // ranked strictly above the new score.
         let scores: Vec<_> = applied.iter().map(|a| (a.board.spec.period(a.entry.period), a.entry.score)).collect();
-        let board_ranks = ranks.ranks_of_scores(&scores).await?;
+        let board_ranks = ranks.ranks_of_scores_on(conn, &scores).await?;
         for (a, rank) in applied.iter().zip(board_ranks) {
             let board = a.board.spec.period(a.entry.period);
             let own_above = a.before.as_ref().is_some_and(|before| board.order.better(before.score, a.entry.score));

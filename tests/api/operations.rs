@@ -357,3 +357,33 @@ async fn board_reads_have_a_pool_of_their_own_and_a_statement_time_limit() {
     assert_eq!(held.len(), 2, "a quarter of 8, at least 2");
     let _second = store.conn().await.expect("the service's pool is untouched");
 }
+
+/// The score writer ranks its posts on its own connection, inside its
+/// transaction: with every board-read connection taken (a crowd of
+/// anonymous reads while Redis is down), an anonymous read gives up with
+/// 503 after its wait, and the writer's ranks are still counted.
+#[actix_web::test]
+#[cfg_attr(not(hiscore_test_mysql), ignore = "set TEST_MYSQL_URL")]
+async fn the_writers_ranks_never_wait_for_the_board_read_pool() {
+    use hiscore::domain::{Board, BoardPeriod, Order};
+    use hiscore::store::{Migrations, Store, StoreError};
+    let db = TestDatabase::new(&Backend::mariadb()).await;
+    let counter = prometheus::IntCounter::new("statements", "statements").unwrap();
+    let store = Store::connect(&db.url, 8, counter, Migrations::Apply, Default::default()).await.unwrap();
+    let engine = hiscore::rank::RankEngine::new(
+        store.clone(),
+        None,
+        Default::default(),
+        hiscore::background::Background::default(),
+    );
+    // A period no live source holds: the database answers for it.
+    let ended = BoardPeriod { board: Board::Custom(999), order: Order::Desc, period: 0 };
+    let reads = store.for_board_reads();
+    let _held = [reads.conn().await.unwrap(), reads.conn().await.unwrap()];
+    let anonymous = engine.ranks_of_scores(&[(ended, 5)]).await;
+    assert!(matches!(anonymous, Err(StoreError::Unavailable(_))), "{anonymous:?}");
+    let mut writer = store.begin_write().await.unwrap();
+    assert_eq!(engine.ranks_of_scores_on(&mut writer, &[(ended, 5)]).await.unwrap(), [1]);
+    // Ended now: an open transaction would hold the test database's drop.
+    writer.rollback().await.unwrap();
+}
