@@ -59,11 +59,13 @@ impl Browser {
         self.call(reqwest::Method::POST, "/execute/sync", json!({"script": script, "args": []})).await
     }
 
-    /// Waits until `condition` (a JS expression) is truthy.
+    /// Waits until `condition` (a JS expression) is truthy: up to 30 s,
+    /// since CI runs this beside hundreds of other tests on two cores (a
+    /// 10 s wait for "load more" timed out once there, never alone).
     async fn wait(&self, condition: &str) {
         let started = Instant::now();
         while self.script(&format!("return !!({condition});")).await != json!(true) {
-            assert!(started.elapsed() < Duration::from_secs(10), "timed out waiting for {condition}");
+            assert!(started.elapsed() < Duration::from_secs(30), "timed out waiting for {condition}");
             actix_web::rt::time::sleep(Duration::from_millis(50)).await;
         }
     }
