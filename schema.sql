@@ -126,6 +126,11 @@ CREATE TABLE IF NOT EXISTS board_periods (
   -- how many changes its entries have had: numbers them in commit order
   -- (cursor walks leave out entries changed after the count they began at)
   changes BIGINT NOT NULL DEFAULT 0,
+  -- once the period has ended: the change count its entries' final
+  -- standings were written at (they hold while it equals `changes`), and
+  -- when an instance began writing them (migration 7)
+  standings_changes BIGINT NULL,
+  standings_claimed_at BIGINT NULL,
   PRIMARY KEY (board, period)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
@@ -152,9 +157,13 @@ CREATE TABLE IF NOT EXISTS board_entries (
   hidden TINYINT NOT NULL DEFAULT 0,
   -- the number of the period's change that last wrote the entry
   changed BIGINT NOT NULL DEFAULT 0,
+  -- in an ended period, the entry's final 0-based position and rank
+  final_position BIGINT NULL,
+  final_rank BIGINT NULL,
   PRIMARY KEY (board, period, user_id),
   KEY board_entries_order (board, period, hidden, rank_score, achieved_at, user_id),
-  KEY board_entries_user (user_id)
+  KEY board_entries_user (user_id),
+  KEY board_entries_final (board, period, final_position)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
 -- Every post to a custom board, with the period it was counted in.

@@ -26,7 +26,7 @@ use crate::scoring::{BatchPolicy, ScoreWriter, WriterMetrics};
 use crate::state::AppState;
 use crate::store::{Migrations, Store};
 use crate::telemetry::{observe, Metrics};
-use crate::usecases::{admin, boards};
+use crate::usecases::{admin, boards, standings};
 
 /// Redis connections per instance.
 const REDIS_POOL_SIZE: usize = 16;
@@ -109,6 +109,7 @@ impl Application {
         background.spawn(admin::purge_expired_regularly(state.clone()));
         background.spawn(admin::watch_shared_state(state.clone()));
         background.spawn(boards::keep_periods(state.clone()));
+        background.spawn(standings::settle_ended_periods(state.clone()));
 
         let cors_origins: Vec<String> = state
             .settings

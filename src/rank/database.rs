@@ -13,6 +13,12 @@
 //! counts over the index — and exact on every instance, which an
 //! in-process fallback could not be (it would miss the other instances'
 //! posts).
+//!
+//! An ended period whose final standings hold (`store/standings.rs`) is
+//! read from them instead: a page is a seek by position, a player's place a
+//! lookup of their row, whatever the depth. Reads they cannot answer (a
+//! walk that began before they were written, a cursor key that is no
+//! longer an entry) take the counting path.
 
 use std::sync::Arc;
 
@@ -20,7 +26,14 @@ use sqlx::AnyConnection;
 
 use super::source::{rank_entries, BoardSource, Entry, Ranked, Skipped, Slice, SliceStart, WALK_SCAN_LIMIT};
 use crate::domain::{Board, BoardKey, BoardPeriod, Walk};
-use crate::store::{KeyWithMetadata, Store, StoreError, WalkedKey};
+use crate::store::{FinalPlace, KeyWithMetadata, PeriodState, Store, StoreError, WalkedKey};
+
+/// Whether a period's final standings answered a read.
+enum FromStandings<T> {
+    Answered(T),
+    /// They do not hold, or cannot answer this read: count instead.
+    Count,
+}
 
 #[derive(Clone)]
 pub struct DatabaseSource {
@@ -111,6 +124,89 @@ impl DatabaseSource {
     }
 }
 
+impl DatabaseSource {
+    /// A slice from the period's final standings, if they hold.
+    async fn settled_slice(
+        &self,
+        board: BoardPeriod,
+        number: i64,
+        start: SliceStart,
+        wanted: usize,
+    ) -> Result<FromStandings<Option<Slice>>, StoreError> {
+        let store = &self.store;
+        let period = (number, board.period);
+        let mut snapshot = store.begin_read().await?;
+        let conn = &mut *snapshot;
+        let Some(state) = store.period_state(conn, number, board.period).await?.filter(PeriodState::standings_hold)
+        else {
+            snapshot.commit().await?;
+            return Ok(FromStandings::Count);
+        };
+        let place_of = |places: Vec<FinalPlace>| places.into_iter().next();
+        let position = match start {
+            SliceStart::Offset(position) => Some(count(position)),
+            // A walk that began at an earlier count would leave out entries
+            // changed since: only the counting path knows which.
+            SliceStart::After { walk: Some(walk), .. } if i64::try_from(walk.changes) != Ok(state.changes) => None,
+            SliceStart::After { key, .. } => match place_of(store.standings_of(conn, period, &[key.id]).await?) {
+                Some(place) if place.key == key => Some(place.position + 1),
+                _ => None,
+            },
+            SliceStart::Around { id, radius } => match place_of(store.standings_of(conn, period, &[id]).await?) {
+                Some(place) => Some((place.position - count(radius)).max(0)),
+                None => {
+                    snapshot.commit().await?;
+                    return Ok(FromStandings::Answered(None));
+                }
+            },
+        };
+        let Some(position) = position else {
+            snapshot.commit().await?;
+            return Ok(FromStandings::Count);
+        };
+        let places = store.standings_from(conn, period, position, count(wanted)).await?;
+        snapshot.commit().await?;
+        Ok(FromStandings::Answered(Some(Slice {
+            first_rank: places.first().map_or(0, |place| place.rank),
+            entries: places.into_iter().map(|place| entry((place.key, place.metadata))).collect(),
+            position: to_usize(position),
+            total: to_usize(state.players),
+            stamp: None,
+            walk: Some(Walk { changes: u64::try_from(state.changes).unwrap_or(0) }),
+            skipped: None,
+        })))
+    }
+
+    /// Some players' places from the period's final standings, if they hold.
+    async fn settled_ranked(
+        &self,
+        board: BoardPeriod,
+        number: i64,
+        ids: &[i64],
+    ) -> Result<FromStandings<Ranked>, StoreError> {
+        let store = &self.store;
+        let mut snapshot = store.begin_read().await?;
+        let conn = &mut *snapshot;
+        let Some(state) = store.period_state(conn, number, board.period).await?.filter(PeriodState::standings_hold)
+        else {
+            snapshot.commit().await?;
+            return Ok(FromStandings::Count);
+        };
+        let places = store.standings_of(conn, (number, board.period), ids).await?;
+        snapshot.commit().await?;
+        let ranks: std::collections::HashMap<i64, i64> =
+            places.iter().map(|place| (place.key.id, place.rank)).collect();
+        let entries = places.into_iter().map(|place| entry((place.key, place.metadata))).collect();
+        let total = to_usize(state.players);
+        Ok(FromStandings::Answered(rank_entries(
+            board,
+            entries,
+            |entry| ranks.get(&entry.key.id).copied().unwrap_or(0),
+            total,
+        )))
+    }
+}
+
 fn to_usize(n: i64) -> usize {
     usize::try_from(n).unwrap_or(0)
 }
@@ -127,6 +223,11 @@ impl BoardSource for DatabaseSource {
     type Error = StoreError;
 
     async fn slice(&self, board: BoardPeriod, start: SliceStart, wanted: usize) -> Result<Option<Slice>, StoreError> {
+        if let Board::Custom(number) = board.board {
+            if let FromStandings::Answered(slice) = self.settled_slice(board, number, start, wanted).await? {
+                return Ok(slice);
+            }
+        }
         if let SliceStart::After { key, walk: Some(walk) } = start {
             return Ok(Some(self.walk_after(board, key, walk, wanted).await?));
         }
@@ -180,6 +281,11 @@ impl BoardSource for DatabaseSource {
     }
 
     async fn ranked(&self, board: BoardPeriod, ids: &[i64]) -> Result<Ranked, StoreError> {
+        if let Board::Custom(number) = board.board {
+            if let FromStandings::Answered(ranked) = self.settled_ranked(board, number, ids).await? {
+                return Ok(ranked);
+            }
+        }
         let store = &self.store;
         let mut snapshot = store.begin_read().await?;
         let conn = &mut *snapshot;

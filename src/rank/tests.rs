@@ -296,11 +296,27 @@ async fn every_source_answers_exactly_like_a_brute_force_sort() {
         let store = memory_store().await;
         load(&store, &standings).await;
         load_entries(&store, custom, &entries).await;
-        let database = every_answer(&DatabaseSource::new(store), &boards).await;
+        let database = every_answer(&DatabaseSource::new(store.clone()), &boards).await;
         for (a, b) in expected.iter().zip(&database) {
             assert_eq!(a, b, "seed {seed}: database differs");
         }
         assert_eq!(expected.len(), database.len());
+
+        // The same reads once the period's final standings are written,
+        // in chunks that split runs of ties; hidden entries keep no place
+        // (some had one, from before a ban).
+        sqlx::query("UPDATE board_entries SET final_position = 0, final_rank = 1 WHERE hidden = 1")
+            .execute(store.pool())
+            .await
+            .unwrap();
+        let chunk = [1, 2, 3, 1000][seed as usize % 4];
+        let now = Timestamp::now();
+        assert!(crate::usecases::standings::settle_in_chunks(&store, 7, 3, now, chunk).await.unwrap());
+        let settled = every_answer(&DatabaseSource::new(store.clone()), &boards).await;
+        for (a, b) in expected.iter().zip(&settled) {
+            assert_eq!(a, b, "seed {seed}: the final standings (chunks of {chunk}) differ");
+        }
+        assert_eq!(expected.len(), settled.len());
         if let Some(client) = redis_client() {
             let redis = redis_source(&client, &standings, custom, &entries).await;
             let shared = every_answer(&redis, &boards).await;
@@ -940,4 +956,44 @@ async fn the_change_log_holds_only_what_a_rebuild_replays() {
     let top = redis.slice(board, SliceStart::Offset(0), 1).await.unwrap().unwrap();
     assert_eq!(top.entries[0].key.id, 101, "the change made during the rebuild was replayed");
     client.delete_matching(&client.keys().everything()).await.unwrap();
+}
+
+/// Reads of a period whose final standings hold come from them (a rank
+/// written there is the rank answered); once the period changes, reads
+/// count again, until the standings are written again.
+#[tokio::test]
+async fn an_ended_periods_reads_come_from_its_final_standings_while_they_hold() {
+    let board = BoardPeriod { board: Board::Custom(7), order: crate::domain::Order::Desc, period: 3 };
+    let entry = |id: i64, score: i64| EntryChange {
+        board,
+        key: BoardKey { score, at: 1, id },
+        version: 1,
+        listed: true,
+        metadata: None,
+        changed: id,
+    };
+    let entries: Vec<EntryChange> = (1..=5).map(|id| entry(id, 100 - 10 * id)).collect();
+    let store = memory_store().await;
+    load_entries(&store, board, &entries).await;
+    let database = DatabaseSource::new(store.clone());
+    let page = |slice: Option<Slice>| slice.map(|slice| (slice.position, slice.first_rank, slice.total));
+    let around = SliceStart::Around { id: 4, radius: 1 };
+    assert_eq!(page(database.slice(board, around, 3).await.unwrap()), Some((2, 3, 5)));
+
+    let tamper = "UPDATE board_entries SET final_rank = final_rank + 1000";
+    assert!(crate::usecases::standings::settle_period(&store, 7, 3, Timestamp::now()).await.unwrap());
+    sqlx::query(tamper).execute(store.pool()).await.unwrap();
+    assert_eq!(page(database.slice(board, around, 3).await.unwrap()), Some((2, 1003, 5)), "read from the standings");
+    let ranked = database.ranked(board, &[2, 5]).await.unwrap();
+    assert_eq!(ranked.entries.iter().map(|(rank, _)| *rank).collect::<Vec<_>>(), [1002, 1005]);
+    assert!(
+        !crate::usecases::standings::settle_period(&store, 7, 3, Timestamp::now()).await.unwrap(),
+        "standings that hold are not written again"
+    );
+
+    // A late post moves the period's change count: counted again.
+    sqlx::query("UPDATE board_periods SET changes = changes + 1").execute(store.pool()).await.unwrap();
+    assert_eq!(page(database.slice(board, around, 3).await.unwrap()), Some((2, 3, 5)), "counted");
+    assert!(crate::usecases::standings::settle_period(&store, 7, 3, Timestamp::now()).await.unwrap());
+    assert_eq!(page(database.slice(board, around, 3).await.unwrap()), Some((2, 3, 5)), "written again");
 }

@@ -20,6 +20,7 @@ mod rows;
 mod scores;
 mod secrets;
 mod sessions;
+mod standings;
 mod users;
 
 use std::str::FromStr;
@@ -37,6 +38,7 @@ pub use self::board_writes::{EntryWrite, NewBoardPost, PeriodPlayers};
 pub use self::boards::{BoardRow, BoardScoreRow, EntryRow, NewBoard, PeriodRow, Purge, WarmEntry, WarmPeriod};
 pub use self::moderation::{AuditRecord, AuditRow};
 pub use self::rows::{ScoreRow, Standing, UserRow};
+pub use self::standings::{FinalPlace, PeriodState, StandingKey};
 pub use self::users::NewUser;
 
 /// How long a request waits for a pooled connection before it gets a 503.
@@ -278,6 +280,23 @@ impl Dialect {
                 format!("DELETE FROM {table} WHERE rowid IN (SELECT rowid FROM {table} WHERE {condition} LIMIT ?)")
             }
             Self::MySql => format!("DELETE FROM {table} WHERE {condition} LIMIT ?"),
+        }
+    }
+
+    /// An UPDATE of `table` from a derived table `source` (as `c`), joined
+    /// on `columns`, setting each (column, from `c`'s column). The binds are
+    /// all in `source`, so both forms bind alike.
+    fn update_from(self, table: &str, source: &str, columns: &[&str], set: &[(&str, &str)]) -> String {
+        let on = |alias: &str| {
+            columns.iter().map(|column| format!("{alias}.{column} = c.{column}")).collect::<Vec<_>>().join(" AND ")
+        };
+        let assignments = |alias: &str| {
+            let prefix = if alias.is_empty() { String::new() } else { format!("{alias}.") };
+            set.iter().map(|(column, from)| format!("{prefix}{column} = c.{from}")).collect::<Vec<_>>().join(", ")
+        };
+        match self {
+            Self::Sqlite => format!("UPDATE {table} SET {} FROM ({source}) AS c WHERE {}", assignments(""), on(table)),
+            Self::MySql => format!("UPDATE {table} t JOIN ({source}) c ON {} SET {}", on("t"), assignments("t")),
         }
     }
 

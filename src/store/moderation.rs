@@ -11,6 +11,7 @@ use sqlx::AnyConnection;
 
 use super::boards::{BoardScoreRow, EntryRow, ENTRY_COLUMNS};
 use super::rows::ScoreRow;
+use super::standings::CLEAR_STANDINGS;
 use super::{Store, StoreResult};
 use crate::domain::Timestamp;
 
@@ -63,16 +64,17 @@ impl Store {
     ) -> StoreResult<Vec<EntryRow>> {
         // The periods first (the writer's lock order), counted while the
         // entries still show where they were.
-        self.sql(
-            "UPDATE board_periods SET players = players + ? WHERE EXISTS (SELECT 1 FROM board_entries e \
-             WHERE e.board = board_periods.board AND e.period = board_periods.period AND e.user_id = ? \
-             AND e.hidden = ?)",
-        )
-        .bind(if hidden { -1_i64 } else { 1 })
-        .bind(user_id)
-        .bind(i64::from(!hidden))
-        .execute(&mut *conn)
-        .await?;
+        let sql = format!(
+            "UPDATE board_periods SET players = players + ?, {CLEAR_STANDINGS} WHERE EXISTS (SELECT 1 \
+             FROM board_entries e WHERE e.board = board_periods.board AND e.period = board_periods.period \
+             AND e.user_id = ? AND e.hidden = ?)"
+        );
+        self.sql(&sql)
+            .bind(if hidden { -1_i64 } else { 1 })
+            .bind(user_id)
+            .bind(i64::from(!hidden))
+            .execute(&mut *conn)
+            .await?;
         self.sql("UPDATE board_entries SET hidden = ?, version = version + 1 WHERE user_id = ? AND hidden = ?")
             .bind(i64::from(hidden))
             .bind(user_id)
@@ -209,7 +211,8 @@ impl Store {
         Ok(self.sql_as(&sql).bind(board).bind(period).bind(user_id).fetch_all(&mut *conn).await?)
     }
 
-    /// Deletes a player's entry in a period (their last post there went).
+    /// Deletes a player's entry in a period (their last post there went):
+    /// the period's final standings, if any, no longer hold.
     pub async fn delete_entry(
         &self,
         conn: &mut AnyConnection,
@@ -217,6 +220,11 @@ impl Store {
         period: i64,
         user_id: i64,
     ) -> StoreResult<()> {
+        self.sql(&format!("UPDATE board_periods SET {CLEAR_STANDINGS} WHERE board = ? AND period = ?"))
+            .bind(board)
+            .bind(period)
+            .execute(&mut *conn)
+            .await?;
         self.sql("DELETE FROM board_entries WHERE board = ? AND period = ? AND user_id = ?")
             .bind(board)
             .bind(period)
@@ -283,14 +291,12 @@ impl Store {
     /// (the periods' counts first), sessions, idempotency keys, and the row.
     /// `listed` says whether they counted on the built-in boards.
     pub async fn erase_user(&self, conn: &mut AnyConnection, user_id: i64, listed: bool) -> StoreResult<()> {
-        self.sql(
-            "UPDATE board_periods SET players = players - 1 WHERE EXISTS (SELECT 1 FROM board_entries e \
-             WHERE e.board = board_periods.board AND e.period = board_periods.period AND e.user_id = ? \
-             AND e.hidden = 0)",
-        )
-        .bind(user_id)
-        .execute(&mut *conn)
-        .await?;
+        let sql = format!(
+            "UPDATE board_periods SET players = players - 1, {CLEAR_STANDINGS} WHERE EXISTS (SELECT 1 \
+             FROM board_entries e WHERE e.board = board_periods.board AND e.period = board_periods.period \
+             AND e.user_id = ? AND e.hidden = 0)"
+        );
+        self.sql(&sql).bind(user_id).execute(&mut *conn).await?;
         for table in ["board_entries", "board_scores", "scores", "sessions", "idempotency_keys"] {
             self.sql(&format!("DELETE FROM {table} WHERE user_id = ?")).bind(user_id).execute(&mut *conn).await?;
         }

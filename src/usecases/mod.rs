@@ -12,3 +12,4 @@ pub mod operations;
 pub mod players;
 pub mod rankings;
 pub mod scores;
+pub mod standings;

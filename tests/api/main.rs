@@ -30,5 +30,6 @@ mod restarts;
 mod scores;
 mod security;
 mod slow_clients;
+mod standings;
 mod tls;
 mod users;

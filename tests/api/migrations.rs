@@ -215,6 +215,7 @@ async fn two_instances_migrating_a_new_database_at_once_both_start() {
         let (first, second) = (open().await, open().await);
         let (a, b) = futures_util::future::join(first.migrate(), second.migrate()).await;
         let (a, b) = (a.expect("the first instance migrates"), b.expect("the second instance migrates"));
-        assert_eq!(a.len() + b.len(), 6, "each migration applied once: {a:?} and {b:?}");
+        let migrations = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/migrations/mysql")).unwrap().count();
+        assert_eq!(a.len() + b.len(), migrations, "each migration applied once: {a:?} and {b:?}");
     }
 }

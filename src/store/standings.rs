@@ -1,0 +1,319 @@
+//! The final standings of ended periods (migration 7): each listed entry's
+//! 0-based position and competition rank, written once the period has
+//! ended, so that reading an ended period is a seek by position and a
+//! player's rank is read off their row, however deep they are (without
+//! them, a deep page or a bottom player's rank is a count over the
+//! period's index). `usecases::standings` writes them; the database board
+//! source reads them while they hold.
+//!
+//! They hold while the period's `standings_changes` equals its `changes`:
+//! a post committed after they were begun moves `changes`, and moderation
+//! that hides, shows or deletes an entry of the period clears
+//! `standings_changes` (`CLEAR_STANDINGS`) in the transaction that does it.
+
+use sqlx::AnyConnection;
+
+use super::{placeholders, Store, StoreResult};
+use crate::domain::{BoardKey, Timestamp};
+
+/// What moderation sets on a period whose listed entries it changes: the
+/// standings no longer hold, and a writer part-way through them will not
+/// record them (its claim is gone).
+pub(super) const CLEAR_STANDINGS: &str = "standings_changes = NULL, standings_claimed_at = NULL";
+
+/// An entry's place in board order, as the writing of the standings walks it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, sqlx::FromRow)]
+pub struct StandingKey {
+    pub user_id: i64,
+    pub rank_score: i64,
+    pub achieved_at: i64,
+}
+
+/// A custom board's period as one read sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, sqlx::FromRow)]
+pub struct PeriodState {
+    pub players: i64,
+    pub changes: i64,
+    standings_changes: Option<i64>,
+}
+
+impl PeriodState {
+    /// Whether the final standings hold: written, and nothing changed since.
+    pub fn standings_hold(&self) -> bool {
+        self.standings_changes == Some(self.changes)
+    }
+}
+
+/// An entry with its final place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FinalPlace {
+    pub key: BoardKey,
+    pub metadata: Option<String>,
+    pub position: i64,
+    pub rank: i64,
+}
+
+#[derive(sqlx::FromRow)]
+struct FinalPlaceRow {
+    id: i64,
+    score: i64,
+    at: i64,
+    metadata: Option<String>,
+    final_position: i64,
+    final_rank: i64,
+}
+
+impl From<FinalPlaceRow> for FinalPlace {
+    fn from(row: FinalPlaceRow) -> Self {
+        FinalPlace {
+            key: BoardKey { score: row.score, at: row.at, id: row.id },
+            metadata: row.metadata,
+            position: row.final_position,
+            rank: row.final_rank,
+        }
+    }
+}
+
+const STANDING_COLUMNS: &str = "user_id AS id, score, achieved_at AS at, metadata, final_position, final_rank";
+
+impl Store {
+    /// Ended periods (`ends_at` no later than `ended_by`) of existing boards
+    /// whose standings do not hold and that no writer claimed since
+    /// `stale_claims_before`.
+    pub async fn periods_without_standings(
+        &self,
+        ended_by: Timestamp,
+        stale_claims_before: Timestamp,
+    ) -> StoreResult<Vec<(i64, i64)>> {
+        let mut conn = self.conn().await?;
+        Ok(self
+            .sql_as(
+                "SELECT board, period FROM board_periods WHERE ends_at <= ? \
+                 AND (standings_changes IS NULL OR standings_changes <> changes) \
+                 AND (standings_claimed_at IS NULL OR standings_claimed_at < ?) \
+                 AND board IN (SELECT number FROM boards) ORDER BY board, period",
+            )
+            .bind(ended_by)
+            .bind(stale_claims_before)
+            .fetch_all(&mut *conn)
+            .await?)
+    }
+
+    /// Claims the writing of a period's standings at `now` (unless another
+    /// writer holds a claim since `stale_claims_before`, or they hold);
+    /// returns the period's change count, which the entries read after it
+    /// include.
+    pub async fn claim_standings(
+        &self,
+        board: i64,
+        period: i64,
+        now: Timestamp,
+        stale_claims_before: Timestamp,
+    ) -> StoreResult<Option<i64>> {
+        let mut tx = self.begin_write().await?;
+        let claimed = self
+            .sql(
+                "UPDATE board_periods SET standings_claimed_at = ? WHERE board = ? AND period = ? \
+                 AND (standings_changes IS NULL OR standings_changes <> changes) \
+                 AND (standings_claimed_at IS NULL OR standings_claimed_at < ?)",
+            )
+            .bind(now)
+            .bind(board)
+            .bind(period)
+            .bind(stale_claims_before)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected()
+            == 1;
+        let changes = if claimed { Some(self.period_changes(&mut tx, board, period).await?) } else { None };
+        tx.commit().await?;
+        Ok(changes)
+    }
+
+    /// Forgets the places of a period's hidden entries (a ban since the
+    /// standings were last written): only listed entries have one.
+    pub async fn clear_hidden_standings(&self, board: i64, period: i64) -> StoreResult<()> {
+        let mut conn = self.conn().await?;
+        self.sql(
+            "UPDATE board_entries SET final_position = NULL, final_rank = NULL \
+             WHERE board = ? AND period = ? AND hidden = 1 AND final_position IS NOT NULL",
+        )
+        .bind(board)
+        .bind(period)
+        .execute(&mut *conn)
+        .await?;
+        Ok(())
+    }
+
+    /// Up to `limit` listed entries of a period after `after`, in board order.
+    pub async fn standing_keys_after(
+        &self,
+        board: i64,
+        period: i64,
+        after: Option<StandingKey>,
+        limit: i64,
+    ) -> StoreResult<Vec<StandingKey>> {
+        const COLUMNS: &str = "SELECT user_id, rank_score, achieved_at FROM board_entries \
+                               WHERE board = ? AND period = ? AND hidden = 0";
+        const ORDER: &str = "ORDER BY rank_score, achieved_at, user_id LIMIT ?";
+        let mut conn = self.conn().await?;
+        let rows = match after {
+            None => {
+                let sql = format!("{COLUMNS} {ORDER}");
+                self.sql_as(&sql).bind(board).bind(period).bind(limit).fetch_all(&mut *conn).await?
+            }
+            Some(key) => {
+                // The plain range bound first lets the index walk start at the key.
+                let sql = format!(
+                    "{COLUMNS} AND rank_score >= ? AND (rank_score > ? OR (rank_score = ? AND (achieved_at > ? \
+                     OR (achieved_at = ? AND user_id > ?)))) {ORDER}"
+                );
+                let query = self.sql_as(&sql).bind(board).bind(period);
+                let query = [key.rank_score, key.rank_score, key.rank_score, key.achieved_at, key.achieved_at]
+                    .into_iter()
+                    .fold(query, |query, value| query.bind(value));
+                query.bind(key.user_id).bind(limit).fetch_all(&mut *conn).await?
+            }
+        };
+        Ok(rows)
+    }
+
+    /// Writes the places of the listed entries of these players, a run of
+    /// the board in one period whose first entry is at `first_position`;
+    /// `tie` is the rank score and rank of the entry just before the run
+    /// (entries of the run with the same score share its rank). One
+    /// statement: the database numbers the run with window functions.
+    pub async fn write_standings(
+        &self,
+        board: i64,
+        period: i64,
+        user_ids: &[i64],
+        first_position: i64,
+        tie: Option<(i64, i64)>,
+    ) -> StoreResult<()> {
+        if user_ids.is_empty() {
+            return Ok(());
+        }
+        // An entry's rank is 1 + the entries with a better score: those
+        // before the run (all better, unless tied with the last of them)
+        // and those of the run (RANK() - 1).
+        let run = format!(
+            "SELECT board, period, user_id, \
+             ? + ROW_NUMBER() OVER (ORDER BY rank_score, achieved_at, user_id) - 1 AS place, \
+             CASE WHEN rank_score = ? THEN ? ELSE ? + RANK() OVER (ORDER BY rank_score) END AS standing \
+             FROM board_entries WHERE board = ? AND period = ? AND hidden = 0 AND user_id IN ({})",
+            placeholders(user_ids.len())
+        );
+        let sql = self.dialect.update_from(
+            "board_entries",
+            &run,
+            &["board", "period", "user_id"],
+            &[("final_position", "place"), ("final_rank", "standing")],
+        );
+        let query = self
+            .sql_once(&sql)
+            .bind(first_position)
+            .bind(tie.map(|(score, _)| score))
+            .bind(tie.map(|(_, rank)| rank))
+            .bind(first_position)
+            .bind(board)
+            .bind(period);
+        let query = user_ids.iter().fold(query, |query, id| query.bind(*id));
+        let mut conn = self.conn().await?;
+        query.execute(&mut *conn).await?;
+        Ok(())
+    }
+
+    /// Records a period's standings as written at change count `changes`,
+    /// if the claim made at `claimed_at` still stands and nothing changed
+    /// since; else gives the claim up. Returns whether they were recorded.
+    pub async fn settle_standings(
+        &self,
+        board: i64,
+        period: i64,
+        claimed_at: Timestamp,
+        changes: i64,
+    ) -> StoreResult<bool> {
+        let mut conn = self.conn().await?;
+        let settled = self
+            .sql(
+                "UPDATE board_periods SET standings_changes = changes, standings_claimed_at = NULL \
+                 WHERE board = ? AND period = ? AND standings_claimed_at = ? AND changes = ?",
+            )
+            .bind(board)
+            .bind(period)
+            .bind(claimed_at)
+            .bind(changes)
+            .execute(&mut *conn)
+            .await?
+            .rows_affected()
+            == 1;
+        if !settled {
+            self.sql(
+                "UPDATE board_periods SET standings_claimed_at = NULL \
+                 WHERE board = ? AND period = ? AND standings_claimed_at = ?",
+            )
+            .bind(board)
+            .bind(period)
+            .bind(claimed_at)
+            .execute(&mut *conn)
+            .await?;
+        }
+        Ok(settled)
+    }
+
+    /// A custom board's period as of this read (`None`: no post or clock
+    /// recorded it).
+    pub async fn period_state(
+        &self,
+        conn: &mut AnyConnection,
+        board: i64,
+        period: i64,
+    ) -> StoreResult<Option<PeriodState>> {
+        Ok(self
+            .sql_as("SELECT players, changes, standings_changes FROM board_periods WHERE board = ? AND period = ?")
+            .bind(board)
+            .bind(period)
+            .fetch_optional(&mut *conn)
+            .await?)
+    }
+
+    /// Up to `count` entries from 0-based `position`, by their final places
+    /// (the standings must hold).
+    pub async fn standings_from(
+        &self,
+        conn: &mut AnyConnection,
+        (board, period): (i64, i64),
+        position: i64,
+        count: i64,
+    ) -> StoreResult<Vec<FinalPlace>> {
+        let sql = format!(
+            "SELECT {STANDING_COLUMNS} FROM board_entries WHERE board = ? AND period = ? AND final_position >= ? \
+             ORDER BY final_position LIMIT ?"
+        );
+        let rows: Vec<FinalPlaceRow> =
+            self.sql_as(&sql).bind(board).bind(period).bind(position).bind(count).fetch_all(&mut *conn).await?;
+        Ok(rows.into_iter().map(FinalPlace::from).collect())
+    }
+
+    /// The final places of those of `ids` who are listed (the standings
+    /// must hold), in no order.
+    pub async fn standings_of(
+        &self,
+        conn: &mut AnyConnection,
+        (board, period): (i64, i64),
+        ids: &[i64],
+    ) -> StoreResult<Vec<FinalPlace>> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let sql = format!(
+            "SELECT {STANDING_COLUMNS} FROM board_entries WHERE board = ? AND period = ? \
+             AND final_position IS NOT NULL AND user_id IN ({})",
+            placeholders(ids.len())
+        );
+        let query = self.sql_as::<FinalPlaceRow>(&sql).persistent(false).bind(board).bind(period);
+        let rows = ids.iter().fold(query, |query, id| query.bind(*id)).fetch_all(&mut *conn).await?;
+        Ok(rows.into_iter().map(FinalPlace::from).collect())
+    }
+}

@@ -1,0 +1,124 @@
+//! Final standings: once a custom board's period has ended, every listed
+//! entry's position and rank are written to its row (see
+//! `store/standings.rs`), so that pages, around-me and friends boards of
+//! ended periods are seeks, not counts over the period.
+//!
+//! Every instance runs the job; a claim on the period's row keeps two from
+//! writing the same period at once, and one that dies mid-way leaves a claim
+//! that goes stale. The writing is chunked (a writer never waits long behind
+//! it) and idempotent: the standings are recorded only if nothing changed
+//! the period between the claim and the last chunk, else written again.
+
+use std::time::Duration;
+
+use crate::domain::Timestamp;
+use crate::state::AppState;
+use crate::store::{StandingKey, Store, StoreResult};
+
+/// How often ended periods are looked for.
+const SETTLE_INTERVAL: Duration = Duration::from_secs(2);
+/// How long after its end a period is left alone: a post accepted just
+/// before the end commits a moment after it (one that commits later still
+/// makes the standings be written again; this only saves the work).
+const SETTLE_AFTER_END_MS: i64 = 2_000;
+/// After this long, a claim is taken to be of an instance that stopped.
+const CLAIM_LEASE_MS: i64 = 10 * 60 * 1000;
+/// Entries written per statement.
+const CHUNK: usize = 1_000;
+
+/// Every `SETTLE_INTERVAL`: writes the standings of the ended periods that
+/// lack them (just ended, or changed by moderation since).
+pub async fn settle_ended_periods(state: actix_web::web::Data<AppState>) {
+    let mut interval = actix_web::rt::time::interval(SETTLE_INTERVAL);
+    loop {
+        interval.tick().await;
+        let now = Timestamp::now();
+        let periods = match state
+            .store
+            .periods_without_standings(now.plus_millis(-SETTLE_AFTER_END_MS), now.plus_millis(-CLAIM_LEASE_MS))
+            .await
+        {
+            Ok(periods) => periods,
+            Err(error) => {
+                tracing::warn!(%error, "looking for ended periods to settle failed");
+                continue;
+            }
+        };
+        for (board, period) in periods {
+            match settle_period(&state.store, board, period, Timestamp::now()).await {
+                Ok(settled) => tracing::debug!(board, period, settled, "final standings"),
+                Err(error) => tracing::warn!(%error, board, period, "writing a period's final standings failed"),
+            }
+        }
+    }
+}
+
+/// Writes one period's final standings, claimed at `now`; `false` when
+/// another instance holds the claim, or the period changed meanwhile (the
+/// next round writes them again).
+pub async fn settle_period(store: &Store, board: i64, period: i64, now: Timestamp) -> StoreResult<bool> {
+    settle_in_chunks(store, board, period, now, CHUNK).await
+}
+
+/// [`settle_period`], `chunk` entries a statement.
+pub(crate) async fn settle_in_chunks(
+    store: &Store,
+    board: i64,
+    period: i64,
+    now: Timestamp,
+    chunk: usize,
+) -> StoreResult<bool> {
+    let Some(changes) = store.claim_standings(board, period, now, now.plus_millis(-CLAIM_LEASE_MS)).await? else {
+        return Ok(false);
+    };
+    store.clear_hidden_standings(board, period).await?;
+    let mut position: i64 = 0;
+    // The last entry written: where the next chunk starts, and its score
+    // and rank (the next chunk's entries tied with it share that rank).
+    let mut last: Option<(StandingKey, i64)> = None;
+    loop {
+        let keys = store.standing_keys_after(board, period, last.map(|(key, _)| key), chunk as i64).await?;
+        let Some(&final_key) = keys.last() else { break };
+        let ids: Vec<i64> = keys.iter().map(|key| key.user_id).collect();
+        let tie = last.map(|(key, rank)| (key.rank_score, rank));
+        store.write_standings(board, period, &ids, position, tie).await?;
+        let final_rank = rank_of_last(&keys, position, tie);
+        position += keys.len() as i64;
+        last = Some((final_key, final_rank));
+        if keys.len() < chunk {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    store.settle_standings(board, period, now, changes).await
+}
+
+/// The competition rank of the last of `keys`, a run of the board from
+/// `first_position` whose entry before had (rank score, rank) `tie`.
+fn rank_of_last(keys: &[StandingKey], first_position: i64, tie: Option<(i64, i64)>) -> i64 {
+    let Some(last) = keys.last() else { return tie.map_or(0, |(_, rank)| rank) };
+    match keys.iter().position(|key| key.rank_score == last.rank_score) {
+        Some(0) if tie.is_some_and(|(score, _)| score == last.rank_score) => tie.map_or(0, |(_, rank)| rank),
+        Some(index) => first_position + index as i64 + 1,
+        None => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(user_id: i64, rank_score: i64) -> StandingKey {
+        StandingKey { user_id, rank_score, achieved_at: 0 }
+    }
+
+    #[test]
+    fn the_last_of_a_run_ranks_with_its_ties() {
+        let run = [key(1, -10), key(2, -9), key(3, -9)];
+        assert_eq!(rank_of_last(&run, 0, None), 2, "two tied second");
+        assert_eq!(rank_of_last(&run, 100, Some((-11, 100))), 102);
+        let tied = [key(4, -9), key(5, -9)];
+        assert_eq!(rank_of_last(&tied, 3, Some((-9, 2))), 2, "tied with the entry before the run");
+        assert_eq!(rank_of_last(&tied, 3, Some((-10, 1))), 4);
+    }
+}
