@@ -79,9 +79,8 @@ pub(crate) async fn settle_in_chunks(
     loop {
         let keys = store.standing_keys_after(board, period, last.map(|(key, _)| key), chunk as i64).await?;
         let Some(&final_key) = keys.last() else { break };
-        let ids: Vec<i64> = keys.iter().map(|key| key.user_id).collect();
         let tie = last.map(|(key, rank)| (key.rank_score, rank));
-        store.write_standings(board, period, &ids, position, tie).await?;
+        store.write_standings(board, period, last.map(|(key, _)| key), final_key, position, tie).await?;
         let final_rank = rank_of_last(&keys, position, tie);
         position += keys.len() as i64;
         last = Some((final_key, final_rank));
