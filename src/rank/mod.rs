@@ -22,7 +22,7 @@ mod source;
 #[cfg(test)]
 mod tests;
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -32,7 +32,7 @@ use self::health::RedisHealth;
 pub use self::health::SharedState;
 pub use self::local::EntryChange;
 use self::local::{LocalBoards, LocalSource};
-use self::redis::{builtin_members, RebuildEntry, Record, RedisSource, Replay};
+use self::redis::{builtin_members, LoggedChange, Numbering, RebuildEntry, Record, RedisSource};
 use self::source::{BoardSource, Slice, SliceRead, SliceStart};
 pub use self::source::{Entry, Ranked};
 use crate::background::Background;
@@ -316,20 +316,11 @@ impl RankEngine {
 
     /// Rebuilds one group in Redis from the database; returns its entries.
     async fn rebuild_group(&self, shared: &Shared, group: Board) -> anyhow::Result<usize> {
-        let since = shared.redis.begin_rebuild(group).await?;
+        let start = shared.redis.begin_rebuild(group).await?;
         let (board, changes, entries) = match group {
             Board::Best | Board::Total => {
                 let rows = self.store.board_standings().await?;
-                let entries: Vec<RebuildEntry> = rows
-                    .iter()
-                    .filter(|s| s.listed)
-                    .map(|s| RebuildEntry {
-                        id: s.id,
-                        version: s.version,
-                        changed: 0,
-                        members: builtin_members(s).into_iter().map(|(member, _)| (member, None)).collect(),
-                    })
-                    .collect();
+                let entries: Vec<RebuildEntry> = rows.iter().filter(|s| s.listed).map(builtin_rebuild_entry).collect();
                 (BoardPeriod::builtin(Board::Best), 0, entries)
             }
             Board::Custom(number) => {
@@ -352,9 +343,65 @@ impl RankEngine {
                 (board, current.changes, entries)
             }
         };
-        let replay = Replay { since, track: self.walks_skip_changes(group), changes };
-        shared.redis.rebuild(board, &entries, replay).await?;
+        let track = self.walks_skip_changes(group);
+        if shared.redis.rebuild(board, &entries, Numbering { track, changes }).await? {
+            self.replay_logged(shared, board, start.since, track).await?;
+            shared.redis.end_rebuild(group, &start).await?;
+        }
         Ok(entries.len())
+    }
+
+    /// Brings into Redis what changed while a rebuild read the database.
+    /// The log names who changed, in which period, and the version and
+    /// change number each change left; what they hold now is read from the
+    /// database, a chunk of players at a time, and recorded like any change
+    /// (versioned: a newer record already there wins).
+    async fn replay_logged(&self, shared: &Shared, board: BoardPeriod, since: i64, track: bool) -> anyhow::Result<()> {
+        const PLAYERS_PER_READ: usize = 500;
+        let mut newest: BTreeMap<(i64, i64), LoggedChange> = BTreeMap::new();
+        for change in shared.redis.logged_changes(board.board, since).await? {
+            if change.period >= board.period {
+                let kept = newest.entry((change.period, change.id)).or_insert(change);
+                if change.version > kept.version {
+                    *kept = change;
+                }
+            }
+        }
+        let logged: Vec<LoggedChange> = newest.into_values().collect();
+        let mut conn = self.store.conn().await?;
+        for chunk in logged.chunk_by(|a, b| a.period == b.period).flat_map(|period| period.chunks(PLAYERS_PER_READ)) {
+            let period = chunk[0].period;
+            let ids: Vec<i64> = chunk.iter().map(|change| change.id).collect();
+            let (entries, expire_at) = match board.board {
+                Board::Best | Board::Total => {
+                    let users = self.store.users(&mut conn, &ids).await?;
+                    let standings: Vec<Standing> = users.iter().map(Standing::of).collect();
+                    (replayed_entries(chunk, 2, &standings, |s| s.id, builtin_rebuild_entry), None)
+                }
+                Board::Custom(number) => {
+                    let Some(custom) = self.boards.by_number(number) else { return Ok(()) }; // deleted meanwhile
+                    let rows = self.store.listed_entries_of(&mut conn, number, period, &ids).await?;
+                    let order = custom.spec.order;
+                    let end = custom.recent_periods().iter().find(|p| p.index == period).and_then(|p| p.end);
+                    (replayed_entries(chunk, 1, &rows, |row| row.user_id, |row| custom_rebuild_entry(order, row)), end)
+                }
+            };
+            for entry in entries {
+                let members: Vec<(String, Option<&str>)> =
+                    entry.members.iter().map(|(member, metadata)| (member.clone(), metadata.as_deref())).collect();
+                let record = Record {
+                    id: entry.id,
+                    version: entry.version,
+                    period,
+                    expire_at,
+                    track,
+                    changed: entry.changed,
+                    members: &members,
+                };
+                shared.redis.replay(BoardPeriod { period, ..board }, &record).await?;
+            }
+        }
+        Ok(())
     }
 
     /// Gets a board created on this instance ready: an empty period 0 in
@@ -368,7 +415,7 @@ impl RankEngine {
             }
             Some(shared) => {
                 let track = custom.spec.operator == Operator::Latest;
-                if let Err(error) = shared.redis.rebuild(board, &[], Replay { since: 0, track, changes: 0 }).await {
+                if let Err(error) = shared.redis.rebuild(board, &[], Numbering { track, changes: 0 }).await {
                     self.degrade(shared, &error, Failed::Write);
                 }
             }
@@ -737,6 +784,53 @@ impl RankEngine {
             _ => slice.as_ref().and_then(|slice| slice.walk),
         };
         page_of(board, slice, count, version, walk)
+    }
+}
+
+/// What a replay records for each logged change: the player's state as
+/// the database holds it (`found`, by `id_of`), or, for one it no longer
+/// lists (banned, erased, their last post removed), their removal at the
+/// version and change number the log gives.
+fn replayed_entries<T>(
+    logged: &[LoggedChange],
+    boards_in_group: usize,
+    found: &[T],
+    id_of: impl Fn(&T) -> i64,
+    entry_of: impl Fn(&T) -> RebuildEntry,
+) -> Vec<RebuildEntry> {
+    let found: HashMap<i64, &T> = found.iter().map(|row| (id_of(row), row)).collect();
+    logged
+        .iter()
+        .map(|change| match found.get(&change.id) {
+            Some(row) => entry_of(row),
+            None => RebuildEntry {
+                id: change.id,
+                version: change.version,
+                changed: change.changed,
+                members: vec![(String::new(), None); boards_in_group],
+            },
+        })
+        .collect()
+}
+
+/// A player's entry on the built-in boards, as a rebuild writes it.
+fn builtin_rebuild_entry(standing: &Standing) -> RebuildEntry {
+    RebuildEntry {
+        id: standing.id,
+        version: standing.version,
+        changed: 0,
+        members: builtin_members(standing).into_iter().map(|(member, _)| (member, None)).collect(),
+    }
+}
+
+/// A player's entry on a custom board, as a rebuild writes it.
+fn custom_rebuild_entry(order: crate::domain::Order, row: &crate::store::EntryRow) -> RebuildEntry {
+    let key = BoardKey { score: row.score, at: row.achieved_at.millis(), id: row.user_id };
+    RebuildEntry {
+        id: row.user_id,
+        version: row.version,
+        changed: row.changed,
+        members: vec![(key::Packed::of(order, key).member(), row.metadata.clone())],
     }
 }
 

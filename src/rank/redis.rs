@@ -71,9 +71,11 @@ if ARGV[3] == '1' then
   -- Logged only while a rebuild may be reading the database (`rebuilding`
   -- is set before it reads): the log holds what a replay needs, and
   -- expires with the mark.
+  -- A line names the change, not what it wrote (the replay reads that
+  -- from the database): about 30 bytes whatever the metadata.
   local window = redis.call('PTTL', KEYS[4])
   if window > 0 then
-    redis.call('RPUSH', KEYS[1], cjson.encode({seq, id, ARGV[2], ARGV[5], ARGV[6], {unpack(ARGV, 9)}, ARGV[8]}))
+    redis.call('RPUSH', KEYS[1], cjson.encode({seq, tonumber(id), period, version, number}))
     redis.call('LTRIM', KEYS[1], -tonumber(ARGV[4]), -1)
     redis.call('PEXPIRE', KEYS[1], window)
   end
@@ -234,6 +236,10 @@ return {redis.call('ZCARD', KEYS[1]), found}
 ";
 
 const UNLOCK: &str = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0";
+/// KEYS: the `rebuilding` mark, the change log. Ends a rebuild's logging
+/// if the mark is still its own (see `RedisSource::end_rebuild`).
+const END_REBUILD: &str =
+    "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1], KEYS[2]) end return 0";
 
 /// An entry to record: its player, version, and per board of its group a
 /// packed key and metadata.
@@ -259,6 +265,7 @@ pub struct RedisSource {
     slice: Script,
     ranked: Script,
     unlock: Script,
+    end_rebuild: Script,
 }
 
 /// The members of a standing on the built-in boards (best, total); empty
@@ -289,6 +296,7 @@ impl RedisSource {
             slice: Script::new(&format!("{METADATA_OF}{SLICE}")),
             ranked: Script::new(RANKED),
             unlock: Script::new(UNLOCK),
+            end_rebuild: Script::new(END_REBUILD),
         }
     }
 
@@ -411,30 +419,52 @@ impl RedisSource {
     /// Begins a rebuild of `board`'s group, before the database is read:
     /// marks the group as being rebuilt, so that its changes are logged
     /// for the replay from now on (for [`REPLAY_WINDOW_MS`], renewed by
-    /// every rebuild that begins), and returns where the log stands.
-    /// Outside rebuilds nothing is logged: a change costs the log no bytes.
-    pub async fn begin_rebuild(&self, board: Board) -> RedisResult<i64> {
+    /// every rebuild that begins, or until [`Self::end_rebuild`]), and
+    /// notes where the log stands. Outside rebuilds nothing is logged.
+    pub async fn begin_rebuild(&self, board: Board) -> RedisResult<RebuildStart> {
         let group = self.group(board);
+        let mark = format!("{:x}", rand::random::<u64>());
         let mut pipe = redis::pipe();
         pipe.atomic()
             .cmd("SET")
             .arg(group.rebuilding())
-            .arg(1)
+            .arg(&mark)
             .arg("PX")
             .arg(REPLAY_WINDOW_MS)
             .ignore()
             .get(group.sequence());
         let (seq,): (Option<i64>,) = bounded(async { self.client.conn().await?.query(&pipe).await }).await?;
-        Ok(seq.unwrap_or(0))
+        Ok(RebuildStart { since: seq.unwrap_or(0), mark })
+    }
+
+    /// Ends the logging a rebuild began, once it has swapped and replayed
+    /// (the mark and the log go), unless another rebuild began since: its
+    /// mark stands then, and its replay needs the log.
+    pub async fn end_rebuild(&self, board: Board, start: &RebuildStart) -> RedisResult<()> {
+        let group = self.group(board);
+        bounded(async {
+            let mut conn = self.client.conn().await?;
+            let mut invocation = self.end_rebuild.prepare_invoke();
+            invocation.key(group.rebuilding()).key(group.changes()).arg(&start.mark);
+            let _: i64 = invocation.invoke_async(&mut conn).await?;
+            Ok(())
+        })
+        .await
     }
 
     /// Rebuilds one period of a group from `entries` (read from the
-    /// database after the change log stood at `replay.since`; each is an
-    /// id, a version and its members), swaps the sets in atomically, marks
-    /// the group ready from that period on, then replays the changes logged
-    /// meanwhile. Only one instance rebuilds a group at a time (a lock
-    /// key); the others wait for `ready`.
-    pub async fn rebuild(&self, board: BoardPeriod, entries: &[RebuildEntry], replay: Replay) -> RedisResult<()> {
+    /// database after [`Self::begin_rebuild`]; each is an
+    /// id, a version and its members), swaps the sets in atomically and
+    /// marks the group ready from that period on; `false` when another
+    /// instance holds the rebuild (one at a time, by a lock key; the others
+    /// wait for `ready`). The caller then replays what was logged meanwhile
+    /// ([`Self::logged_changes`], [`Self::replay`]).
+    pub async fn rebuild(
+        &self,
+        board: BoardPeriod,
+        entries: &[RebuildEntry],
+        numbering: Numbering,
+    ) -> RedisResult<bool> {
         let group = self.group(board.board);
         let token = format!("{:x}", rand::random::<u64>());
         let mut conn = self.client.conn().await?;
@@ -448,12 +478,41 @@ impl RedisSource {
             .query_async(&mut conn)
             .await?;
         if acquired.is_none() {
-            return Ok(()); // another instance is on it; `ready` will tell
+            return Ok(false); // another instance is on it; `ready` will tell
         }
-        let result = self.rebuild_locked(&mut conn, &group, board, entries, replay, &token).await;
+        let result = self.rebuild_locked(&mut conn, &group, board, entries, numbering, &token).await;
         let _: RedisResult<i64> =
             self.unlock.key(&lock).arg(&token).invoke_async(&mut conn).await.map_err(RedisError::from);
-        result
+        result.map(|()| true)
+    }
+
+    /// The changes logged for a rebuild of `board`'s group after the log
+    /// stood at `since`, oldest first, read a chunk at a time.
+    pub async fn logged_changes(&self, board: Board, since: i64) -> RedisResult<Vec<LoggedChange>> {
+        let log = self.group(board).changes();
+        let mut conn = self.client.conn().await?;
+        let logged: i64 = conn.llen(&log).await?;
+        let mut changes = Vec::new();
+        for start in (0..logged).step_by(REPLAY_CHUNK) {
+            let end = (start + REPLAY_CHUNK as i64).min(logged) - 1;
+            let lines: Vec<String> = conn.lrange(&log, start as isize, end as isize).await?;
+            changes.extend(
+                lines
+                    .iter()
+                    .filter_map(|line| serde_json::from_str::<LoggedChange>(line).ok())
+                    .filter(|change| change.seq > since),
+            );
+        }
+        Ok(changes)
+    }
+
+    /// Records a change a rebuild replays (not logged again).
+    pub async fn replay(&self, board: BoardPeriod, record: &Record<'_>) -> RedisResult<()> {
+        bounded(async {
+            let mut conn = self.client.conn().await?;
+            self.apply(&mut conn, board, record, false).await
+        })
+        .await
     }
 
     async fn rebuild_locked(
@@ -462,7 +521,7 @@ impl RedisSource {
         group: &BoardGroupKeys,
         board: BoardPeriod,
         entries: &[RebuildEntry],
-        Replay { since, track, changes }: Replay,
+        Numbering { track, changes }: Numbering,
         token: &str,
     ) -> RedisResult<()> {
         let boards = Self::group_boards(board);
@@ -525,34 +584,6 @@ impl RedisSource {
         swap.set(group.epoch(), token);
         swap.query_async::<()>(&mut *conn).await?;
 
-        // Entries recorded while the database was being read, a chunk at a time.
-        let logged: i64 = conn.llen(group.changes()).await?;
-        for start in (0..logged).step_by(REPLAY_CHUNK) {
-            let end = (start + REPLAY_CHUNK as i64).min(logged) - 1;
-            let lines: Vec<String> = conn.lrange(group.changes(), start as isize, end as isize).await?;
-            for line in lines {
-                let Some(change) = LoggedChange::parse(&line).filter(|c| c.seq > since && c.period >= board.period)
-                else {
-                    continue;
-                };
-                let members: Vec<(String, Option<&str>)> = change
-                    .members
-                    .chunks(2)
-                    .map(|pair| (pair[0].clone(), pair.get(1).map(String::as_str).filter(|m| !m.is_empty())))
-                    .collect();
-                let record = Record {
-                    id: change.id,
-                    version: change.version,
-                    period: change.period,
-                    expire_at: (change.expire_at > 0)
-                        .then(|| Timestamp::from_millis(change.expire_at - ENDED_PERIOD_TTL_MS)),
-                    track,
-                    changed: change.changed,
-                    members: &members,
-                };
-                self.apply(conn, BoardPeriod { period: change.period, ..board }, &record, false).await?;
-            }
-        }
         Ok(())
     }
 
@@ -571,11 +602,17 @@ pub struct RebuildEntry {
     pub members: Vec<(String, Option<String>)>,
 }
 
-/// What a rebuild replays and notes after its swap.
-#[derive(Debug, Clone, Copy)]
-pub struct Replay {
-    /// Where the change log stood before the database was read.
+/// Where a rebuild began: the change log's sequence then (the replay takes
+/// what came after), and the value of the group's `rebuilding` mark it set.
+#[derive(Debug, Clone)]
+pub struct RebuildStart {
     pub since: i64,
+    mark: String,
+}
+
+/// How a rebuilt group numbers its changes (see `board_entries.changed`).
+#[derive(Debug, Clone, Copy)]
+pub struct Numbering {
     /// Whether the group notes change numbers (see [`Record::track`]).
     pub track: bool,
     /// The period's change count, read before its entries: every change up
@@ -583,36 +620,17 @@ pub struct Replay {
     pub changes: i64,
 }
 
-/// A line of the change log: (seq, id, version, period, expire at,
-/// [member, metadata, …], change number). Lines of earlier releases, without
-/// the change number, are not replayed.
-#[derive(serde::Deserialize)]
-struct LogLine(i64, String, String, String, String, Vec<String>, String);
-
-/// A change read back from the log.
-struct LoggedChange {
-    seq: i64,
-    id: i64,
-    version: i64,
-    period: i64,
-    expire_at: i64,
-    members: Vec<String>,
-    changed: i64,
-}
-
-impl LoggedChange {
-    fn parse(line: &str) -> Option<Self> {
-        let LogLine(seq, id, version, period, expire_at, members, changed) = serde_json::from_str(line).ok()?;
-        Some(Self {
-            seq,
-            id: id.parse().ok()?,
-            version: version.parse().ok()?,
-            period: period.parse().ok()?,
-            expire_at: expire_at.parse().ok()?,
-            members,
-            changed: changed.parse().ok()?,
-        })
-    }
+/// A line of the change log: a change made while a rebuild read the
+/// database, by whom, in which period, and the version and change number it
+/// left. Lines of earlier releases (which carried the members) are not
+/// replayed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+pub struct LoggedChange {
+    pub seq: i64,
+    pub id: i64,
+    pub period: i64,
+    pub version: i64,
+    pub changed: i64,
 }
 
 fn parse_member(board: BoardPeriod, member: &str) -> RedisResult<BoardKey> {

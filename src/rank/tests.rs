@@ -11,7 +11,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::database::DatabaseSource;
 use super::local::{LocalBoards, LocalSource};
-use super::redis::{builtin_members, RebuildEntry, Record, RedisSource, Replay};
+use super::redis::{builtin_members, Numbering, RebuildEntry, Record, RedisSource};
 use super::source::{BoardSource, SliceRead, SliceStart};
 use super::*;
 use crate::domain::{Timestamp, Walk};
@@ -177,7 +177,7 @@ async fn redis_source(
         })
         .collect();
     source
-        .rebuild(BoardPeriod::builtin(Board::Best), &builtin, Replay { since: 0, track: false, changes: 0 })
+        .rebuild(BoardPeriod::builtin(Board::Best), &builtin, Numbering { track: false, changes: 0 })
         .await
         .expect("TEST_REDIS_URL is set but Redis is not reachable");
     let custom: Vec<RebuildEntry> = entries
@@ -191,7 +191,7 @@ async fn redis_source(
         })
         .collect();
     let changes = entries.iter().map(|e| e.changed).max().unwrap_or(0);
-    source.rebuild(board, &custom, Replay { since: 0, track: true, changes }).await.unwrap();
+    source.rebuild(board, &custom, Numbering { track: true, changes }).await.unwrap();
     source
 }
 
@@ -907,54 +907,61 @@ async fn a_failed_read_keeps_redis_trusted_and_a_failed_write_does_not() {
 }
 
 /// The change log holds what a replay needs and no more: outside a rebuild
-/// a change (with 900 bytes of metadata) costs it nothing; a change made
-/// while a rebuild reads the database is logged, replayed after the swap,
-/// and the log expires.
+/// a change costs it nothing; a change made while a rebuild reads the
+/// database is one short line (who, which period, the version and change
+/// number it left: never members or metadata), and the replay after the
+/// swap reads what that player holds now from the database: a newcomer
+/// comes in, a player banned meanwhile goes. The log expires.
 #[tokio::test]
 #[cfg_attr(not(hiscore_test_redis), ignore = "set TEST_REDIS_URL to run the Redis variants")]
 async fn the_change_log_holds_only_what_a_rebuild_replays() {
     use deadpool_redis::redis::AsyncCommands as _;
     let client = redis_client().expect("TEST_REDIS_URL is set");
-    let board = BoardPeriod { board: Board::Custom(5), order: crate::domain::Order::Desc, period: 0 };
-    let redis = redis_source(&client, &[], board, &[]).await;
-    let changes = client.keys().custom_board(5).changes();
-    let metadata = format!("{{\"note\":\"{}\"}}", "x".repeat(900));
-    let member = |id: i64, score: i64| key::Packed::of(board.order, BoardKey { score, at: id, id }).member();
-    let post = |id: i64, score: i64| {
-        let members = [(member(id, score), Some(metadata.as_str()))];
-        let redis = &redis;
+    let store = memory_store().await;
+    let standing = |id: i64| Standing { id, best: 10 * id, best_at: id, total: 10 * id, version: 1, listed: true };
+    load(&store, &(1..=100).map(standing).collect::<Vec<_>>()).await;
+    let engine = RankEngine::new(store.clone(), Some(Arc::clone(&client)), Arc::default(), Background::default());
+    engine.warm_up(true).await.unwrap();
+    let shared = engine.shared.clone().unwrap();
+    let log = client.keys().builtin_boards().changes();
+    let mut conn = client.conn().await.unwrap();
+    let record = |ids: Vec<i64>| {
+        let (engine, store) = (&engine, &store);
         async move {
-            let record =
-                Record { id, version: 1, period: 0, expire_at: None, track: false, changed: 0, members: &members };
-            redis.record(board, &record).await.unwrap();
+            let mut conn = store.conn().await.unwrap();
+            engine.record(&store.users(&mut conn, &ids).await.unwrap()).await;
         }
     };
-    for id in 1..=100 {
-        post(id, 10 * id).await;
-    }
-    let mut conn = client.conn().await.unwrap();
-    let length: i64 = conn.llen(&changes).await.unwrap();
-    assert_eq!(length, 0, "outside a rebuild nothing is logged");
+    record(vec![50]).await;
+    assert_eq!(conn.llen::<_, i64>(&log).await.unwrap(), 0, "outside a rebuild nothing is logged");
 
-    // A rebuild begins; the database it reads lacks player 101, who posts
-    // meanwhile: the replay brings them in.
-    let since = redis.begin_rebuild(board.board).await.unwrap();
-    post(101, 5_000).await;
-    let length: i64 = conn.llen(&changes).await.unwrap();
-    let ttl: i64 = conn.pttl(&changes).await.unwrap();
-    assert_eq!(length, 1);
-    assert!(ttl > 0, "the log expires");
-    let read: Vec<RebuildEntry> = (1..=100)
-        .map(|id| RebuildEntry {
-            id,
-            version: 1,
-            changed: 0,
-            members: vec![(member(id, 10 * id), Some(metadata.clone()))],
-        })
-        .collect();
-    redis.rebuild(board, &read, Replay { since, track: false, changes: 0 }).await.unwrap();
-    let top = redis.slice(board, SliceStart::Offset(0), 1).await.unwrap().unwrap();
-    assert_eq!(top.entries[0].key.id, 101, "the change made during the rebuild was replayed");
+    // A rebuild begins and reads the database; meanwhile player 101 joins
+    // at the top and player 100 (second) is banned.
+    let start = shared.redis.begin_rebuild(Board::Best).await.unwrap();
+    let read: Vec<RebuildEntry> =
+        store.board_standings().await.unwrap().iter().filter(|s| s.listed).map(builtin_rebuild_entry).collect();
+    load(&store, &[Standing { id: 101, best: 5_000, best_at: 1, total: 5_000, version: 1, listed: true }]).await;
+    sqlx::query("UPDATE users SET banned_at = 1, version = 2 WHERE id = 100").execute(store.pool()).await.unwrap();
+    record(vec![100, 101]).await;
+    let lines: Vec<String> = conn.lrange(&log, 0, -1).await.unwrap();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(lines.iter().all(|line| line.len() <= 64), "at most 64 bytes a change: {lines:?}");
+    assert!(conn.pttl::<_, i64>(&log).await.unwrap() > 0, "the log expires");
+
+    let best = BoardPeriod::builtin(Board::Best);
+    assert!(shared.redis.rebuild(best, &read, Numbering { track: false, changes: 0 }).await.unwrap());
+    engine.replay_logged(&shared, best, start.since, false).await.unwrap();
+    shared.redis.end_rebuild(Board::Best, &start).await.unwrap();
+    record(vec![60]).await;
+    assert_eq!(
+        conn.llen::<_, i64>(&log).await.unwrap(),
+        0,
+        "the rebuild over, the log is gone, nothing more is logged"
+    );
+    let top = shared.redis.slice(best, SliceStart::Offset(0), 2).await.unwrap().unwrap();
+    let ids: Vec<i64> = top.entries.iter().map(|entry| entry.key.id).collect();
+    assert_eq!(ids, [101, 99], "the newcomer replayed in, the banned player out");
+    assert_eq!(top.total, 100);
     client.delete_matching(&client.keys().everything()).await.unwrap();
 }
 

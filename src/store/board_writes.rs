@@ -34,6 +34,16 @@ pub struct PeriodPlayers {
     pub added: i64,
 }
 
+/// How [`Store::entries_of`] reads.
+enum EntryRead {
+    /// Locked until the transaction ends.
+    ForUpdate,
+    /// As committed.
+    Committed,
+    /// As committed, only those of players not banned.
+    Listed,
+}
+
 impl Store {
     /// Which of these boards still exist, locked against deletion until the
     /// transaction ends (a share lock: other writers pass).
@@ -104,7 +114,7 @@ impl Store {
         period: i64,
         user_ids: &[i64],
     ) -> StoreResult<Vec<EntryRow>> {
-        self.entries_of(conn, board, period, user_ids, self.dialect.lock_rows()).await
+        self.entries_of(conn, board, period, user_ids, EntryRead::ForUpdate).await
     }
 
     /// The entries of these players in one period of a board, as committed.
@@ -115,7 +125,19 @@ impl Store {
         period: i64,
         user_ids: &[i64],
     ) -> StoreResult<Vec<EntryRow>> {
-        self.entries_of(conn, board, period, user_ids, "").await
+        self.entries_of(conn, board, period, user_ids, EntryRead::Committed).await
+    }
+
+    /// The listed entries (of players not banned) among these players' in
+    /// one period of a board, as committed.
+    pub async fn listed_entries_of(
+        &self,
+        conn: &mut AnyConnection,
+        board: i64,
+        period: i64,
+        user_ids: &[i64],
+    ) -> StoreResult<Vec<EntryRow>> {
+        self.entries_of(conn, board, period, user_ids, EntryRead::Listed).await
     }
 
     async fn entries_of(
@@ -124,13 +146,18 @@ impl Store {
         board: i64,
         period: i64,
         user_ids: &[i64],
-        lock: &str,
+        read: EntryRead,
     ) -> StoreResult<Vec<EntryRow>> {
         if user_ids.is_empty() {
             return Ok(Vec::new());
         }
+        let (condition, lock) = match read {
+            EntryRead::ForUpdate => ("", self.dialect.lock_rows()),
+            EntryRead::Committed => ("", ""),
+            EntryRead::Listed => (" AND hidden = 0", ""),
+        };
         let sql = format!(
-            "SELECT {ENTRY_COLUMNS} FROM board_entries WHERE board = ? AND period = ? AND user_id IN ({}) \
+            "SELECT {ENTRY_COLUMNS} FROM board_entries WHERE board = ? AND period = ? AND user_id IN ({}){condition} \
              ORDER BY user_id{lock}",
             placeholders(user_ids.len()),
         );
