@@ -44,11 +44,14 @@ def call(method, path, body=None):
         return json.loads(response.read() or b"null")
 
 
-def start(db):
+def start(db, database_url=None, extra=()):
+    """The release server on the SQLite file `db` (or on `database_url`,
+    logging beside `db`), with `extra` arguments."""
     log = open(db + ".log", "w")
     env = dict(os.environ, ADMIN_TOKEN=ADMIN, RUST_LOG="info", NO_COLOR="1")
+    url = database_url or f"sqlite://{db}"
     server = subprocess.Popen(
-        [BINARY, "serve", "--bind", f"127.0.0.1:{PORT}", "--database-url", f"sqlite://{db}", "--static-dir", "/none"],
+        [BINARY, "serve", "--bind", f"127.0.0.1:{PORT}", "--database-url", url, "--static-dir", "/none", *extra],
         stdout=log, stderr=subprocess.STDOUT, env=env)
     for _ in range(3000):
         try:

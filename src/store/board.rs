@@ -52,7 +52,8 @@ struct BoardSql {
     tied_before: &'static str,
     /// The key of player `?`, if on the board.
     key_of: &'static str,
-    /// The keys of players `IN ({ids})`.
+    /// The keys of players `IN ({ids})` (custom boards read `{entries}`,
+    /// see `Dialect::entries_by_key`).
     keys_of: &'static str,
 }
 
@@ -104,7 +105,7 @@ const CUSTOM_SQL: BoardSql = BoardSql {
                   AND (achieved_at < ? OR (achieved_at = ? AND user_id < ?)))",
     key_of: "SELECT user_id AS id, score, achieved_at AS at, metadata FROM board_entries \
              WHERE board = ? AND period = ? AND hidden = 0 AND user_id = ?",
-    keys_of: "SELECT user_id AS id, score, achieved_at AS at, metadata FROM board_entries \
+    keys_of: "SELECT user_id AS id, score, achieved_at AS at, metadata FROM {entries} \
               WHERE board = ? AND period = ? AND hidden = 0 AND user_id IN ({ids})",
 };
 
@@ -474,7 +475,10 @@ impl Store {
         if ids.is_empty() {
             return Ok(Vec::new());
         }
-        let sql = board_sql(board.board).keys_of.replace("{ids}", &placeholders(ids.len()));
+        let sql = board_sql(board.board)
+            .keys_of
+            .replace("{entries}", self.dialect.entries_by_key())
+            .replace("{ids}", &placeholders(ids.len()));
         let query = self.sql_as::<KeyRow>(&sql).persistent(false);
         let binds = scope_binds(board).into_iter().chain(ids.iter().copied());
         let rows = binds.fold(query, |query, value| query.bind(value)).fetch_all(&mut *conn).await?;

@@ -157,8 +157,9 @@ impl Store {
             EntryRead::Listed => (" AND hidden = 0", ""),
         };
         let sql = format!(
-            "SELECT {ENTRY_COLUMNS} FROM board_entries WHERE board = ? AND period = ? AND user_id IN ({}){condition} \
+            "SELECT {ENTRY_COLUMNS} FROM {} WHERE board = ? AND period = ? AND user_id IN ({}){condition} \
              ORDER BY user_id{lock}",
+            self.dialect.entries_by_key(),
             placeholders(user_ids.len()),
         );
         let mut query = self.sql_as::<EntryRow>(&sql).persistent(false).bind(board).bind(period);

@@ -311,7 +311,8 @@ impl Store {
         // rather than seek each id by the primary key (1 s against 1 ms
         // for 100 ids of a million).
         let sql = format!(
-            "SELECT {STANDING_COLUMNS} FROM board_entries WHERE board = ? AND period = ? AND user_id IN ({})",
+            "SELECT {STANDING_COLUMNS} FROM {} WHERE board = ? AND period = ? AND user_id IN ({})",
+            self.dialect.entries_by_key(),
             placeholders(ids.len())
         );
         let query = self.sql_as::<FinalPlaceRow>(&sql).persistent(false).bind(board).bind(period);
