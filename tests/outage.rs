@@ -25,10 +25,10 @@ use std::sync::Mutex;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use hiscore::bench::{BenchArgs, Outcome};
+use hiscore::bench::Outcome;
 use serde_json::{json, Value};
 
-use helpers::{spawn_app_on, Backend, TestApp, TestDatabase};
+use helpers::{chaos_bench, spawn_app_on, Backend, TestApp, TestDatabase, ADMIN};
 
 /// The outages share the machine's services: one at a time.
 static ONE_OUTAGE_AT_A_TIME: Mutex<()> = Mutex::new(());
@@ -130,21 +130,7 @@ fn meanwhile(plan: impl FnOnce() + Send + 'static) -> JoinHandle<()> {
 
 async fn bench(target: &str, duration: u64) -> Outcome {
     let out = tempfile::tempdir().unwrap();
-    hiscore::bench::run(BenchArgs {
-        admin_token: Some("test-admin-token-0123456789abcdef".into()),
-        duration,
-        concurrency: 2,
-        users: 300,
-        scores: 3_000,
-        seed: 11,
-        json: Some(out.path().join("bench.json")),
-        slow_ms: 10_000,
-        timeout_ms: 30_000,
-        step_secs: Some(1),
-        ..BenchArgs::against(target)
-    })
-    .await
-    .unwrap()
+    hiscore::bench::run(chaos_bench(target, duration, 11, &out)).await.unwrap()
 }
 
 /// The bench passed with nothing but waiting: no critical or application
@@ -282,7 +268,7 @@ fn a_bench_run_rides_out_a_database_outage() {
     outage_test(async {
         let backend = Backend::mariadb_redis();
         let db = TestDatabase::new(&backend).await;
-        let app = spawn_app_on(&db, &["--admin-token", "test-admin-token-0123456789abcdef"]).await;
+        let app = spawn_app_on(&db, &["--admin-token", ADMIN]).await;
 
         let plan = meanwhile(|| {
             std::thread::sleep(Duration::from_secs(5));
@@ -312,7 +298,7 @@ fn a_bench_run_on_two_instances_rides_out_a_redis_restart_and_a_flushall() {
     outage_test(async {
         let backend = Backend::mariadb_redis();
         let db = TestDatabase::new(&backend).await;
-        let args = ["--admin-token", "test-admin-token-0123456789abcdef", "--trust-forwarded-for"];
+        let args = ["--admin-token", ADMIN, "--trust-forwarded-for"];
         let apps = [spawn_app_on(&db, &args).await, spawn_app_on(&db, &args).await];
         let upstreams: Vec<&str> = apps.iter().map(|app| app.address.trim_start_matches("http://")).collect();
         let Some(front) = external::nginx_in_front_of(&upstreams.join(",")).await else { return };

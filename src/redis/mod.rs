@@ -72,38 +72,11 @@ pub async fn bounded<T>(future: impl Future<Output = RedisResult<T>>) -> RedisRe
     tokio::time::timeout(REDIS_TIMEOUT, future).await.map_err(|_| RedisError::Timeout(REDIS_TIMEOUT))?
 }
 
-const VERSIONED_SET: &str = r"
--- KEYS: the key; ARGV: version, value, ttl in ms. Stored as 'version|value';
--- versions are fixed-width text, compared as text.
-local old = redis.call('GET', KEYS[1])
-if old then
-  local version = string.match(old, '^([^|]*)|')
-  if version and version > ARGV[1] then return 0 end
-end
-redis.call('SET', KEYS[1], ARGV[1] .. '|' .. ARGV[2], 'PX', ARGV[3])
-return 1
-";
-
-const WINDOW_COUNT: &str = r"
--- KEYS: the counter; ARGV: window in ms. Returns {count, ms until the window closes}.
-local count = redis.call('INCR', KEYS[1])
-if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
-return {count, redis.call('PTTL', KEYS[1])}
-";
-
-const UNCOUNT: &str = r"
--- KEYS: a window counter. Gives one event back, if the window is still open
--- (a DECR of a closed window would leave a counter without expiry).
-if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('DECR', KEYS[1]) end
-return 0
-";
-
-const RAISE: &str = r"
--- KEYS: a counter; ARGV: a value. Sets the counter to the value if it is higher.
-local now = tonumber(redis.call('GET', KEYS[1]) or '0')
-if tonumber(ARGV[1]) > now then redis.call('SET', KEYS[1], ARGV[1]) return tonumber(ARGV[1]) end
-return now
-";
+// The scripts, each documented at its top (KEYS and ARGV).
+const VERSIONED_SET: &str = include_str!("lua/versioned_set.lua");
+const WINDOW_COUNT: &str = include_str!("lua/window_count.lua");
+const UNCOUNT: &str = include_str!("lua/uncount.lua");
+const RAISE: &str = include_str!("lua/raise.lua");
 
 /// A connection to one Redis, or to a Redis Cluster (which routes each
 /// command to the master of its key's slot and follows failovers).

@@ -9,11 +9,11 @@ use std::collections::HashSet;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use hiscore::bench::{self, BenchArgs};
+use hiscore::bench;
 use serde_json::json;
 
 use crate::external::{nginx_in_front_of, shared_redis_cluster, RedisCluster};
-use crate::helpers::{spawn_app_on, Backend, TestApp, TestDatabase, TestRedis, ADMIN};
+use crate::helpers::{chaos_bench, spawn_app_on, Backend, TestApp, TestDatabase, TestRedis, ADMIN};
 
 /// The board numbers (`{b:N}` hash tags) whose keys a master holds.
 fn boards_on(port: u16, prefix: &str) -> HashSet<String> {
@@ -102,25 +102,13 @@ async fn a_bench_run_rides_out_a_killed_master() {
     let backend = Backend::MariaDbRedis { server_url, redis_url: cluster.url() };
     let db = TestDatabase::new(&backend).await;
     let TestRedis { prefix, .. } = db.redis.clone().unwrap();
-    let args = ["--admin-token", "test-admin-token-0123456789abcdef", "--trust-forwarded-for"];
+    let args = ["--admin-token", ADMIN, "--trust-forwarded-for"];
     let apps = [spawn_app_on(&db, &args).await, spawn_app_on(&db, &args).await];
     let upstreams: Vec<&str> = apps.iter().map(|app| app.address.trim_start_matches("http://")).collect();
     let Some(front) = nginx_in_front_of(&upstreams.join(",")).await else { return };
 
     let out = tempfile::tempdir().unwrap();
-    let run = bench::run(BenchArgs {
-        admin_token: Some("test-admin-token-0123456789abcdef".into()),
-        duration: 10,
-        concurrency: 2,
-        users: 300,
-        scores: 3_000,
-        seed: 5,
-        json: Some(out.path().join("bench.json")),
-        slow_ms: 10_000,
-        timeout_ms: 30_000,
-        step_secs: Some(1),
-        ..BenchArgs::against(&front.site)
-    });
+    let run = bench::run(chaos_bench(&front.site, 10, 5, &out));
     let killer = async {
         // After the initialize and the quiet check, while the load runs.
         actix_web::rt::time::sleep(Duration::from_secs(6)).await;

@@ -14,13 +14,13 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use hiscore::bench::{self, BenchArgs};
+use hiscore::bench;
 
 use crate::external::{free_port, tool, wait_for_port, Process};
 use futures_util::future::join_all;
 use serde_json::json;
 
-use crate::helpers::{json_of, spawn_app_on, Backend, TestApp, TestDatabase};
+use crate::helpers::{chaos_bench, json_of, spawn_app_on, Backend, TestApp, TestDatabase, ADMIN};
 
 const PROVIDER: &str = "/usr/lib/galera/libgalera_smm.so";
 
@@ -189,22 +189,10 @@ async fn a_bench_run_rides_out_the_writer_being_killed(galera: &mut Galera) {
     wait_for_port(galera.haproxy_port).await;
     let backend = Backend::MariaDb { server_url: format!("mysql://root@127.0.0.1:{}/mysql", galera.haproxy_port) };
     let db = TestDatabase::new(&backend).await;
-    let app = spawn_app_on(&db, &["--admin-token", "test-admin-token-0123456789abcdef"]).await;
+    let app = spawn_app_on(&db, &["--admin-token", ADMIN]).await;
 
     let out = tempfile::tempdir().unwrap();
-    let run = bench::run(BenchArgs {
-        admin_token: Some("test-admin-token-0123456789abcdef".into()),
-        duration: 12,
-        concurrency: 2,
-        users: 300,
-        scores: 3_000,
-        seed: 3,
-        json: Some(out.path().join("bench.json")),
-        slow_ms: 10_000,
-        timeout_ms: 30_000,
-        step_secs: Some(1),
-        ..BenchArgs::against(&app.address)
-    });
+    let run = bench::run(chaos_bench(&app.address, 12, 3, &out));
     let killer = async {
         // After the initialize and the quiet check, while the load runs.
         actix_web::rt::time::sleep(Duration::from_secs(7)).await;

@@ -288,6 +288,25 @@ pub const PASSWORD: &str = "correct horse battery";
 /// The admin token of `spawn_admin_app`.
 pub const ADMIN: &str = "test-admin-token-that-is-long-enough";
 
+/// The bench as the chaos tests run it against `target` while they break
+/// something: a small dataset, two clients, one-second steps, generous
+/// time limits (a failover stalls requests for seconds), its report in `out`.
+pub fn chaos_bench(target: &str, duration: u64, seed: u64, out: &tempfile::TempDir) -> hiscore::bench::BenchArgs {
+    hiscore::bench::BenchArgs {
+        admin_token: Some(ADMIN.into()),
+        duration,
+        concurrency: 2,
+        users: 300,
+        scores: 3_000,
+        seed,
+        json: Some(out.path().join("bench.json")),
+        slow_ms: 10_000,
+        timeout_ms: 30_000,
+        step_secs: Some(1),
+        ..hiscore::bench::BenchArgs::against(target)
+    }
+}
+
 /// A server with an admin token on a fresh database.
 pub async fn spawn_admin_app(backend: &Backend) -> (TestApp, TestDatabase) {
     let db = TestDatabase::new(backend).await;

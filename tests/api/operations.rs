@@ -4,7 +4,7 @@
 use serde_json::json;
 
 use crate::backend_tests;
-use crate::helpers::{spawn_app_on, Backend, TestDatabase};
+use crate::helpers::{spawn_app_on, Backend, TestDatabase, ADMIN};
 
 backend_tests!(healthz_and_metrics, pages_and_batches_cost_a_constant_number_of_queries);
 
@@ -168,9 +168,8 @@ async fn logs_are_json_lines_on_request_and_plain_text_in_files() {
 
 async fn pages_and_batches_cost_a_constant_number_of_queries(backend: Backend) {
     let db = TestDatabase::new(&backend).await;
-    let app = spawn_app_on(&db, &["--admin-token", "test-admin-token-0123456789abcdef"]).await;
-    let (status, _) =
-        app.initialize("test-admin-token-0123456789abcdef", &json!({"users": 300, "scores": 3000, "seed": 3})).await;
+    let app = spawn_app_on(&db, &["--admin-token", ADMIN]).await;
+    let (status, _) = app.initialize(ADMIN, &json!({"users": 300, "scores": 3000, "seed": 3})).await;
     assert_eq!(status, 200);
     let first_page_cursor = app.ranking("best", "limit=5").await["next_cursor"].as_str().unwrap().to_owned();
 
@@ -254,7 +253,7 @@ backend_tests!(the_openapi_document_describes_exactly_the_routes);
 async fn the_openapi_document_describes_exactly_the_routes(backend: Backend) {
     let db = TestDatabase::new(&backend).await;
     // With an admin token, so that initialize exists (and answers 401 here).
-    let app = spawn_app_on(&db, &["--admin-token", "test-admin-token-0123456789abcdef"]).await;
+    let app = spawn_app_on(&db, &["--admin-token", ADMIN]).await;
     let (status, document) = app.get_json("/api/openapi.json").await;
     assert_eq!(status, 200);
     assert!(document["openapi"].as_str().unwrap().starts_with("3."));
