@@ -21,12 +21,13 @@ async fn one_period_of(app: &TestApp, scores: &[i64]) -> (String, i64, Vec<Playe
         let board = format!("tick{attempt}");
         app.create_board(&json!({"id": board, "name": "Tick", "reset": "* * * * * *", "archive_periods": 100})).await;
         let mut players = Vec::new();
+        for i in 0..scores.len() {
+            players.push(app.register(&format!("p{attempt}x{i}")).await);
+        }
         let mut periods = Vec::new();
-        for (i, score) in scores.iter().enumerate() {
-            let player = app.register(&format!("p{attempt}x{i}")).await;
-            let posted = app.post_board_score(&player, &board, *score).await;
+        for (player, score) in players.iter().zip(scores) {
+            let posted = app.post_board_score(player, &board, *score).await;
             periods.push(posted["period"]["index"].as_i64().unwrap());
-            players.push(player);
         }
         if periods.windows(2).all(|w| w[0] == w[1]) {
             return (board, periods[0], players);
@@ -51,7 +52,9 @@ async fn period_row(pool: &sqlx::AnyPool, board: &str, period: i64) -> (i64, i64
 /// Waits until the period's standings hold; returns each listed entry's
 /// (user id, final position, final rank) in position order.
 async fn settled(pool: &sqlx::AnyPool, board: &str, period: i64) -> Vec<(i64, i64, i64)> {
-    for _ in 0..100 {
+    // The job looks every 2 s, at periods ended 2 s ago; a loaded CI
+    // machine gets the rest of the 30 s.
+    for _ in 0..300 {
         let (_, changes, standings, claim) = period_row(pool, board, period).await;
         if standings == Some(changes) {
             assert_eq!(claim, None, "a settled period keeps no claim");
