@@ -10,7 +10,7 @@ use actix_web::{web, FromRequest, HttpRequest};
 use super::session::{SessionToken, COOKIE_NAME};
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
-use crate::usecases::accounts::{self, SessionOwner};
+use crate::usecases::sessions::{self, SessionOwner};
 
 /// A caller with a live session. Put it in a handler's arguments to require one.
 #[derive(Debug, Clone)]
@@ -33,7 +33,7 @@ impl FromRequest for AuthUser {
             let state = state.ok_or_else(|| ApiError::internal(anyhow::anyhow!("AppState missing")))?;
             let token_hash = token.ok_or(ErrorCode::SessionRequired)?.hash();
             let SessionOwner { user_id, generation } =
-                accounts::session_user(&state, &token_hash).await?.ok_or(ErrorCode::InvalidSession)?;
+                sessions::session_user(&state, &token_hash).await?.ok_or(ErrorCode::InvalidSession)?;
             Ok(Self { user_id, generation, token_hash })
         })
     }

@@ -10,6 +10,7 @@ use crate::domain::{LoginName, Password};
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
 use crate::usecases::accounts::{self, LoginAttempt, SessionStarted};
+use crate::usecases::sessions;
 use crate::views::{Me, SessionCreated};
 
 #[utoipa::path(post, path = "/api/sessions", operation_id = "login", summary = "Log in: a session token", tag = "accounts",
@@ -52,6 +53,6 @@ pub(super) fn session_started(state: &AppState, started: SessionStarted, status:
     security(("bearer" = []), ("session_cookie" = [])),
     responses((status = 204, description = "The token is dead at once; the cookie is cleared")))]
 pub async fn logout(state: web::Data<AppState>, auth: AuthUser) -> Result<HttpResponse, ApiError> {
-    accounts::logout(&state, &auth.token_hash).await?;
+    sessions::logout(&state, &auth.token_hash).await?;
     Ok(HttpResponse::NoContent().cookie(expired_session_cookie()).finish())
 }

@@ -19,7 +19,7 @@ use crate::error::{ApiError, ErrorCode};
 use crate::scoring::{Post, Posted, Target};
 use crate::state::AppState;
 use crate::store::{BoardRow, BoardScoreRow, NewBoard, PeriodRow, Purge};
-use crate::usecases::accounts::SessionOwner;
+use crate::usecases::sessions::SessionOwner;
 use crate::views::{
     BoardHistory, BoardHistoryItem, BoardList, BoardView, Metadata as MetadataView, PeriodEntry, PeriodList,
     PeriodView, UserBoardEntry, UserBoards,

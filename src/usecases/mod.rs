@@ -12,4 +12,5 @@ pub mod operations;
 pub mod players;
 pub mod rankings;
 pub mod scores;
+pub mod sessions;
 pub mod standings;

@@ -440,6 +440,6 @@ async fn publish(state: &AppState, changed: Changed) {
         // move reads the names it shows under the new version.
         state.ranks.names_changed().await;
     }
-    crate::usecases::accounts::forget_sessions(state, &changed.sessions).await;
-    crate::usecases::accounts::ban_sessions(state, &changed.banned_sessions).await;
+    crate::usecases::sessions::forget_sessions(state, &changed.sessions).await;
+    crate::usecases::sessions::ban_sessions(state, &changed.banned_sessions).await;
 }

@@ -6,7 +6,7 @@ use crate::error::ApiError;
 use crate::limits::Limit;
 use crate::scoring::{self, Post, Posted, Target};
 use crate::state::AppState;
-use crate::usecases::accounts::SessionOwner;
+use crate::usecases::sessions::SessionOwner;
 
 pub async fn post(
     state: &AppState,
