@@ -22,7 +22,7 @@ mod source;
 #[cfg(test)]
 mod tests;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -316,7 +316,7 @@ impl RankEngine {
 
     /// Rebuilds one group in Redis from the database; returns its entries.
     async fn rebuild_group(&self, shared: &Shared, group: Board) -> anyhow::Result<usize> {
-        let start = shared.redis.begin_rebuild(group).await?;
+        let since = shared.redis.begin_rebuild(group).await?;
         let (board, changes, entries) = match group {
             Board::Best | Board::Total => {
                 let rows = self.store.board_standings().await?;
@@ -345,61 +345,80 @@ impl RankEngine {
         };
         let track = self.walks_skip_changes(group);
         if shared.redis.rebuild(board, &entries, Numbering { track, changes }).await? {
-            self.replay_logged(shared, board, start.since, track).await?;
-            shared.redis.end_rebuild(group, &start).await?;
+            self.replay_logged(shared, board, since, track).await?;
         }
         Ok(entries.len())
     }
 
     /// Brings into Redis what changed while a rebuild read the database.
     /// The log names who changed, in which period, and the version and
-    /// change number each change left; what they hold now is read from the
-    /// database, a chunk of players at a time, and recorded like any change
-    /// (versioned: a newer record already there wins).
+    /// change number each change left; what those players hold now is read
+    /// from the database (a chunk of players a statement), and each logged
+    /// change is recorded, in log order, with its own version and change
+    /// number and that state: versioned like any change (the newest wins,
+    /// and once the last is in, Redis holds what the database does), and
+    /// every change number is noted, so a walk's numbers have no gap.
     async fn replay_logged(&self, shared: &Shared, board: BoardPeriod, since: i64, track: bool) -> anyhow::Result<()> {
         const PLAYERS_PER_READ: usize = 500;
-        let mut newest: BTreeMap<(i64, i64), LoggedChange> = BTreeMap::new();
-        for change in shared.redis.logged_changes(board.board, since).await? {
-            if change.period >= board.period {
-                let kept = newest.entry((change.period, change.id)).or_insert(change);
-                if change.version > kept.version {
-                    *kept = change;
-                }
-            }
-        }
-        let logged: Vec<LoggedChange> = newest.into_values().collect();
+        let logged: Vec<LoggedChange> = shared
+            .redis
+            .logged_changes(board.board, since)
+            .await?
+            .into_iter()
+            .filter(|change| change.period >= board.period)
+            .collect();
+        let players: BTreeSet<(i64, i64)> = logged.iter().map(|change| (change.period, change.id)).collect();
+        let players: Vec<(i64, i64)> = players.into_iter().collect();
+        let custom = match board.board {
+            Board::Custom(number) => match self.boards.by_number(number) {
+                Some(custom) => Some(custom),
+                None => return Ok(()), // deleted meanwhile
+            },
+            Board::Best | Board::Total => None,
+        };
+        // What each logged player holds now: members per board of the
+        // group, or none when no longer listed (banned, erased, their last
+        // post removed).
+        let mut now: HashMap<(i64, i64), Vec<(String, Option<String>)>> = HashMap::new();
         let mut conn = self.store.conn().await?;
-        for chunk in logged.chunk_by(|a, b| a.period == b.period).flat_map(|period| period.chunks(PLAYERS_PER_READ)) {
-            let period = chunk[0].period;
-            let ids: Vec<i64> = chunk.iter().map(|change| change.id).collect();
-            let (entries, expire_at) = match board.board {
-                Board::Best | Board::Total => {
-                    let users = self.store.users(&mut conn, &ids).await?;
-                    let standings: Vec<Standing> = users.iter().map(Standing::of).collect();
-                    (replayed_entries(chunk, 2, &standings, |s| s.id, builtin_rebuild_entry), None)
-                }
-                Board::Custom(number) => {
-                    let Some(custom) = self.boards.by_number(number) else { return Ok(()) }; // deleted meanwhile
+        for chunk in players.chunk_by(|a, b| a.0 == b.0).flat_map(|period| period.chunks(PLAYERS_PER_READ)) {
+            let period = chunk[0].0;
+            let ids: Vec<i64> = chunk.iter().map(|(_, id)| *id).collect();
+            let entries: Vec<RebuildEntry> = match (board.board, &custom) {
+                (Board::Custom(number), Some(custom)) => {
                     let rows = self.store.listed_entries_of(&mut conn, number, period, &ids).await?;
-                    let order = custom.spec.order;
-                    let end = custom.recent_periods().iter().find(|p| p.index == period).and_then(|p| p.end);
-                    (replayed_entries(chunk, 1, &rows, |row| row.user_id, |row| custom_rebuild_entry(order, row)), end)
+                    rows.iter().map(|row| custom_rebuild_entry(custom.spec.order, row)).collect()
                 }
+                _ => self
+                    .store
+                    .users(&mut conn, &ids)
+                    .await?
+                    .iter()
+                    .map(|u| builtin_rebuild_entry(&Standing::of(u)))
+                    .collect(),
             };
-            for entry in entries {
-                let members: Vec<(String, Option<&str>)> =
-                    entry.members.iter().map(|(member, metadata)| (member.clone(), metadata.as_deref())).collect();
-                let record = Record {
-                    id: entry.id,
-                    version: entry.version,
-                    period,
-                    expire_at,
-                    track,
-                    changed: entry.changed,
-                    members: &members,
-                };
-                shared.redis.replay(BoardPeriod { period, ..board }, &record).await?;
-            }
+            now.extend(entries.into_iter().map(|entry| ((period, entry.id), entry.members)));
+        }
+        drop(conn);
+        let off_the_boards = vec![(String::new(), None); if custom.is_some() { 1 } else { 2 }];
+        for change in logged {
+            let members = now.get(&(change.period, change.id)).unwrap_or(&off_the_boards);
+            let members: Vec<(String, Option<&str>)> =
+                members.iter().map(|(member, metadata)| (member.clone(), metadata.as_deref())).collect();
+            let expire_at = custom
+                .as_ref()
+                .and_then(|custom| custom.recent_periods().into_iter().find(|p| p.index == change.period))
+                .and_then(|period| period.end);
+            let record = Record {
+                id: change.id,
+                version: change.version,
+                period: change.period,
+                expire_at,
+                track,
+                changed: change.changed,
+                members: &members,
+            };
+            shared.redis.replay(BoardPeriod { period: change.period, ..board }, &record).await?;
         }
         Ok(())
     }
@@ -785,32 +804,6 @@ impl RankEngine {
         };
         page_of(board, slice, count, version, walk)
     }
-}
-
-/// What a replay records for each logged change: the player's state as
-/// the database holds it (`found`, by `id_of`), or, for one it no longer
-/// lists (banned, erased, their last post removed), their removal at the
-/// version and change number the log gives.
-fn replayed_entries<T>(
-    logged: &[LoggedChange],
-    boards_in_group: usize,
-    found: &[T],
-    id_of: impl Fn(&T) -> i64,
-    entry_of: impl Fn(&T) -> RebuildEntry,
-) -> Vec<RebuildEntry> {
-    let found: HashMap<i64, &T> = found.iter().map(|row| (id_of(row), row)).collect();
-    logged
-        .iter()
-        .map(|change| match found.get(&change.id) {
-            Some(row) => entry_of(row),
-            None => RebuildEntry {
-                id: change.id,
-                version: change.version,
-                changed: change.changed,
-                members: vec![(String::new(), None); boards_in_group],
-            },
-        })
-        .collect()
 }
 
 /// A player's entry on the built-in boards, as a rebuild writes it.

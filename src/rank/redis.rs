@@ -56,7 +56,6 @@ const METADATA_OF: &str = include_str!("lua/metadata_of.lua");
 const SLICE: &str = include_str!("lua/slice.lua");
 const RANKED: &str = include_str!("lua/ranked.lua");
 const UNLOCK: &str = include_str!("lua/unlock.lua");
-const END_REBUILD: &str = include_str!("lua/end_rebuild.lua");
 
 /// An entry to record: its player, version, and per board of its group a
 /// packed key and metadata.
@@ -82,7 +81,6 @@ pub struct RedisSource {
     slice: Script,
     ranked: Script,
     unlock: Script,
-    end_rebuild: Script,
 }
 
 /// The members of a standing on the built-in boards (best, total); empty
@@ -113,7 +111,6 @@ impl RedisSource {
             slice: Script::new(&format!("{METADATA_OF}{SLICE}")),
             ranked: Script::new(RANKED),
             unlock: Script::new(UNLOCK),
-            end_rebuild: Script::new(END_REBUILD),
         }
     }
 
@@ -236,37 +233,23 @@ impl RedisSource {
     /// Begins a rebuild of `board`'s group, before the database is read:
     /// marks the group as being rebuilt, so that its changes are logged
     /// for the replay from now on (for [`REPLAY_WINDOW_MS`], renewed by
-    /// every rebuild that begins, or until [`Self::end_rebuild`]), and
-    /// notes where the log stands. Outside rebuilds nothing is logged.
-    pub async fn begin_rebuild(&self, board: Board) -> RedisResult<RebuildStart> {
+    /// every rebuild that begins), and returns where the log stands.
+    /// Outside that window nothing is logged. The mark is never cleared
+    /// early: a rebuild that began meanwhile on another instance (and may
+    /// take the lock next, swapping in what it read) replays from it.
+    pub async fn begin_rebuild(&self, board: Board) -> RedisResult<i64> {
         let group = self.group(board);
-        let mark = format!("{:x}", rand::random::<u64>());
         let mut pipe = redis::pipe();
         pipe.atomic()
             .cmd("SET")
             .arg(group.rebuilding())
-            .arg(&mark)
+            .arg(1)
             .arg("PX")
             .arg(REPLAY_WINDOW_MS)
             .ignore()
             .get(group.sequence());
         let (seq,): (Option<i64>,) = bounded(async { self.client.conn().await?.query(&pipe).await }).await?;
-        Ok(RebuildStart { since: seq.unwrap_or(0), mark })
-    }
-
-    /// Ends the logging a rebuild began, once it has swapped and replayed
-    /// (the mark and the log go), unless another rebuild began since: its
-    /// mark stands then, and its replay needs the log.
-    pub async fn end_rebuild(&self, board: Board, start: &RebuildStart) -> RedisResult<()> {
-        let group = self.group(board);
-        bounded(async {
-            let mut conn = self.client.conn().await?;
-            let mut invocation = self.end_rebuild.prepare_invoke();
-            invocation.key(group.rebuilding()).key(group.changes()).arg(&start.mark);
-            let _: i64 = invocation.invoke_async(&mut conn).await?;
-            Ok(())
-        })
-        .await
+        Ok(seq.unwrap_or(0))
     }
 
     /// Rebuilds one period of a group from `entries` (read from the
@@ -417,14 +400,6 @@ pub struct RebuildEntry {
     pub version: i64,
     pub changed: i64,
     pub members: Vec<(String, Option<String>)>,
-}
-
-/// Where a rebuild began: the change log's sequence then (the replay takes
-/// what came after), and the value of the group's `rebuilding` mark it set.
-#[derive(Debug, Clone)]
-pub struct RebuildStart {
-    pub since: i64,
-    mark: String,
 }
 
 /// How a rebuilt group numbers its changes (see `board_entries.changed`).
