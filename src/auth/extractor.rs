@@ -45,17 +45,42 @@ impl AuthUser {
     }
 }
 
+/// The token of an `Authorization: Bearer <token>` header, if there is
+/// one: the scheme in any case (RFC 7235), the token trimmed and not empty.
+/// Players' sessions and the admin token are read alike.
+pub(crate) fn bearer_token(req: &HttpRequest) -> Option<&str> {
+    let value = req.headers().get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.trim_start().split_once(' ')?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+}
+
 /// The bearer token if there is one, else the session cookie.
 fn presented_token(req: &HttpRequest) -> Option<SessionToken> {
-    let bearer = req
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.strip_prefix("Bearer ").or_else(|| value.strip_prefix("bearer ")))
-        .map(str::trim)
-        .filter(|token| !token.is_empty());
-    match bearer {
+    match bearer_token(req) {
         Some(token) => Some(SessionToken::from_client(token)),
         None => req.cookie(COOKIE_NAME).filter(|c| !c.value().is_empty()).map(|c| SessionToken::from_client(c.value())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use actix_web::http::header::AUTHORIZATION;
+    use actix_web::test::TestRequest;
+
+    use super::bearer_token;
+
+    #[test]
+    fn the_bearer_scheme_is_read_in_any_case() {
+        let token_of = |value: &str| {
+            let request = TestRequest::default().insert_header((AUTHORIZATION, value)).to_http_request();
+            bearer_token(&request).map(str::to_owned)
+        };
+        for value in ["Bearer abc", "bearer abc", "BEARER abc", "Bearer  abc ", " Bearer abc"] {
+            assert_eq!(token_of(value).as_deref(), Some("abc"), "{value:?}");
+        }
+        for value in ["Basic abc", "Bearer", "Bearer ", "Bearerabc", "abc"] {
+            assert_eq!(token_of(value), None, "{value:?}");
+        }
     }
 }

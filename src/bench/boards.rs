@@ -16,7 +16,7 @@ use reqwest::Method;
 use serde_json::{json, Value};
 
 use super::http::{shorten, Api};
-use super::model::PlayerModel;
+use super::model::{EntryModel, Operator, PlayerModel};
 use super::scenario::{full_walk, walk_in_pages, Context};
 use super::stats::{Severity, Work};
 use super::validate::{board_order, Board, Entry};
@@ -25,14 +25,6 @@ use super::validate::{board_order, Board, Entry};
 /// its ended periods it keeps (more than a run lasts).
 const RESET: &str = "*/3 * * * * *";
 const KEPT_PERIODS: i64 = 1_000;
-
-/// How a board turns posts into an entry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Operator {
-    Best,
-    Latest,
-    Total,
-}
 
 /// A custom board the run created.
 #[derive(Debug)]
@@ -48,34 +40,6 @@ pub struct BenchBoard {
 impl BenchBoard {
     pub fn id(&self) -> &str {
         self.board.as_str()
-    }
-}
-
-/// A player's entry on a board in one period, as the bench posted it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct EntryModel {
-    pub score: i64,
-    pub achieved_at: String,
-    pub metadata: Value,
-}
-
-impl EntryModel {
-    /// The entry after one more post; and whether its score changed.
-    fn after(previous: Option<&Self>, board: &BenchBoard, score: i64, at: &str, metadata: &Value) -> (Self, bool) {
-        let reached = |score: i64| Self { score, achieved_at: at.to_owned(), metadata: metadata.clone() };
-        let Some(previous) = previous else { return (reached(score), true) };
-        match board.operator {
-            Operator::Best => {
-                let better = if board.asc { score < previous.score } else { score > previous.score };
-                if better {
-                    (reached(score), true)
-                } else {
-                    (previous.clone(), false)
-                }
-            }
-            Operator::Latest => (reached(score), score != previous.score),
-            Operator::Total => (reached(previous.score + score), score != 0),
-        }
     }
 }
 
@@ -195,7 +159,8 @@ async fn post_to(ctx: &Context, board: &BenchBoard, score: i64, metadata: Value,
     if model.uncertain_boards.contains(board.id()) {
         return ctx.recorder.succeeded(Work::Write);
     }
-    let (entry, improved) = EntryModel::after(model.entries.get(&key), board, score, created_at, &metadata);
+    let (entry, improved) =
+        EntryModel::after(model.entries.get(&key), board.operator, board.asc, score, created_at, &metadata);
     let shown = &answer["entry"];
     let shown_ok = shown["score"] == entry.score
         && shown["achieved_at"] == entry.achieved_at.as_str()

@@ -1,10 +1,56 @@
 //! The bench's own model of what it wrote: each bench player's exact
-//! aggregates, and when each player last moved (to tell which players a
-//! cursor walk must not skip).
+//! aggregates and entries on the run's custom boards, and when each player
+//! last moved (to tell which players a cursor walk must not skip).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 use std::time::Instant;
+
+use serde_json::Value;
+
+/// How a board turns posts into an entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operator {
+    Best,
+    Latest,
+    Total,
+}
+
+/// A player's entry on a board in one period, as the bench posted it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EntryModel {
+    pub score: i64,
+    pub achieved_at: String,
+    pub metadata: Value,
+}
+
+impl EntryModel {
+    /// The entry after one more post to a board of `operator`, ascending
+    /// (`asc`) or not; and whether its score changed.
+    pub fn after(
+        previous: Option<&Self>,
+        operator: Operator,
+        asc: bool,
+        score: i64,
+        at: &str,
+        metadata: &Value,
+    ) -> (Self, bool) {
+        let reached = |score: i64| Self { score, achieved_at: at.to_owned(), metadata: metadata.clone() };
+        let Some(previous) = previous else { return (reached(score), true) };
+        match operator {
+            Operator::Best => {
+                let better = if asc { score < previous.score } else { score > previous.score };
+                if better {
+                    (reached(score), true)
+                } else {
+                    (previous.clone(), false)
+                }
+            }
+            Operator::Latest => (reached(score), score != previous.score),
+            Operator::Total => (reached(previous.score + score), score != 0),
+        }
+    }
+}
 
 /// What the bench knows about one player it registered.
 #[derive(Debug, Clone)]
@@ -25,7 +71,7 @@ pub struct PlayerModel {
     /// A post whose outcome is unknown (5xx, timeout): exact checks stop.
     pub uncertain: bool,
     /// Entries on the run's custom boards, by (board id, period).
-    pub entries: HashMap<(String, i64), super::boards::EntryModel>,
+    pub entries: HashMap<(String, i64), EntryModel>,
     /// Custom boards where a post's outcome is unknown: no exact checks there.
     pub uncertain_boards: HashSet<String>,
 }

@@ -254,14 +254,5 @@ fn parse_id(raw: &str, not_found: ErrorCode) -> Result<i64, ApiError> {
 /// The operator behind an admin request (see `usecases::admin::authorize`).
 async fn operator(state: &AppState, request: &HttpRequest) -> Result<Actor, ApiError> {
     let address = client_address(request, state.settings.trust_forwarded_for);
-    crate::usecases::admin::authorize(state, &address, bearer_token(request)).await
-}
-
-/// The bearer token of an `Authorization` header, if any.
-fn bearer_token(request: &HttpRequest) -> Option<&str> {
-    request
-        .headers()
-        .get(actix_web::http::header::AUTHORIZATION)
-        .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.strip_prefix("Bearer "))
+    crate::usecases::admin::authorize(state, &address, crate::auth::bearer_token(request)).await
 }
