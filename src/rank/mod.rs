@@ -379,7 +379,7 @@ impl RankEngine {
         // What each logged player holds now: members per board of the
         // group, or none when no longer listed (banned, erased, their last
         // post removed).
-        let mut now: HashMap<(i64, i64), Vec<(String, Option<String>)>> = HashMap::new();
+        let mut now: HashMap<(i64, i64), RebuildEntry> = HashMap::new();
         let mut conn = self.store.conn().await?;
         for chunk in players.chunk_by(|a, b| a.0 == b.0).flat_map(|period| period.chunks(PLAYERS_PER_READ)) {
             let period = chunk[0].0;
@@ -397,12 +397,12 @@ impl RankEngine {
                     .map(|u| builtin_rebuild_entry(&Standing::of(u)))
                     .collect(),
             };
-            now.extend(entries.into_iter().map(|entry| ((period, entry.id), entry.members)));
+            now.extend(entries.into_iter().map(|entry| ((period, entry.id), entry)));
         }
         drop(conn);
         let off_the_boards = vec![(String::new(), None); if custom.is_some() { 1 } else { 2 }];
         for change in logged {
-            let members = now.get(&(change.period, change.id)).unwrap_or(&off_the_boards);
+            let members = now.get(&(change.period, change.id)).map_or(&off_the_boards, |entry| &entry.members);
             let members: Vec<(String, Option<&str>)> =
                 members.iter().map(|(member, metadata)| (member.clone(), metadata.as_deref())).collect();
             let expire_at = custom
