@@ -21,7 +21,7 @@ struct InitializeBody {
 
 #[utoipa::path(post, path = "/api/admin/initialize", operation_id = "initializeDataset", summary = "Wipe everything and load a generated dataset", tag = "operations",
     security(("bearer" = [])),
-    request_body = crate::routes::openapi::InitializeRequest,
+    request_body = crate::routes::schemas::InitializeRequest,
     responses(
         (status = 200, description = "Wiped and loaded", body = crate::views::Initialized),
     ))]

@@ -55,7 +55,7 @@ pub async fn periods(
         ("board" = String, Path, pattern = "^[a-z0-9_-]{1,64}$", description = "A custom board's id"),
         ("Idempotency-Key" = Option<String>, Header, pattern = "^[!-~]{1,64}$", description = "As on `/api/scores`: a repeat of the same request returns the first response (200); another request with the same key is 422"),
     ),
-    request_body = crate::routes::openapi::BoardScoreRequest,
+    request_body = crate::routes::schemas::BoardScoreRequest,
     responses(
         (status = 201, description = "Accepted; `entry` is the player's entry after this post", body = crate::views::BoardScoreResult),
         (status = 200, description = "A replay of an `Idempotency-Key`: the first body again", body = crate::views::BoardScoreResult),
@@ -85,7 +85,7 @@ pub(super) fn posted(posted: Posted) -> HttpResponse {
 
 #[utoipa::path(post, path = "/api/admin/boards", operation_id = "createBoard", summary = "Create a custom board", tag = "boards",
     security(("bearer" = [])),
-    request_body = crate::routes::openapi::BoardRequest,
+    request_body = crate::routes::schemas::BoardRequest,
     responses((status = 201, body = crate::views::BoardView)))]
 pub async fn create(
     state: web::Data<AppState>,
@@ -102,7 +102,7 @@ pub async fn create(
 #[utoipa::path(patch, path = "/api/admin/boards/{board}", operation_id = "renameBoard", summary = "Rename a custom board", tag = "boards",
     security(("bearer" = [])),
     params(("board" = String, Path, pattern = "^[a-z0-9_-]{1,64}$", description = "A custom board's id")),
-    request_body = crate::routes::openapi::RenameBoardRequest,
+    request_body = crate::routes::schemas::RenameBoardRequest,
     responses((status = 200, body = crate::views::BoardView)))]
 pub async fn rename(
     state: web::Data<AppState>,

@@ -1,31 +1,17 @@
-//! `GET /api/docs`: the OpenAPI document rendered as one readable HTML page,
-//! built from the same document `/api/openapi.json` serves. Self-contained
-//! (inline CSS, no script, nothing fetched), so it works offline and
-//! behind nginx alike.
+//! The page of `GET /api/docs` (served by `openapi::reference`): the OpenAPI
+//! document rendered as one readable HTML page, from the same document
+//! `/api/openapi.json` serves. Self-contained (inline CSS, no script,
+//! nothing fetched), so it works offline and behind nginx alike.
 
 use std::fmt::Write as _;
-use std::sync::OnceLock;
 
-use actix_web::HttpResponse;
 use serde_json::Value;
-use utoipa::OpenApi as _;
-
-use super::openapi::ApiDoc;
-
-#[utoipa::path(get, path = "/api/docs", operation_id = "getApiReference", summary = "This API as a readable page",
-    tag = "operations",
-    responses((status = 200, description = "The API reference as HTML, rendered from the OpenAPI document", content_type = "text/html")))]
-pub async fn reference() -> HttpResponse {
-    static PAGE: OnceLock<String> = OnceLock::new();
-    let page = PAGE.get_or_init(|| render(&serde_json::to_value(ApiDoc::openapi()).unwrap_or_default()));
-    HttpResponse::Ok().content_type("text/html; charset=utf-8").body(page.clone())
-}
 
 const METHODS: [&str; 5] = ["get", "post", "put", "patch", "delete"];
 
 /// The whole page: every operation (parameters, body, responses with their
 /// codes and headers), then every schema.
-fn render(document: &Value) -> String {
+pub(super) fn render(document: &Value) -> String {
     let title = text(&document["info"]["title"]);
     let mut page = format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title} API reference</title>\
@@ -200,7 +186,10 @@ nav ul{columns:2}h3 code{font-size:15px}";
 
 #[cfg(test)]
 mod tests {
+    use utoipa::OpenApi as _;
+
     use super::*;
+    use crate::routes::openapi::ApiDoc;
 
     #[test]
     fn every_operation_and_schema_is_on_the_page_and_nothing_is_fetched() {

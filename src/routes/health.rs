@@ -8,14 +8,14 @@ use crate::telemetry::Metrics;
 use crate::usecases::operations;
 
 #[utoipa::path(get, path = "/healthz", operation_id = "getHealth", summary = "Health: the database and Redis", tag = "operations", responses(
-    (status = 200, description = "The database answers; `redis` tells the shared boards' state", body = crate::routes::openapi::Health),
+    (status = 200, description = "The database answers; `redis` tells the shared boards' state", body = crate::routes::schemas::Health),
 ))]
 pub async fn healthz(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
     Ok(HttpResponse::Ok().json(operations::health(&state).await?))
 }
 
 #[utoipa::path(get, path = "/livez", operation_id = "getLiveness", summary = "Liveness: the process answers", tag = "operations", responses(
-    (status = 200, description = "The process runs and answers (nothing else is checked)", body = crate::routes::openapi::Status),
+    (status = 200, description = "The process runs and answers (nothing else is checked)", body = crate::routes::schemas::Status),
 ))]
 pub async fn livez() -> HttpResponse {
     HttpResponse::Ok().json(serde_json::json!({"status": "ok"}))
@@ -23,7 +23,7 @@ pub async fn livez() -> HttpResponse {
 
 #[utoipa::path(get, path = "/readyz", operation_id = "getReadiness", summary = "Readiness: warmed up, database reachable, not draining", tag = "operations", responses(
     (status = 200, description = "Ready for traffic: warmed up (the server listens only after its warm-up), \
-        the database answers, not draining", body = crate::routes::openapi::Status),
+        the database answers, not draining", body = crate::routes::schemas::Status),
 ))]
 pub async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
     operations::readiness(&state).await?;

@@ -23,7 +23,7 @@ pub async fn me(state: web::Data<AppState>, auth: AuthUser) -> Result<HttpRespon
 
 #[utoipa::path(patch, path = "/api/me", operation_id = "updateMe", summary = "Change the own display name or password", tag = "accounts",
     security(("bearer" = []), ("session_cookie" = [])),
-    request_body = crate::routes::openapi::ChangeMeRequest,
+    request_body = crate::routes::schemas::ChangeMeRequest,
     responses((status = 200, description = "Changed. A new password ends every other session of the player; \
         this one stays", body = crate::views::Me)))]
 pub async fn change(state: web::Data<AppState>, auth: AuthUser, body: JsonObject) -> Result<HttpResponse, ApiError> {
@@ -43,7 +43,7 @@ pub async fn change(state: web::Data<AppState>, auth: AuthUser, body: JsonObject
 
 #[utoipa::path(delete, path = "/api/me", operation_id = "eraseMe", summary = "Erase the own account and everything of it", tag = "accounts",
     security(("bearer" = []), ("session_cookie" = [])),
-    request_body = crate::routes::openapi::EraseMeRequest,
+    request_body = crate::routes::schemas::EraseMeRequest,
     responses((status = 204, description = "Erased: the player, every post and entry, sessions and idempotency \
         keys. Every board closes up; the login name is free again")))]
 pub async fn erase(state: web::Data<AppState>, auth: AuthUser, body: JsonObject) -> Result<HttpResponse, ApiError> {

@@ -12,6 +12,7 @@ mod moderation;
 pub mod openapi;
 mod paths;
 mod rankings;
+mod schemas;
 mod scores;
 mod sessions;
 mod users;
@@ -54,7 +55,7 @@ routes! {
     "/readyz" => { get: health::readyz => [ShuttingDown, DatabaseUnavailable] },
     "/metrics" => { get: health::metrics => [] },
     "/api/openapi.json" => { get: openapi::document => [] },
-    "/api/docs" => { get: docs::reference => [] },
+    "/api/docs" => { get: openapi::reference => [] },
     "/api/users" => {
         post: users::register => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, LoginNameTaken,
             InvalidLoginName, InvalidPassword, InvalidDisplayName, TooManyRequests, HashingBusy, DatabaseUnavailable],

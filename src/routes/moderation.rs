@@ -52,7 +52,7 @@ pub async fn delete_board_score(
 #[utoipa::path(post, path = "/api/admin/users/{id}/ban", operation_id = "banPlayer", summary = "Ban a player", tag = "moderation",
     security(("bearer" = [])),
     params(("id" = i64, Path, minimum = 1, description = "User id")),
-    request_body = crate::routes::openapi::BanRequest,
+    request_body = crate::routes::schemas::BanRequest,
     responses((status = 200, description = "Banned: off every board and period, sessions ended; nothing deleted. \
         The player as others saw them before the ban", body = crate::views::PublicUser)))]
 pub async fn ban(
@@ -88,7 +88,7 @@ pub async fn unban(
 #[utoipa::path(patch, path = "/api/admin/users/{id}", operation_id = "renamePlayer", summary = "Rename a player", tag = "moderation",
     security(("bearer" = [])),
     params(("id" = i64, Path, minimum = 1, description = "User id")),
-    request_body = crate::routes::openapi::RenameUserRequest,
+    request_body = crate::routes::schemas::RenameUserRequest,
     responses((status = 200, description = "Renamed, on every page of every instance at the next read",
         body = crate::views::PublicUser)))]
 pub async fn rename(

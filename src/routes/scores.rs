@@ -12,7 +12,7 @@ use crate::usecases::scores;
 #[utoipa::path(post, path = "/api/scores", operation_id = "postScore", summary = "Post a score to the built-in boards", tag = "scores",
     security(("bearer" = []), ("session_cookie" = [])),
     params(("Idempotency-Key" = Option<String>, Header, pattern = "^[!-~]{1,64}$", description = "1..64 visible ASCII characters; a repeat of the same request returns the first response (200) and changes nothing; the same key with another body is 422 `idempotency_key_reused`; kept 48 h")),
-    request_body = crate::routes::openapi::ScoreRequest,
+    request_body = crate::routes::schemas::ScoreRequest,
     responses(
         (status = 201, description = "Accepted; `user` already reflects this post", body = crate::views::ScoreResult),
         (status = 200, description = "A replay of an `Idempotency-Key`: the first body again", body = crate::views::ScoreResult),

@@ -14,7 +14,7 @@ use crate::usecases::sessions;
 use crate::views::{Me, SessionCreated};
 
 #[utoipa::path(post, path = "/api/sessions", operation_id = "login", summary = "Log in: a session token", tag = "accounts",
-    request_body = crate::routes::openapi::LoginRequest,
+    request_body = crate::routes::schemas::LoginRequest,
     responses(
         (status = 200, description = "Logged in; also sets the `session` cookie", body = crate::views::SessionCreated),
     ))]

@@ -14,7 +14,7 @@ use crate::usecases::{accounts, boards, players};
 use crate::views::{PublicUser, ScoreHistory, ScoreView, UserList};
 
 #[utoipa::path(post, path = "/api/users", operation_id = "register", summary = "Register a player: a session token", tag = "accounts",
-    request_body = crate::routes::openapi::RegisterRequest,
+    request_body = crate::routes::schemas::RegisterRequest,
     responses(
         (status = 201, description = "Registered and logged in; also sets the `session` cookie", body = crate::views::SessionCreated),
     ))]

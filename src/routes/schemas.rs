@@ -1,0 +1,162 @@
+//! The JSON bodies the handlers document but parse by hand (requests whose
+//! every field is validated into domain types, with its own error code),
+//! and the health answers: types for the OpenAPI document only.
+
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// Every error: `{"error": {"code", "message"}}`.
+#[derive(Serialize, ToSchema)]
+pub struct ErrorBody {
+    pub error: ErrorDetail,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct ErrorDetail {
+    /// snake_case, e.g. `invalid_score`, `login_name_taken`, `invalid_cursor`
+    /// (the document lists every code; each response lists its own).
+    pub code: String,
+    /// Human text, never internals.
+    pub message: String,
+}
+
+/// `POST /api/users`.
+#[derive(Serialize, ToSchema)]
+pub struct RegisterRequest {
+    /// 3..32 characters of `[A-Za-z0-9_.-]`, unique case-insensitively.
+    #[schema(example = "alice_01", pattern = "^[A-Za-z0-9_.-]{3,32}$")]
+    pub login_name: String,
+    /// 8..72 bytes of UTF-8 (bytes, not characters: JSON Schema's lengths
+    /// count characters, so the rule is only stated here).
+    pub password: String,
+    /// 1..32 characters, no control characters; default: `login_name`.
+    #[schema(min_length = 1, max_length = 32)]
+    pub display_name: Option<String>,
+}
+
+/// `POST /api/sessions`.
+#[derive(Serialize, ToSchema)]
+pub struct LoginRequest {
+    pub login_name: String,
+    pub password: String,
+}
+
+/// `POST /api/scores`.
+#[derive(Serialize, ToSchema)]
+pub struct ScoreRequest {
+    /// An integer in 0..=1,000,000,000 (floats, strings, negatives: 422 `invalid_score`).
+    #[schema(example = 1200, minimum = 0, maximum = 1_000_000_000)]
+    pub score: i64,
+}
+
+/// `POST /api/boards/{board}/scores`.
+#[derive(Serialize, ToSchema)]
+pub struct BoardScoreRequest {
+    /// An integer in the board's `min_score..=max_score` (422 `invalid_score` outside).
+    #[schema(example = 83_250)]
+    pub score: i64,
+    /// Any JSON object of at most 1 KiB serialized (422 `invalid_metadata`
+    /// otherwise), stored with the post and shown with the entry it sets.
+    #[schema(value_type = Option<Object>)]
+    pub metadata: Option<serde_json::Value>,
+}
+
+/// `POST /api/admin/boards`: everything but `id` and `name` has a default,
+/// and only `name` can change later.
+#[derive(Serialize, ToSchema)]
+pub struct BoardRequest {
+    /// 1..64 characters of `[a-z0-9_-]`; `best` and `total` are taken.
+    #[schema(example = "level-3", pattern = "^[a-z0-9_-]{1,64}$")]
+    pub id: String,
+    /// 1..128 characters, no control characters.
+    #[schema(example = "Level 3: fastest run", min_length = 1, max_length = 128)]
+    pub name: String,
+    /// `desc` (higher is better, default) or `asc` (lower is better).
+    #[schema(example = "asc")]
+    pub order: Option<String>,
+    /// `best` (default), `latest` or `total` (`desc` only).
+    #[schema(example = "best")]
+    pub operator: Option<String>,
+    /// A cron pattern (5 fields, or 6 with seconds first) in `timezone`; null: never resets.
+    #[schema(example = "0 0 * * 1")]
+    pub reset: Option<String>,
+    /// An IANA time zone, default `UTC`.
+    #[schema(example = "Europe/Paris")]
+    pub timezone: Option<String>,
+    /// Ended periods kept readable, 0..1000, default 10.
+    #[schema(minimum = 0, maximum = 1000)]
+    pub archive_periods: Option<i64>,
+    /// Default 0.
+    pub min_score: Option<i64>,
+    /// Default 1,000,000,000; at least `min_score`.
+    pub max_score: Option<i64>,
+}
+
+/// `PATCH /api/admin/boards/{board}`.
+#[derive(Serialize, ToSchema)]
+pub struct RenameBoardRequest {
+    #[schema(min_length = 1, max_length = 128)]
+    pub name: String,
+}
+
+/// `POST /api/admin/users/{id}/ban`.
+#[derive(Serialize, ToSchema)]
+pub struct BanRequest {
+    /// Why, for the audit log.
+    #[schema(min_length = 1, max_length = 500)]
+    pub reason: String,
+}
+
+/// `PATCH /api/admin/users/{id}`.
+#[derive(Serialize, ToSchema)]
+pub struct RenameUserRequest {
+    #[schema(min_length = 1, max_length = 32)]
+    pub display_name: String,
+}
+
+/// `PATCH /api/me`: a display name, a password, or both.
+#[derive(Serialize, ToSchema)]
+pub struct ChangeMeRequest {
+    #[schema(min_length = 1, max_length = 32)]
+    pub display_name: Option<String>,
+    /// A new password (8 to 72 bytes); needs `current_password`.
+    pub password: Option<String>,
+    /// The password the player logs in with now (401 when wrong).
+    pub current_password: Option<String>,
+}
+
+/// `DELETE /api/me`.
+#[derive(Serialize, ToSchema)]
+pub struct EraseMeRequest {
+    /// The player's password, to confirm.
+    pub password: String,
+}
+
+/// `POST /api/admin/initialize` (the body may be empty).
+#[derive(Serialize, ToSchema)]
+pub struct InitializeRequest {
+    /// Players to generate (default 1,000).
+    #[schema(minimum = 0, maximum = 2_000_000)]
+    pub users: Option<i64>,
+    /// Score posts spread over them (default 10,000; needs at least one player).
+    #[schema(minimum = 0, maximum = 20_000_000)]
+    pub scores: Option<i64>,
+    /// The same seed gives byte-identical pages (default 1).
+    pub seed: Option<u64>,
+}
+
+/// `GET /healthz`.
+#[derive(Serialize, ToSchema)]
+pub struct Health {
+    #[schema(example = "ok")]
+    pub status: String,
+    /// `ok`, `degraded` (serving without Redis) or `disabled`.
+    pub redis: String,
+}
+
+/// `GET /livez`, `GET /readyz`.
+#[derive(Serialize, ToSchema)]
+pub struct Status {
+    /// `ok` (live) or `ready`.
+    pub status: String,
+}
