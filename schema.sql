@@ -131,7 +131,8 @@ CREATE TABLE IF NOT EXISTS board_periods (
   -- when an instance began writing them (migration 7)
   standings_changes BIGINT NULL,
   standings_claimed_at BIGINT NULL,
-  PRIMARY KEY (board, period)
+  PRIMARY KEY (board, period),
+  KEY board_periods_unsettled (standings_changes, ends_at)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
 -- A player's entry on a board in one period: the denormalised aggregate

@@ -122,9 +122,7 @@ impl DatabaseSource {
             skipped: Some(skipped),
         })
     }
-}
 
-impl DatabaseSource {
     /// A slice from the period's final standings, if they hold.
     async fn settled_slice(
         &self,

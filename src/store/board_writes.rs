@@ -87,7 +87,9 @@ impl Store {
     /// Numbers `count` changes to a board period's entries: returns the
     /// first number, the others follow it. The caller holds the period's
     /// row (`lock_period`, `lock_existing_period`), so numbers are handed
-    /// out in commit order, on every instance.
+    /// out in commit order, on every instance. A change clears the period's
+    /// final standings, if it has them (a post committed just after the
+    /// period ended): they are written again.
     pub async fn number_changes(
         &self,
         conn: &mut AnyConnection,
@@ -95,12 +97,14 @@ impl Store {
         period: i64,
         count: i64,
     ) -> StoreResult<i64> {
-        self.sql("UPDATE board_periods SET changes = changes + ? WHERE board = ? AND period = ?")
-            .bind(count)
-            .bind(board)
-            .bind(period)
-            .execute(&mut *conn)
-            .await?;
+        self.sql(
+            "UPDATE board_periods SET changes = changes + ?, standings_changes = NULL WHERE board = ? AND period = ?",
+        )
+        .bind(count)
+        .bind(board)
+        .bind(period)
+        .execute(&mut *conn)
+        .await?;
         let changes = self.period_changes(conn, board, period).await?;
         Ok(changes - count + 1)
     }

@@ -7,9 +7,10 @@
 //! source reads them while they hold.
 //!
 //! They hold while the period's `standings_changes` equals its `changes`:
-//! a post committed after they were begun moves `changes`, and moderation
-//! that hides, shows or deletes an entry of the period clears
-//! `standings_changes` (`CLEAR_STANDINGS`) in the transaction that does it.
+//! every change to the period's entries clears `standings_changes` in the
+//! transaction that makes it: the score writer when it numbers a change (a
+//! post committed just after the end), moderation hiding, showing or
+//! deleting an entry (`CLEAR_STANDINGS`, which also drops a claim).
 
 use sqlx::AnyConnection;
 
@@ -92,8 +93,8 @@ const STANDING_COLUMNS: &str = "user_id AS id, score, achieved_at AS at, metadat
 
 impl Store {
     /// Ended periods (`ends_at` no later than `ended_by`) of existing boards
-    /// whose standings do not hold and that no writer claimed since
-    /// `stale_claims_before`.
+    /// without standings, that no writer claimed since `stale_claims_before`:
+    /// a range of `board_periods_unsettled`, not a read of every kept period.
     pub async fn periods_without_standings(
         &self,
         ended_by: Timestamp,
@@ -102,8 +103,7 @@ impl Store {
         let mut conn = self.conn().await?;
         Ok(self
             .sql_as(
-                "SELECT board, period FROM board_periods WHERE ends_at <= ? \
-                 AND (standings_changes IS NULL OR standings_changes <> changes) \
+                "SELECT board, period FROM board_periods WHERE standings_changes IS NULL AND ends_at <= ? \
                  AND (standings_claimed_at IS NULL OR standings_claimed_at < ?) \
                  AND board IN (SELECT number FROM boards) ORDER BY board, period",
             )
