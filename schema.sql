@@ -128,7 +128,7 @@ CREATE TABLE IF NOT EXISTS board_periods (
   changes BIGINT NOT NULL DEFAULT 0,
   -- once the period has ended: the change count its entries' final
   -- standings were written at (they hold while it equals `changes`), and
-  -- when an instance began writing them (migration 7)
+  -- when an instance began writing them (migrations 7 and 8)
   standings_changes BIGINT NULL,
   standings_claimed_at BIGINT NULL,
   PRIMARY KEY (board, period),

@@ -5,4 +5,3 @@ ALTER TABLE board_periods ADD COLUMN standings_claimed_at INTEGER NULL;
 ALTER TABLE board_entries ADD COLUMN final_position INTEGER NULL;
 ALTER TABLE board_entries ADD COLUMN final_rank INTEGER NULL;
 CREATE INDEX IF NOT EXISTS board_entries_final ON board_entries (board, period, final_position);
-CREATE INDEX IF NOT EXISTS board_periods_unsettled ON board_periods (standings_changes, ends_at);
