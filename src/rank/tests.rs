@@ -243,6 +243,13 @@ where
             scores
         };
         record(format!("{board:?} ranks"), format!("{:?}", source.ranks_of_scores(&scores).await.unwrap()));
+        // Asked only below the middle, the database counts from the bottom.
+        let lower = &keys[(keys.len() / 2 + 1).min(keys.len())..];
+        let scores: Vec<(BoardPeriod, i64)> = lower.iter().map(|key| (board, key.score)).collect();
+        record(format!("{board:?} lower ranks"), format!("{:?}", source.ranks_of_scores(&scores).await.unwrap()));
+        let lower: Vec<i64> = lower.iter().map(|key| key.id).collect();
+        let ranked = source.ranked(board, &lower).await.unwrap();
+        record(format!("{board:?} ranked lower {lower:?}"), format!("{ranked:?}"));
     }
     answers
 }

@@ -5,6 +5,8 @@
 //! custom boards from `board_entries`.
 
 use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use futures_util::{stream, StreamExt as _, TryStreamExt as _};
 use sqlx::AnyConnection;
@@ -45,6 +47,12 @@ struct BoardSql {
     /// A subquery counting the entries with a strictly better score than
     /// the first `?` and no better than the second: one index range.
     better_between: &'static str,
+    /// A subquery counting the entries with a score no better than `?`:
+    /// the count from the bottom of the board.
+    no_better_than: &'static str,
+    /// A subquery reading the board's entry count (its row of `board_stats`
+    /// or `board_periods`, kept with the entries).
+    players: &'static str,
     /// A subquery counting the entries with score `?` that come before a
     /// key (bound by [`tie_binds`]). A key's position is `better_than` plus
     /// this: two index ranges, where one count of an `OR` walked the board
@@ -57,6 +65,9 @@ struct BoardSql {
     keys_of: &'static str,
 }
 
+/// The built-in boards' entry count (the same on both).
+const BUILTIN_PLAYERS: &str = "(SELECT COALESCE(MAX(players), 0) FROM board_stats WHERE id = 1)";
+
 const BEST_SQL: BoardSql = BoardSql {
     keys_at: "SELECT id, best_score AS score, best_at AS at, NULL AS metadata FROM users WHERE banned_at IS NULL AND best_at IS NOT NULL \
               ORDER BY best_score DESC, best_at, id LIMIT ? OFFSET ?",
@@ -67,6 +78,8 @@ const BEST_SQL: BoardSql = BoardSql {
     // player (scores are never negative): no `best_at` test needed.
     better_than: "(SELECT COUNT(*) FROM users WHERE banned_at IS NULL AND best_score > ?)",
     better_between: "(SELECT COUNT(*) FROM users WHERE banned_at IS NULL AND best_score > ? AND best_score <= ?)",
+    no_better_than: "(SELECT COUNT(*) FROM users WHERE banned_at IS NULL AND best_at IS NOT NULL AND best_score <= ?)",
+    players: BUILTIN_PLAYERS,
     tied_before: "(SELECT COUNT(*) FROM users WHERE banned_at IS NULL AND best_at IS NOT NULL AND best_score = ? \
                   AND (best_at < ? OR (best_at = ? AND id < ?)))",
     key_of: "SELECT id, best_score AS score, best_at AS at, NULL AS metadata FROM users \
@@ -83,6 +96,8 @@ const TOTAL_SQL: BoardSql = BoardSql {
                  ORDER BY total_score DESC, id LIMIT ?",
     better_than: "(SELECT COUNT(*) FROM users WHERE banned_at IS NULL AND total_score > ?)",
     better_between: "(SELECT COUNT(*) FROM users WHERE banned_at IS NULL AND total_score > ? AND total_score <= ?)",
+    no_better_than: "(SELECT COUNT(*) FROM users WHERE banned_at IS NULL AND best_at IS NOT NULL AND total_score <= ?)",
+    players: BUILTIN_PLAYERS,
     tied_before: "(SELECT COUNT(*) FROM users WHERE banned_at IS NULL AND best_at IS NOT NULL AND total_score = ? AND id < ?)",
     key_of: "SELECT id, total_score AS score, NULL AS at, NULL AS metadata FROM users \
              WHERE id = ? AND banned_at IS NULL AND best_at IS NOT NULL",
@@ -101,6 +116,8 @@ const CUSTOM_SQL: BoardSql = BoardSql {
     better_than: "(SELECT COUNT(*) FROM board_entries WHERE board = ? AND period = ? AND hidden = 0 AND rank_score < ?)",
     better_between: "(SELECT COUNT(*) FROM board_entries WHERE board = ? AND period = ? AND hidden = 0 \
                      AND rank_score < ? AND rank_score >= ?)",
+    no_better_than: "(SELECT COUNT(*) FROM board_entries WHERE board = ? AND period = ? AND hidden = 0 AND rank_score >= ?)",
+    players: "(SELECT COALESCE(MAX(players), 0) FROM board_periods WHERE board = ? AND period = ?)",
     tied_before: "(SELECT COUNT(*) FROM board_entries WHERE board = ? AND period = ? AND hidden = 0 AND rank_score = ? \
                   AND (achieved_at < ? OR (achieved_at = ? AND user_id < ?)))",
     key_of: "SELECT user_id AS id, score, achieved_at AS at, metadata FROM board_entries \
@@ -193,6 +210,35 @@ pub type WalkedKey = (BoardKey, Option<String>, i64);
 
 fn key_with_metadata(row: KeyRow) -> KeyWithMetadata {
     (BoardKey { score: row.score, at: row.at.unwrap_or(0), id: row.id }, row.metadata)
+}
+
+/// Where the middle entry of each large board was when last read: tells
+/// [`Store::board_players_above`] from which end a count walks fewer
+/// entries. Only a guide: a stale middle costs time, never a wrong count.
+#[derive(Default)]
+pub(super) struct Middles(Mutex<HashMap<BoardPeriod, (Option<i64>, Instant)>>);
+
+impl Middles {
+    /// How long a middle read stands before it is read again.
+    const FRESH_FOR: Duration = Duration::from_secs(60);
+    /// The entries from which a board's middle is worth reading (in unit
+    /// tests two, so that their small boards are counted from both ends).
+    const LARGE: i64 = if cfg!(test) { 2 } else { 10_000 };
+    /// The boards remembered at most (then forgotten all at once).
+    const BOARDS: usize = 10_000;
+
+    fn fresh(&self, board: BoardPeriod) -> Option<Option<i64>> {
+        let middles = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        middles.get(&board).filter(|(_, read_at)| read_at.elapsed() < Self::FRESH_FOR).map(|(middle, _)| *middle)
+    }
+
+    fn remember(&self, board: BoardPeriod, middle: Option<i64>) {
+        let mut middles = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if middles.len() >= Self::BOARDS {
+            middles.clear();
+        }
+        middles.insert(board, (middle, Instant::now()));
+    }
 }
 
 /// A display name of a page's player.
@@ -323,12 +369,16 @@ impl Store {
 
     /// For each (board, score): how many entries have a strictly better
     /// score, i.e. the score's competition rank minus one. One statement,
-    /// whose work is one walk of each board's index down to the lowest score
-    /// asked, however many scores are asked: per board, the best score's
-    /// count is of the entries above it, each next score's only of those
-    /// between it and the one before (where a count per score walked the
-    /// index from the top each time: 100 bottom players of 780,000 took
-    /// 10 s).
+    /// whose work is one walk of each board's index from one end to the
+    /// farthest score asked, however many scores are asked: the first
+    /// score's count is of the entries beyond it, each next score's only of
+    /// those between it and the one before (where a count per score walked
+    /// the index from the top each time: 100 bottom players of 780,000 took
+    /// 10 s). The walk starts at the bottom when every score asked is below
+    /// the board's middle (see [`Middles`]): the count above is then the
+    /// board's entry count less the entries at or below, read in the same
+    /// statement, so a post at the bottom of a million counts a few entries
+    /// rather than all of them.
     pub async fn board_players_above(
         &self,
         conn: &mut AnyConnection,
@@ -338,7 +388,7 @@ impl Store {
         if scores.is_empty() {
             return Ok(Vec::new());
         }
-        // Each board's distinct score binds, the best first.
+        // Each board's distinct score binds, in the order its walk meets them.
         let mut boards: Vec<(BoardPeriod, Vec<i64>)> = Vec::new();
         for (board, score) in scores {
             let bind = score_bind(*board, *score);
@@ -347,25 +397,39 @@ impl Store {
                 None => boards.push((*board, vec![bind])),
             }
         }
-        for (board, binds) in &mut boards {
-            binds.sort_unstable_by_key(|bind| better_first(*board, *bind));
+        let mut walks = Vec::with_capacity(boards.len());
+        for (board, mut binds) in boards {
+            binds.sort_unstable_by_key(|bind| better_first(board, *bind));
             binds.dedup();
+            let from_bottom = match self.middle_of(conn, board).await? {
+                Some(middle) => better_first(board, binds[0]) > better_first(board, middle),
+                None => false,
+            };
+            if from_bottom {
+                binds.reverse();
+            }
+            walks.push((board, binds, from_bottom));
         }
         let mut columns = Vec::new();
         let mut values = Vec::new();
-        for (board, binds) in &boards {
+        let mut column = |sql: &str, board: BoardPeriod, binds: &[i64]| {
+            columns.push(format!("{sql} AS n{}", columns.len()));
+            values.extend(scope_binds(board));
+            values.extend_from_slice(binds);
+        };
+        for (board, binds, from_bottom) in &walks {
             let statements = board_sql(board.board);
-            for (i, bind) in binds.iter().enumerate() {
-                columns.push(format!(
-                    "{} AS n{}",
-                    if i == 0 { statements.better_than } else { statements.better_between },
-                    columns.len()
-                ));
-                values.extend(scope_binds(*board));
-                values.push(*bind);
-                if i > 0 {
-                    values.push(binds[i - 1]);
-                }
+            if *from_bottom {
+                column(statements.players, *board, &[]);
+                column(statements.no_better_than, *board, &[binds[0]]);
+            } else {
+                column(statements.better_than, *board, &[binds[0]]);
+            }
+            // Between the one before (nearer the walk's start) and this one.
+            for pair in binds.windows(2) {
+                let (before, bind) = (pair[0], pair[1]);
+                let range = if *from_bottom { [before, bind] } else { [bind, before] };
+                column(statements.better_between, *board, &range);
             }
         }
         let sql = format!("SELECT {}", columns.join(", "));
@@ -374,17 +438,43 @@ impl Store {
             .fold(self.sql_once(&sql), |query, value| query.bind(value))
             .fetch_one(&mut *conn)
             .await?;
-        let mut column = 0;
+        let mut counts = (0..).map(|column| row.try_get::<i64, _>(column));
         let mut above: HashMap<(BoardPeriod, i64), i64> = HashMap::new();
-        for (board, binds) in &boards {
-            let mut running = 0;
-            for bind in binds {
-                running += row.try_get::<i64, _>(column)?;
-                column += 1;
+        for (board, binds, from_bottom) in &walks {
+            // Walking down, each range adds to the count above; walking
+            // up, each takes from it.
+            let (mut running, step) = if *from_bottom {
+                let players = counts.next().unwrap_or(Ok(0))?;
+                (players - counts.next().unwrap_or(Ok(0))?, -1)
+            } else {
+                (counts.next().unwrap_or(Ok(0))?, 1)
+            };
+            above.insert((*board, binds[0]), running);
+            for bind in &binds[1..] {
+                running += step * counts.next().unwrap_or(Ok(0))?;
                 above.insert((*board, *bind), running);
             }
         }
         Ok(scores.iter().map(|(board, score)| above[&(*board, score_bind(*board, *score))]).collect())
+    }
+
+    /// The score bind of a large board's middle entry, as read at most
+    /// [`Middles::FRESH_FOR`] ago (reading it now if not, on the caller's
+    /// connection: one walk of half the board a minute); none for a board
+    /// under [`Middles::LARGE`] entries, where either end is near.
+    async fn middle_of(&self, conn: &mut AnyConnection, board: BoardPeriod) -> StoreResult<Option<i64>> {
+        if let Some(middle) = self.middles.fresh(board) {
+            return Ok(middle);
+        }
+        let players = self.board_players(conn, board).await?;
+        let middle = if players < Middles::LARGE {
+            None
+        } else {
+            let keys = self.board_keys_at(conn, board, players / 2, 1).await?;
+            keys.first().map(|(key, _)| score_bind(board, key.score))
+        };
+        self.middles.remember(board, middle);
+        Ok(middle)
     }
 
     /// Entries before `key` in the board's order.

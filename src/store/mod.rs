@@ -24,6 +24,7 @@ mod standings;
 mod users;
 
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use prometheus::IntCounter;
@@ -353,6 +354,8 @@ pub struct Store {
     statements: IntCounter,
     /// How a multi-row INSERT reports the ids it assigned.
     insert_ids: InsertIds,
+    /// Where large boards' middles were, shared by both pools' stores.
+    middles: Arc<board::Middles>,
 }
 
 /// How a multi-row INSERT reports the ids it assigned, in row order.
@@ -459,7 +462,7 @@ impl Store {
             Dialect::Sqlite => InsertIds::Returning,
             Dialect::MySql => InsertIds::Consecutive { step: 1 },
         };
-        Ok(Self { pool, board_reads, dialect, statements, insert_ids })
+        Ok(Self { pool, board_reads, dialect, statements, insert_ids, middles: Arc::default() })
     }
 
     /// This store on its own pool for the rank engine's reads of boards
