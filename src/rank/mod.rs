@@ -17,6 +17,7 @@ mod database;
 mod health;
 mod key;
 mod local;
+mod picked;
 mod redis;
 mod source;
 #[cfg(test)]
@@ -32,6 +33,7 @@ use self::health::RedisHealth;
 pub use self::health::SharedState;
 pub use self::local::EntryChange;
 use self::local::{LocalBoards, LocalSource};
+use self::picked::Picked;
 use self::redis::{builtin_members, LoggedChange, Numbering, RebuildEntry, Record, RedisSource};
 use self::source::{BoardSource, Slice, SliceRead, SliceStart};
 pub use self::source::{Entry, Ranked};
@@ -155,38 +157,6 @@ enum Source<'a> {
     Database,
 }
 
-/// Runs one read on the source the engine picks for `$boards`; a Redis
-/// failure degrades the engine and the read is answered by the database
-/// instead. The one place the engine chooses where an answer comes from.
-macro_rules! dispatch {
-    ($engine:expr, $boards:expr, |$source:ident| $read:expr) => {{
-        let engine = $engine;
-        match engine.source($boards) {
-            Source::Local($source) => match $read.await {
-                Ok(answer) => Ok(answer),
-                Err(never) => match never {},
-            },
-            Source::Redis(shared) => {
-                let $source = &shared.redis;
-                match $read.await {
-                    Ok(answer) => Ok(answer),
-                    Err(error) => {
-                        if !matches!(error, RedisError::BehindWalk) {
-                            engine.degrade(shared, &error, Failed::Read);
-                        }
-                        let $source = &engine.database;
-                        $read.await
-                    }
-                }
-            }
-            Source::Database => {
-                let $source = &engine.database;
-                $read.await
-            }
-        }
-    }};
-}
-
 impl RankEngine {
     /// An engine over `store`, and over Redis when a client is given (its
     /// recovery task runs on `background`).
@@ -230,6 +200,11 @@ impl RankEngine {
     }
 
     /// Where a read of these boards goes right now.
+    /// The source that answers a read of `boards` (see [`Picked`]).
+    fn pick<'a>(&'a self, boards: impl IntoIterator<Item = &'a BoardPeriod>) -> Picked<'a> {
+        Picked { engine: self, source: self.source(boards) }
+    }
+
     fn source<'a>(&'a self, boards: impl IntoIterator<Item = &'a BoardPeriod>) -> Source<'a> {
         if !boards.into_iter().all(|board| self.is_live(board)) {
             return Source::Database;
@@ -718,7 +693,7 @@ impl RankEngine {
         if scores.is_empty() {
             return Ok(Vec::new());
         }
-        dispatch!(self, scores.iter().map(|(board, _)| board), |source| source.ranks_of_scores(scores))
+        self.pick(scores.iter().map(|(board, _)| board)).ranks_of_scores(scores).await
     }
 
     /// `count` entries from `start` plus one more, to tell whether there is
@@ -727,7 +702,7 @@ impl RankEngine {
     async fn slice(&self, board: BoardPeriod, start: SliceStart, count: usize) -> StoreResult<(Option<Slice>, u64)> {
         loop {
             let version = self.version();
-            let slice = dispatch!(self, [&board], |source| source.slice(board, start, count + 1))?;
+            let slice = self.pick([&board]).slice(board, start, count + 1).await?;
             if self.version() == version {
                 return Ok((slice, version));
             }
@@ -756,7 +731,7 @@ impl RankEngine {
         // Read before the slice: a change meanwhile leaves the page tagged older than it is.
         let version = self.version();
         let start = self.slice_start(board, start);
-        let read = dispatch!(self, [&board], |source| source.slice_unless(board, start, count + 1, known))?;
+        let read = self.pick([&board]).slice_unless(board, start, count + 1, known).await?;
         Ok(match read {
             SliceRead::Unchanged => PageRead::Unchanged,
             SliceRead::Read(slice) => PageRead::Read(self.page_of(board, start, slice, count, version)),
@@ -779,7 +754,7 @@ impl RankEngine {
     /// Those of `ids` who are on the board, in board order, each with its
     /// board-wide rank (a friends board).
     pub async fn ranked(&self, board: BoardPeriod, ids: &[i64]) -> StoreResult<Ranked> {
-        dispatch!(self, [&board], |source| source.ranked(board, ids))
+        self.pick([&board]).ranked(board, ids).await
     }
 }
 

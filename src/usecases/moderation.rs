@@ -52,35 +52,6 @@ struct Changed {
     engine_left_stale: bool,
 }
 
-/// Runs `work` in a write transaction, again when it loses to another one.
-macro_rules! in_transaction {
-    ($state:expr, |$conn:ident| $work:expr) => {{
-        let mut attempt = 1;
-        loop {
-            let mut tx = $state.store.begin_write().await?;
-            let $conn: &mut AnyConnection = &mut tx;
-            match $work.await {
-                Ok(done) => match tx.commit().await {
-                    Ok(()) => break Ok::<_, ApiError>(done),
-                    Err(error) => {
-                        let error = StoreError::from(error);
-                        if !matches!(error, StoreError::Conflict(_)) || attempt == ATTEMPTS {
-                            break Err(error.into());
-                        }
-                    }
-                },
-                Err(Failure::Api(error)) => break Err(error),
-                Err(Failure::Store(error)) => {
-                    if !matches!(error, StoreError::Conflict(_)) || attempt == ATTEMPTS {
-                        break Err(error.into());
-                    }
-                }
-            }
-            attempt += 1;
-        }
-    }};
-}
-
 /// Why a moderation's transaction stopped: a refusal for the caller, or
 /// the database (retried when it was a conflict).
 enum Failure {
@@ -97,6 +68,30 @@ impl From<StoreError> for Failure {
 impl From<ErrorCode> for Failure {
     fn from(code: ErrorCode) -> Self {
         Self::Api(code.into())
+    }
+}
+
+/// Runs `work` in a write transaction, and again (up to [`ATTEMPTS`] in
+/// all) when it or its commit loses to another transaction.
+async fn in_transaction<T>(
+    state: &AppState,
+    mut work: impl AsyncFnMut(&mut AnyConnection) -> Result<T, Failure>,
+) -> Result<T, ApiError> {
+    let mut attempt = 1;
+    loop {
+        let mut tx = state.store.begin_write().await?;
+        let error = match work(&mut tx).await {
+            Ok(done) => match tx.commit().await {
+                Ok(()) => return Ok(done),
+                Err(error) => StoreError::from(error),
+            },
+            Err(Failure::Api(error)) => return Err(error),
+            Err(Failure::Store(error)) => error,
+        };
+        if !matches!(error, StoreError::Conflict(_)) || attempt == ATTEMPTS {
+            return Err(error.into());
+        }
+        attempt += 1;
     }
 }
 
@@ -131,7 +126,7 @@ async fn audit(
 /// `DELETE /api/admin/scores/{id}`: removes a post of `/api/scores` and
 /// recounts the player's aggregates from what remains.
 pub async fn delete_score(state: &AppState, actor: &Actor, score_id: i64) -> Result<(), ApiError> {
-    let changed = in_transaction!(state, |conn| async {
+    let changed = in_transaction(state, async |conn| {
         let owner = state.store.score_owner(conn, score_id).await?.ok_or(ErrorCode::ScoreNotFound)?;
         let mut row = lock_user(state, conn, owner).await?;
         // Under the lock: the post may have gone meanwhile (another removal,
@@ -150,7 +145,8 @@ pub async fn delete_score(state: &AppState, actor: &Actor, score_id: i64) -> Res
         audit(state, conn, actor, "delete_score", &format!("user:{owner}"), detail).await?;
         let engine_left_stale = state.settings.planted_fault == Some(PlantedFault::StaleEngineAfterDelete);
         Ok::<_, Failure>(Changed { users: vec![row], engine_left_stale, ..Changed::default() })
-    })?;
+    })
+    .await?;
     publish(state, changed).await;
     Ok(())
 }
@@ -177,7 +173,7 @@ pub async fn delete_board_score(
     score_id: i64,
 ) -> Result<(), ApiError> {
     let number = board.spec.number;
-    let changed = in_transaction!(state, |conn| async {
+    let changed = in_transaction(state, async |conn| {
         let (owner, period) =
             state.store.board_score_owner(conn, number, score_id).await?.ok_or(ErrorCode::ScoreNotFound)?;
         let user = lock_user(state, conn, owner).await?;
@@ -221,7 +217,8 @@ pub async fn delete_board_score(
         let detail = json!({"board": board.spec.id, "score_id": score_id, "user_id": owner, "period": period});
         audit(state, conn, actor, "delete_score", &format!("user:{owner}"), detail).await?;
         Ok::<_, Failure>(Changed { entries: vec![now_entry], ..Changed::default() })
-    })?;
+    })
+    .await?;
     publish(state, changed).await;
     Ok(())
 }
@@ -262,7 +259,7 @@ pub async fn set_ban(
     reason: Option<String>,
 ) -> Result<UserRow, ApiError> {
     let banning = reason.is_some();
-    let changed = in_transaction!(state, |conn| async {
+    let changed = in_transaction(state, async |conn| {
         let mut row = lock_user(state, conn, user_id).await?;
         match (banning, row.banned_at.is_some()) {
             (true, true) => return Err(ErrorCode::AlreadyBanned.into()),
@@ -291,7 +288,8 @@ pub async fn set_ban(
         audit(state, conn, actor, action, &format!("user:{user_id}"), detail).await?;
         let entries = entries.into_iter().map(|entry| (entry, !banning)).collect();
         Ok::<_, Failure>(Changed { users: vec![row.clone()], entries, sessions, banned_sessions, ..Changed::default() })
-    })?;
+    })
+    .await?;
     let row = changed.users[0].clone();
     publish(state, changed).await;
     Ok(row)
@@ -299,7 +297,7 @@ pub async fn set_ban(
 
 /// `PATCH /api/admin/users/{id}`: a new display name.
 pub async fn rename(state: &AppState, actor: &Actor, user_id: i64, name: DisplayName) -> Result<UserRow, ApiError> {
-    let changed = in_transaction!(state, |conn| async {
+    let changed = in_transaction(state, async |conn| {
         let mut row = lock_user(state, conn, user_id).await?;
         let detail = json!({"from": row.display_name, "to": name.as_str()});
         state.store.set_display_name(conn, user_id, name.as_str()).await?;
@@ -307,7 +305,8 @@ pub async fn rename(state: &AppState, actor: &Actor, user_id: i64, name: Display
         row.version += 1;
         audit(state, conn, actor, "rename", &format!("user:{user_id}"), detail).await?;
         Ok::<_, Failure>(Changed { users: vec![row], renamed: vec![user_id], ..Changed::default() })
-    })?;
+    })
+    .await?;
     let row = changed.users[0].clone();
     publish(state, changed).await;
     Ok(row)
@@ -328,7 +327,7 @@ pub async fn change_account(
     session: &str,
     change: AccountChange,
 ) -> Result<UserRow, ApiError> {
-    let changed = in_transaction!(state, |conn| async {
+    let changed = in_transaction(state, async |conn| {
         let mut row = lock_self(state, conn, user_id).await?;
         let mut changed = Changed::default();
         if let Some(name) = &change.display_name {
@@ -343,7 +342,8 @@ pub async fn change_account(
         }
         changed.users.push(row);
         Ok::<_, Failure>(changed)
-    })?;
+    })
+    .await?;
     let row = changed.users[0].clone();
     publish(state, changed).await;
     Ok(row)
@@ -352,7 +352,7 @@ pub async fn change_account(
 /// `DELETE /api/me`: erases a player in one transaction: the row, every
 /// post, entries on every board and period, sessions, idempotency keys.
 pub async fn erase(state: &AppState, user_id: i64) -> Result<(), ApiError> {
-    let changed = in_transaction!(state, |conn| async {
+    let changed = in_transaction(state, async |conn| {
         let row = lock_self(state, conn, user_id).await?;
         let entries = state.store.entries_of_user_on(conn, user_id).await?;
         let sessions = state.store.end_sessions(conn, user_id, None).await?;
@@ -368,7 +368,8 @@ pub async fn erase(state: &AppState, user_id: i64) -> Result<(), ApiError> {
             erased: Some(row),
             ..Changed::default()
         })
-    })?;
+    })
+    .await?;
     publish(state, changed).await;
     Ok(())
 }
