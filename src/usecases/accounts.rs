@@ -1,4 +1,5 @@
-//! Accounts: registration, login, logout, and which player a session is.
+//! Accounts: registration, login, logout, which player a session is, and
+//! the player's own changes (name, password, erasure).
 
 use crate::auth::{SessionToken, Verification};
 use crate::domain::{DisplayName, LoginName, Password, Timestamp};
@@ -6,8 +7,8 @@ use crate::error::{ApiError, ErrorCode};
 use crate::limits::Limit;
 use crate::rank::UserRanks;
 use crate::state::AppState;
-use crate::store::{NewUser, UserRow};
-use crate::usecases::moderation::{self, AccountChange};
+use crate::store::{EntryRow, NewUser, UserRow};
+use crate::usecases::account_changes::{in_transaction, lock_self, publish, Changed, Failure};
 use crate::usecases::players;
 use crate::usecases::sessions::forget_sessions;
 
@@ -196,13 +197,50 @@ pub async fn change_own_account(
     if change.display_name.is_some() {
         state.limits.check(Limit::RenamesPerPlayer, &user_id.to_string()).await?;
     }
-    let change = AccountChange { display_name: change.display_name, password_hash };
-    moderation::change_account(state, user_id, session, change).await?;
+    let changed = in_transaction(state, async |conn| {
+        let mut row = lock_self(state, conn, user_id).await?;
+        let mut changed = Changed::default();
+        if let Some(name) = &change.display_name {
+            state.store.set_display_name(conn, user_id, name.as_str()).await?;
+            row.display_name = name.as_str().to_owned();
+            row.version += 1;
+            changed.renamed.push(user_id);
+        }
+        if let Some(hash) = &password_hash {
+            state.store.set_password_hash(conn, user_id, hash).await?;
+            changed.sessions = state.store.end_sessions(conn, user_id, Some(session)).await?;
+        }
+        changed.users.push(row);
+        Ok::<_, Failure>(changed)
+    })
+    .await?;
+    publish(state, changed).await;
     players::profile(state, user_id).await?.ok_or_else(|| ErrorCode::InvalidSession.into())
 }
 
-/// A player erases their account, after giving their password.
+/// `DELETE /api/me`: a player erases their account, after giving their
+/// password, in one transaction: the row, every post, entries on every
+/// board and period, sessions, idempotency keys.
 pub async fn erase_own_account(state: &AppState, user_id: i64, password: &Password) -> Result<(), ApiError> {
     check_password(state, user_id, password).await?;
-    moderation::erase(state, user_id).await
+    let changed = in_transaction(state, async |conn| {
+        let row = lock_self(state, conn, user_id).await?;
+        let entries = state.store.entries_of_user_on(conn, user_id).await?;
+        let sessions = state.store.end_sessions(conn, user_id, None).await?;
+        state.store.erase_user(conn, user_id, row.is_listed()).await?;
+        let gone = UserRow { version: row.version + 1, banned_at: Some(Timestamp::now()), ..row.clone() };
+        let entries =
+            entries.into_iter().map(|entry| (EntryRow { version: entry.version + 1, ..entry }, false)).collect();
+        Ok::<_, Failure>(Changed {
+            users: vec![gone],
+            entries,
+            sessions,
+            renamed: vec![user_id],
+            erased: Some(row),
+            ..Changed::default()
+        })
+    })
+    .await?;
+    publish(state, changed).await;
+    Ok(())
 }

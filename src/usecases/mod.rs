@@ -4,6 +4,7 @@
 //! its rate limits and the cache invalidation it causes; handlers never
 //! touch the store or Redis themselves.
 
+mod account_changes;
 pub mod accounts;
 pub mod admin;
 pub mod boards;

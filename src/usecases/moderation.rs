@@ -1,14 +1,6 @@
-//! Moderation (admin) and the player's own account changes: removing a
-//! post, bans, renames, password changes and erasure.
-//!
-//! Each is one transaction that locks the player's row first, the lock
-//! every score batch takes too (see `scoring`), so a moderation and a post
-//! of the same player never interleave: a post either commits before (and
-//! is then counted, hidden or erased with the rest) or after (and then
-//! sees the ban or the missing player). After the commit, [`publish`]
-//! brings every copy up to date before the request is answered: the rank
-//! engine (the local index, or Redis for every instance), the user rows in
-//! Redis, rendered pages, display names and cached sessions.
+//! Moderation: what an admin does to players and posts (removing a post,
+//! bans, renames) and the audit log that records it. Each is a change to
+//! a player's account (see `account_changes`).
 
 use std::sync::Arc;
 
@@ -19,96 +11,14 @@ use crate::boards::CustomBoard;
 use crate::config::PlantedFault;
 use crate::domain::{DisplayName, Timestamp};
 use crate::error::{ApiError, ErrorCode};
-use crate::rank::EntryChange;
-use crate::scoring::{count_post, entry_change, next_entry};
+use crate::scoring::{count_post, next_entry};
 use crate::state::AppState;
 use crate::store::{AuditRecord, AuditRow, EntryRow, EntryWrite, PeriodPlayers, StoreError, UserRow};
-
-/// How often a moderation runs when it keeps losing to other transactions
-/// (a deadlock with a score batch is resolved by rolling one back).
-const ATTEMPTS: usize = 3;
+use crate::usecases::account_changes::{in_transaction, lock_user, publish, Changed, Failure};
 
 /// Who did an admin action, as the audit log names them.
 #[derive(Debug, Clone)]
 pub struct Actor(pub String);
-
-/// What a committed change did, for every copy of the data.
-#[derive(Default)]
-struct Changed {
-    /// Player rows as they are now (on or off the built-in boards).
-    users: Vec<UserRow>,
-    /// Entries as they are now; `listed: false` takes one off its board.
-    entries: Vec<(EntryRow, bool)>,
-    /// Sessions ended (their token hashes).
-    sessions: Vec<String>,
-    /// Sessions of a player just banned: every use is 403 `banned` until
-    /// the unban ends them.
-    banned_sessions: Vec<String>,
-    /// Players whose display name changed or who are gone.
-    renamed: Vec<i64>,
-    /// A player erased: their row as it was.
-    erased: Option<UserRow>,
-    /// The bench's planted fault: the rank engine is not told.
-    engine_left_stale: bool,
-}
-
-/// Why a moderation's transaction stopped: a refusal for the caller, or
-/// the database (retried when it was a conflict).
-enum Failure {
-    Api(ApiError),
-    Store(StoreError),
-}
-
-impl From<StoreError> for Failure {
-    fn from(error: StoreError) -> Self {
-        Self::Store(error)
-    }
-}
-
-impl From<ErrorCode> for Failure {
-    fn from(code: ErrorCode) -> Self {
-        Self::Api(code.into())
-    }
-}
-
-/// Runs `work` in a write transaction, and again (up to [`ATTEMPTS`] in
-/// all) when it or its commit loses to another transaction.
-async fn in_transaction<T>(
-    state: &AppState,
-    mut work: impl AsyncFnMut(&mut AnyConnection) -> Result<T, Failure>,
-) -> Result<T, ApiError> {
-    let mut attempt = 1;
-    loop {
-        let mut tx = state.store.begin_write().await?;
-        let error = match work(&mut tx).await {
-            Ok(done) => match tx.commit().await {
-                Ok(()) => return Ok(done),
-                Err(error) => StoreError::from(error),
-            },
-            Err(Failure::Api(error)) => return Err(error),
-            Err(Failure::Store(error)) => error,
-        };
-        if !matches!(error, StoreError::Conflict(_)) || attempt == ATTEMPTS {
-            return Err(error.into());
-        }
-        attempt += 1;
-    }
-}
-
-/// Locks the row of the player whose session asks; a session whose player
-/// is gone is no session.
-async fn lock_self(state: &AppState, conn: &mut AnyConnection, user_id: i64) -> Result<UserRow, Failure> {
-    match lock_user(state, conn, user_id).await {
-        Err(Failure::Api(_)) => Err(ErrorCode::InvalidSession.into()),
-        other => other,
-    }
-}
-
-/// Locks a player's row; 404 when there is none.
-async fn lock_user(state: &AppState, conn: &mut AnyConnection, user_id: i64) -> Result<UserRow, Failure> {
-    let rows = state.store.users_for_update(conn, &[user_id]).await?;
-    rows.into_iter().next().ok_or(Failure::from(ErrorCode::UserNotFound))
-}
 
 async fn audit(
     state: &AppState,
@@ -312,68 +222,6 @@ pub async fn rename(state: &AppState, actor: &Actor, user_id: i64, name: Display
     Ok(row)
 }
 
-/// What a player changes of their own account (`PATCH /api/me`).
-pub struct AccountChange {
-    pub display_name: Option<DisplayName>,
-    /// The new password's hash (the current one was checked).
-    pub password_hash: Option<String>,
-}
-
-/// Applies a player's own change; a new password ends every other session
-/// of theirs (`session` is the one that asked, which stays).
-pub async fn change_account(
-    state: &AppState,
-    user_id: i64,
-    session: &str,
-    change: AccountChange,
-) -> Result<UserRow, ApiError> {
-    let changed = in_transaction(state, async |conn| {
-        let mut row = lock_self(state, conn, user_id).await?;
-        let mut changed = Changed::default();
-        if let Some(name) = &change.display_name {
-            state.store.set_display_name(conn, user_id, name.as_str()).await?;
-            row.display_name = name.as_str().to_owned();
-            row.version += 1;
-            changed.renamed.push(user_id);
-        }
-        if let Some(hash) = &change.password_hash {
-            state.store.set_password_hash(conn, user_id, hash).await?;
-            changed.sessions = state.store.end_sessions(conn, user_id, Some(session)).await?;
-        }
-        changed.users.push(row);
-        Ok::<_, Failure>(changed)
-    })
-    .await?;
-    let row = changed.users[0].clone();
-    publish(state, changed).await;
-    Ok(row)
-}
-
-/// `DELETE /api/me`: erases a player in one transaction: the row, every
-/// post, entries on every board and period, sessions, idempotency keys.
-pub async fn erase(state: &AppState, user_id: i64) -> Result<(), ApiError> {
-    let changed = in_transaction(state, async |conn| {
-        let row = lock_self(state, conn, user_id).await?;
-        let entries = state.store.entries_of_user_on(conn, user_id).await?;
-        let sessions = state.store.end_sessions(conn, user_id, None).await?;
-        state.store.erase_user(conn, user_id, row.is_listed()).await?;
-        let gone = UserRow { version: row.version + 1, banned_at: Some(Timestamp::now()), ..row.clone() };
-        let entries =
-            entries.into_iter().map(|entry| (EntryRow { version: entry.version + 1, ..entry }, false)).collect();
-        Ok::<_, Failure>(Changed {
-            users: vec![gone],
-            entries,
-            sessions,
-            renamed: vec![user_id],
-            erased: Some(row),
-            ..Changed::default()
-        })
-    })
-    .await?;
-    publish(state, changed).await;
-    Ok(())
-}
-
 /// `GET /api/admin/audit`: up to `limit` records older than `before`,
 /// newest first, and where the next page starts.
 pub async fn audit_log(
@@ -399,48 +247,4 @@ pub async fn record(state: &AppState, actor: &Actor, action: &str, target: &str,
     if let Err(error) = result {
         tracing::error!(%error, action, target, "an admin action could not be written to the audit log");
     }
-}
-
-/// Brings every copy up to date with a committed change, before the
-/// request is answered.
-async fn publish(state: &AppState, changed: Changed) {
-    if !changed.engine_left_stale {
-        state.ranks.record(&changed.users).await;
-    }
-    let now = Timestamp::now();
-    let entries: Vec<(EntryChange, Option<Timestamp>)> = changed
-        .entries
-        .iter()
-        .filter_map(|(entry, listed)| {
-            let board = state.boards.by_number(entry.board)?;
-            // Ended periods are read from the database: nothing to record.
-            let period = board.period_at(now);
-            (period.index == entry.period).then(|| (entry_change(&board, entry, *listed), period.end))
-        })
-        .collect();
-    state.ranks.record_entries(&entries).await;
-    if let Some(users) = &state.caches.users {
-        match &changed.erased {
-            Some(row) => users.forget(row).await,
-            None => users.put_many(&changed.users).await,
-        }
-    }
-    if let Some(row) = &changed.erased {
-        state.limits.forget_player(&row.login_name.to_ascii_lowercase(), row.id).await;
-    }
-    // Pages of ended periods and of boards whose engine did not move.
-    state.caches.pages.clear();
-    if !changed.renamed.is_empty() {
-        state.caches.names.forget(&changed.renamed);
-        if let Some(redis) = &state.redis {
-            if let Err(error) = redis.increment(&redis.keys().names_version()).await {
-                tracing::error!(%error, "a rename could not be announced to the other instances");
-            }
-        }
-        // After the names version: an instance that sees a page's stamp
-        // move reads the names it shows under the new version.
-        state.ranks.names_changed().await;
-    }
-    crate::usecases::sessions::forget_sessions(state, &changed.sessions).await;
-    crate::usecases::sessions::ban_sessions(state, &changed.banned_sessions).await;
 }
