@@ -15,33 +15,18 @@ use rand::Rng;
 use reqwest::Method;
 use serde_json::{json, Value};
 
+use super::context::Context;
 use super::http::{shorten, Api};
-use super::model::{EntryModel, Operator, PlayerModel};
-use super::scenario::{full_walk, walk_in_pages, Context};
+use super::model::{BenchBoard, EntryModel, Operator, PlayerModel};
+use super::registration::register;
 use super::stats::{Severity, Work};
 use super::validate::{board_order, Board, Entry};
+use super::walks::{full_walk, walk_in_pages};
 
 /// How the run's reset board resets (every three seconds), and how many of
 /// its ended periods it keeps (more than a run lasts).
 const RESET: &str = "*/3 * * * * *";
 const KEPT_PERIODS: i64 = 1_000;
-
-/// A custom board the run created.
-#[derive(Debug)]
-pub struct BenchBoard {
-    pub board: Board,
-    pub asc: bool,
-    pub operator: Operator,
-    pub resets: bool,
-    /// Ended periods as first read after they ended: they must not change.
-    archived: Mutex<HashMap<i64, Vec<Entry>>>,
-}
-
-impl BenchBoard {
-    pub fn id(&self) -> &str {
-        self.board.as_str()
-    }
-}
 
 /// Creates the run's boards (ids carry the run id, so runs never share one).
 pub async fn create(api: &Api, token: &str, run_id: &str) -> Vec<Arc<BenchBoard>> {
@@ -199,7 +184,7 @@ pub async fn probe(ctx: &Context, rng: &mut StdRng) {
     let mut players = Vec::new();
     for worker in 0..4 {
         // Generation 0: the load's own players count theirs from 1.
-        match super::scenario::register(ctx, rng, worker, 0).await {
+        match register(ctx, rng, worker, 0).await {
             Some(player) => players.push(player),
             None => return,
         }

@@ -6,15 +6,18 @@
 //! scenario and the score formula.
 
 mod boards;
+mod context;
 mod http;
 mod model;
 mod moderation;
 mod pacer;
+mod registration;
 mod report;
 mod scenario;
 mod stats;
 mod threshold;
 pub mod validate;
+mod walks;
 
 use std::collections::HashMap;
 use std::io::IsTerminal as _;
@@ -27,13 +30,14 @@ use rand::distributions::{Alphanumeric, DistString};
 use reqwest::Method;
 use serde_json::json;
 
+use self::context::{Context, Randomness};
 use self::http::{shorten, Api};
 use self::model::{Movements, PlayerModel};
 use self::report::{ErrorCounts, Summary};
-use self::scenario::{full_walk, Context, FULL_WALK_LIMIT};
 use self::stats::{Recorder, Severity};
 pub use self::threshold::Threshold;
 use self::validate::Board;
+use self::walks::{full_walk, FULL_WALK_LIMIT};
 
 /// `hiscore bench` on its own, to read its defaults (see [`BenchArgs::against`]).
 #[derive(clap::Parser)]
@@ -169,7 +173,7 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
         boards: custom_boards,
         admin_token: args.admin_token.clone(),
         moderated: Default::default(),
-        randomness: scenario::Randomness::new(args.scenario_seed),
+        randomness: Randomness::new(args.scenario_seed),
     };
     if !recorder.failed() {
         recorder.phase("quiet check");

@@ -4,6 +4,8 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
+
+use super::validate::{Board, Entry};
 use std::time::Instant;
 
 use serde_json::Value;
@@ -223,5 +225,22 @@ mod tests {
         movements.post_started(2); // moves during the walk
         movements.post_started(3); // first post during the walk: not on the board before
         assert_eq!(movements.unmoved_since(walk_start), vec![1]);
+    }
+}
+
+/// A custom board the run created.
+#[derive(Debug)]
+pub struct BenchBoard {
+    pub board: Board,
+    pub asc: bool,
+    pub operator: Operator,
+    pub resets: bool,
+    /// Ended periods as first read after they ended: they must not change.
+    pub(super) archived: Mutex<HashMap<i64, Vec<Entry>>>,
+}
+
+impl BenchBoard {
+    pub fn id(&self) -> &str {
+        self.board.as_str()
     }
 }

@@ -15,8 +15,8 @@ use rand::Rng;
 use reqwest::Method;
 use serde_json::json;
 
+use super::context::Context;
 use super::model::PlayerModel;
-use super::scenario::Context;
 use super::stats::Work;
 
 /// Time between two moderations.

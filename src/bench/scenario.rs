@@ -2,136 +2,23 @@
 //! viewers who read the boards like a ranking page does. Every answer is
 //! checked against the contract and the bench's model.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
 use rand::distributions::{Alphanumeric, DistString};
 use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 use reqwest::Method;
-use serde_json::{json, Value};
+use serde_json::json;
 
-use super::http::{shorten, Api, Reply};
-use super::model::{Movements, PlayerModel};
-use super::stats::{Recorder, Severity, Work};
-use super::validate::{check_page, Board, Entry, PageView, Walk};
-
-/// Boards larger than this are not walked end to end during the run.
-pub const FULL_WALK_LIMIT: i64 = 20_000;
-const WALK_PAGE: i64 = 100;
-
-/// What every virtual user shares.
-pub struct Context {
-    pub api: Api,
-    pub recorder: Arc<Recorder>,
-    pub deadline: Instant,
-    /// Makes this run's login names unique on a target that is not wiped.
-    pub run_id: String,
-    pub movements: Movements,
-    /// Players found on the quiet board before the load (best, total).
-    /// The bench never posts for them, so they never move.
-    pub resident: HashMap<i64, (i64, i64)>,
-    /// Whether boards are small enough to walk end to end.
-    pub full_walks: bool,
-    /// Static assets of the target's page (`/` first), if it serves one.
-    pub static_paths: Vec<String>,
-    /// Players whose runs ended, for the final exact check (and to carry
-    /// on as, once `max_players` are registered).
-    pub finished: std::sync::Mutex<Vec<PlayerModel>>,
-    pub max_players: Option<usize>,
-    pub registered: AtomicUsize,
-    /// The custom boards this run created (with an admin token).
-    pub boards: Vec<Arc<super::boards::BenchBoard>>,
-    /// With an admin token the run also moderates (see `bench::moderation`).
-    pub admin_token: Option<String>,
-    /// Players being moderated (`None`) or when their last moderation
-    /// ended: a page read before it may still show them as they were.
-    pub moderated: std::sync::Mutex<HashMap<i64, Option<Instant>>>,
-    pub randomness: Randomness,
-}
-
-/// Where each task of the scenario gets its random numbers: fresh
-/// randomness, or with `--scenario-seed` one stream per task derived from
-/// the seed (the n-th task started gets the n-th stream).
-pub struct Randomness {
-    seed: Option<u64>,
-    streams: std::sync::atomic::AtomicU64,
-}
-
-impl Randomness {
-    pub fn new(seed: Option<u64>) -> Self {
-        Self { seed, streams: std::sync::atomic::AtomicU64::new(0) }
-    }
-
-    pub fn stream(&self) -> StdRng {
-        match self.seed {
-            Some(seed) => {
-                let stream = self.streams.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                // Spread the streams apart (SplitMix64's increment).
-                StdRng::seed_from_u64(seed.wrapping_add(stream.wrapping_mul(0x9E37_79B9_7F4A_7C15)))
-            }
-            None => StdRng::from_entropy(),
-        }
-    }
-}
-
-impl Context {
-    pub fn running(&self) -> bool {
-        Instant::now() < self.deadline && !self.recorder.failed()
-    }
-
-    /// Whether a player was moderated lately (or is being): what a page
-    /// read a moment ago showed of them may have changed since.
-    pub fn moderated_lately(&self, id: i64) -> bool {
-        const LATELY: std::time::Duration = std::time::Duration::from_secs(10);
-        let Ok(moderated) = self.moderated.lock() else { return false };
-        moderated.get(&id).is_some_and(|ended| ended.is_none_or(|ended| ended.elapsed() < LATELY))
-    }
-
-    /// Whether a player was ever moderated in this run.
-    pub fn was_moderated(&self, id: i64) -> bool {
-        self.moderated.lock().map_or(true, |moderated| moderated.contains_key(&id))
-    }
-
-    /// Whether a moderation ran at some point since `since`.
-    pub fn moderated_since(&self, since: Instant) -> bool {
-        let Ok(moderated) = self.moderated.lock() else { return true };
-        moderated.values().any(|ended| ended.is_none_or(|ended| ended >= since))
-    }
-
-    pub fn critical(&self, text: String) {
-        self.recorder.error(Severity::Critical, text);
-    }
-
-    /// Checks status and (optionally) error code; a mismatch is critical.
-    pub fn expect(&self, what: &str, reply: &Reply, status: u16, code: Option<&str>) -> bool {
-        self.expect_one_of(what, reply, &[(status, code)])
-    }
-
-    /// Like [`Context::expect`], where the contract allows several answers
-    /// (each a status and, if it names one, an error code).
-    pub fn expect_one_of(&self, what: &str, reply: &Reply, allowed: &[(u16, Option<&str>)]) -> bool {
-        let fits = |(status, code): &(u16, Option<&str>)| {
-            reply.status == *status && code.is_none_or(|code| reply.error_code() == Some(code))
-        };
-        if allowed.iter().any(fits) {
-            return true;
-        }
-        let wanted: Vec<String> = allowed
-            .iter()
-            .map(|(status, code)| code.map_or(status.to_string(), |code| format!("{status} {code}")))
-            .collect();
-        self.critical(format!(
-            "{what}: expected {}, got {}: {}",
-            wanted.join(" or "),
-            reply.status,
-            shorten(&reply.text)
-        ));
-        false
-    }
-}
+use super::context::Context;
+use super::http::shorten;
+use super::model::PlayerModel;
+use super::registration::{check_user, register};
+use super::stats::Work;
+use super::validate::{check_page, Board, PageView, Walk};
+use super::walks::full_walk;
 
 /// A score as a game might produce: mostly modest, sometimes huge.
 fn random_score(rng: &mut StdRng) -> i64 {
@@ -190,75 +77,6 @@ async fn next_player(ctx: &Context, rng: &mut StdRng, worker: usize, generation:
     }
     ctx.registered.fetch_add(1, Ordering::Relaxed);
     register(ctx, rng, worker, generation).await
-}
-
-pub(super) async fn register(ctx: &Context, rng: &mut StdRng, worker: usize, generation: usize) -> Option<PlayerModel> {
-    let login_name = format!("b{}w{worker}g{generation}", ctx.run_id);
-    let password = Alphanumeric.sample_string(rng, 16);
-    let body = json!({"login_name": login_name, "password": password});
-    let reply = ctx.api.send("POST /api/users", ctx.api.request(Method::POST, "/api/users").json(&body)).await?;
-    if reply.retried && reply.status == 409 {
-        // The attempt that got a 503 had registered the player after all.
-        return log_in_as_registered(ctx, login_name, password).await;
-    }
-    if !ctx.expect("register", &reply, 201, None) {
-        return None;
-    }
-    let user = &reply.body["user"];
-    let (Some(id), Some(token)) = (user["id"].as_i64(), reply.body["token"].as_str()) else {
-        ctx.critical(format!("register: no user.id or token in {}", shorten(&reply.text)));
-        return None;
-    };
-    if user["login_name"] != login_name.as_str()
-        || user["play_count"] != 0
-        || !user["best_rank"].is_null()
-        || user["image"] != id % 10 + 1
-    {
-        ctx.critical(format!("register: wrong new player {}", shorten(&reply.text)));
-    }
-    ctx.recorder.succeeded(Work::Login);
-    Some(PlayerModel::new(id, login_name, password, token.to_owned()))
-}
-
-async fn log_in_as_registered(ctx: &Context, login_name: String, password: String) -> Option<PlayerModel> {
-    let body = json!({"login_name": login_name, "password": password});
-    let reply = ctx.api.send("POST /api/sessions", ctx.api.request(Method::POST, "/api/sessions").json(&body)).await?;
-    if !ctx.expect("login after a registration answered 503", &reply, 200, None) {
-        return None;
-    }
-    let (Some(id), Some(token)) = (reply.body["user"]["id"].as_i64(), reply.body["token"].as_str()) else {
-        ctx.critical(format!("login: no user.id or token in {}", shorten(&reply.text)));
-        return None;
-    };
-    let model = PlayerModel::new(id, login_name, password, token.to_owned());
-    check_user(ctx, "login after a registration answered 503", &reply.body["user"], &model);
-    ctx.recorder.succeeded(Work::Login);
-    Some(model)
-}
-
-/// Compares a Me (or PublicUser) with the model.
-fn check_user(ctx: &Context, what: &str, user: &Value, model: &PlayerModel) {
-    if model.uncertain {
-        return;
-    }
-    let expected = json!({
-        "best_score": model.best, "total_score": model.total, "play_count": model.count, "best_at": model.best_at,
-    });
-    let actual = json!({
-        "best_score": user["best_score"], "total_score": user["total_score"],
-        "play_count": user["play_count"], "best_at": user["best_at"],
-    });
-    if actual != expected {
-        ctx.critical(format!("{what}: player {} is {actual} but the bench posted {expected}", model.id));
-    }
-    let ranked =
-        user["best_rank"].as_i64().is_some_and(|r| r >= 1) && user["total_rank"].as_i64().is_some_and(|r| r >= 1);
-    if ranked != (model.count > 0) {
-        ctx.critical(format!(
-            "{what}: player {} has ranks {}/{} with {} plays",
-            model.id, user["best_rank"], user["total_rank"], model.count
-        ));
-    }
 }
 
 async fn post(ctx: &Context, rng: &mut StdRng, model: &mut PlayerModel) {
@@ -645,83 +463,6 @@ async fn unknown_board(ctx: &Context) {
             ctx.recorder.succeeded(Work::Read);
         }
     }
-}
-
-// ---------------------------------------------------------------- walks
-
-/// Walks a whole board by cursor (or offset) in pages of 100. On a quiet
-/// board (`exact`) every rank must be exactly right and `total_players`
-/// must match the walk. Returns the entries, or `None` after reporting.
-pub async fn full_walk(
-    ctx: &Context,
-    board: Board,
-    period: Option<i64>,
-    keyset: bool,
-    exact: bool,
-    max_pages: usize,
-) -> Option<Vec<Entry>> {
-    walk_in_pages(ctx, board, period, keyset, exact, max_pages, WALK_PAGE).await
-}
-
-/// [`full_walk`] in pages of `page_size` entries.
-pub async fn walk_in_pages(
-    ctx: &Context,
-    board: Board,
-    period: Option<i64>,
-    keyset: bool,
-    exact: bool,
-    max_pages: usize,
-    page_size: i64,
-) -> Option<Vec<Entry>> {
-    let started = Instant::now();
-    let mut walk = Walk::default();
-    let mut entries = Vec::new();
-    let period = period.map_or(String::new(), |index| format!("&period={index}"));
-    let mut query = format!("limit={page_size}{period}");
-    for _ in 0..max_pages {
-        let path = format!("/api/rankings/{board}?{query}");
-        let reply = ctx.api.send("GET /api/rankings/{board}", ctx.api.request(Method::GET, &path)).await?;
-        if !ctx.expect(&format!("ranking page {path}"), &reply, 200, None) {
-            return None;
-        }
-        let page = match PageView::parse(&board, &reply.body) {
-            Ok(page) => page,
-            Err(why) => {
-                ctx.critical(format!("{path}: {why}"));
-                return None;
-            }
-        };
-        walk.demotions = ctx.moderated_since(started);
-        // A quiet board is not quiet while a moderation runs: it moves
-        // players off, on or down (every period, ended ones included).
-        let exact = exact && !walk.demotions;
-        if let Err(why) = walk.add(page.clone(), keyset, exact) {
-            ctx.critical(format!(
-                "{path} (walking the {board} board by {}): {why}",
-                if keyset { "cursor" } else { "offset" }
-            ));
-            return None;
-        }
-
-        ctx.recorder.succeeded(Work::Read);
-        let total_players = page.total_players;
-        entries.extend(page.entries.iter().cloned());
-        query = match (keyset, &page.next_cursor, page.next_offset) {
-            (true, Some(cursor), _) => format!("limit={page_size}&cursor={cursor}{period}"),
-            (false, _, Some(next)) => format!("limit={page_size}&offset={next}{period}"),
-            _ => {
-                if exact && !ctx.moderated_since(started) && total_players != entries.len() as i64 {
-                    ctx.critical(format!(
-                        "the {board} board lists {} players but says total_players = {total_players}",
-                        entries.len()
-                    ));
-                    return None;
-                }
-                return Some(entries);
-            }
-        };
-    }
-    Some(entries)
 }
 
 /// During the load: walks the best board again and again; nobody twice,
