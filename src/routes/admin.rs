@@ -2,15 +2,15 @@
 //! Recorded in the audit log (the first record of the new data).
 //! Exists only when `ADMIN_TOKEN` is configured.
 
-use actix_web::{web, HttpRequest, HttpResponse};
+use actix_web::{web, HttpResponse};
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use super::operator;
 use crate::dataset::DatasetSpec;
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
-use crate::usecases::{admin, moderation};
+use crate::usecases::admin;
+use crate::usecases::moderation::Actor;
 
 #[derive(Deserialize, Default)]
 struct InitializeBody {
@@ -27,21 +27,17 @@ struct InitializeBody {
     ))]
 pub async fn initialize(
     state: web::Data<AppState>,
-    request: HttpRequest,
+    actor: Actor,
     // The body is read by hand (it may be empty), so its errors are mapped
     // here: the payload extractor has no JSON error handler of its own.
     body: Result<web::Bytes, actix_web::Error>,
 ) -> Result<HttpResponse, ApiError> {
-    let actor = operator(&state, &request).await?;
     let body = body.map_err(|error| match error.as_error::<actix_web::error::PayloadError>() {
         Some(actix_web::error::PayloadError::Overflow) => ApiError::new(ErrorCode::PayloadTooLarge),
         _ => ApiError::with_message(ErrorCode::InvalidBody, "the request body could not be read"),
     })?;
     let spec = parse_spec(&body)?;
-    let done = admin::initialize(&state, spec).await?;
-    // The log was wiped with the rest: this is its first record.
-    let detail = json!({"users": spec.users, "scores": spec.scores, "seed": spec.seed});
-    moderation::record(&state, &actor, "initialize", "data", detail).await;
+    let done = admin::initialize(&state, &actor, spec).await?;
     Ok(HttpResponse::Ok().json(crate::views::Initialized {
         users: spec.users,
         scores: spec.scores,

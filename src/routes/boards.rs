@@ -5,13 +5,14 @@ use actix_web::http::header::ContentType;
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
 
-use super::{operator, JsonObject};
+use super::JsonObject;
 use crate::auth::AuthUser;
 use crate::domain::{parse_before, IdempotencyKey, PageLimit};
 use crate::error::ApiError;
 use crate::scoring::Posted;
 use crate::state::AppState;
-use crate::usecases::{boards, moderation};
+use crate::usecases::boards;
+use crate::usecases::moderation::Actor;
 
 #[utoipa::path(get, path = "/api/boards", operation_id = "listBoards", summary = "List the boards (built-in and custom)", tag = "boards",
     responses((status = 200, description = "The built-in boards first, then the custom ones by id", body = crate::views::BoardList)))]
@@ -87,15 +88,8 @@ pub(super) fn posted(posted: Posted) -> HttpResponse {
     security(("bearer" = [])),
     request_body = crate::routes::schemas::BoardRequest,
     responses((status = 201, body = crate::views::BoardView)))]
-pub async fn create(
-    state: web::Data<AppState>,
-    request: HttpRequest,
-    body: JsonObject,
-) -> Result<HttpResponse, ApiError> {
-    let actor = operator(&state, &request).await?;
-    let board = boards::create(&state, &body).await?;
-    let detail = serde_json::to_value(&board).unwrap_or_default();
-    moderation::record(&state, &actor, "create_board", &format!("board:{}", board.id), detail).await;
+pub async fn create(state: web::Data<AppState>, actor: Actor, body: JsonObject) -> Result<HttpResponse, ApiError> {
+    let board = boards::create(&state, &actor, &body).await?;
     Ok(HttpResponse::Created().json(board))
 }
 
@@ -106,14 +100,11 @@ pub async fn create(
     responses((status = 200, body = crate::views::BoardView)))]
 pub async fn rename(
     state: web::Data<AppState>,
-    request: HttpRequest,
+    actor: Actor,
     path: web::Path<String>,
     body: JsonObject,
 ) -> Result<HttpResponse, ApiError> {
-    let actor = operator(&state, &request).await?;
-    let board = boards::rename(&state, &path, &body).await?;
-    let detail = serde_json::json!({"name": board.name});
-    moderation::record(&state, &actor, "rename_board", &format!("board:{}", board.id), detail).await;
+    let board = boards::rename(&state, &actor, &path, &body).await?;
     Ok(HttpResponse::Ok().json(board))
 }
 
@@ -123,11 +114,9 @@ pub async fn rename(
     responses((status = 204, description = "Deleted with its entries and posts")))]
 pub async fn delete(
     state: web::Data<AppState>,
-    request: HttpRequest,
+    actor: Actor,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let actor = operator(&state, &request).await?;
-    boards::delete(&state, &path).await?;
-    moderation::record(&state, &actor, "delete_board", &format!("board:{path}"), serde_json::json!({})).await;
+    boards::delete(&state, &actor, &path).await?;
     Ok(HttpResponse::NoContent().finish())
 }

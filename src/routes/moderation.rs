@@ -2,13 +2,14 @@
 //! removing posts, bans, renames, and the audit log. Exist only when
 //! `ADMIN_TOKEN` is configured.
 
-use actix_web::{web, HttpRequest, HttpResponse};
+use actix_web::{web, HttpResponse};
 use serde::Deserialize;
 
-use super::{operator, parse_id, JsonObject};
+use super::{parse_id, JsonObject};
 use crate::domain::{parse_before, DisplayName, PageLimit};
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
+use crate::usecases::moderation::Actor;
 use crate::usecases::{boards, moderation, players};
 use crate::views::{AuditEntry, AuditLog, PublicUser};
 
@@ -19,10 +20,9 @@ use crate::views::{AuditEntry, AuditLog, PublicUser};
         what remains, on every board and instance at once")))]
 pub async fn delete_score(
     state: web::Data<AppState>,
-    request: HttpRequest,
+    actor: Actor,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let actor = operator(&state, &request).await?;
     let id = parse_id(&path, ErrorCode::ScoreNotFound)?;
     moderation::delete_score(&state, &actor, id).await?;
     Ok(HttpResponse::NoContent().finish())
@@ -38,10 +38,9 @@ pub async fn delete_score(
         remaining posts (and leaves the board if none remain)")))]
 pub async fn delete_board_score(
     state: web::Data<AppState>,
-    request: HttpRequest,
+    actor: Actor,
     path: web::Path<(String, String)>,
 ) -> Result<HttpResponse, ApiError> {
-    let actor = operator(&state, &request).await?;
     let (board, id) = path.into_inner();
     let board = boards::resolve_custom(&state, &board).await?;
     let id = parse_id(&id, ErrorCode::ScoreNotFound)?;
@@ -57,11 +56,10 @@ pub async fn delete_board_score(
         The player as others saw them before the ban", body = crate::views::PublicUser)))]
 pub async fn ban(
     state: web::Data<AppState>,
-    request: HttpRequest,
+    actor: Actor,
     path: web::Path<String>,
     body: JsonObject,
 ) -> Result<HttpResponse, ApiError> {
-    let actor = operator(&state, &request).await?;
     let id = parse_id(&path, ErrorCode::UserNotFound)?;
     let reason = moderation::parse_reason(body.get("reason"))?;
     let row = moderation::set_ban(&state, &actor, id, Some(reason)).await?;
@@ -75,10 +73,9 @@ pub async fn ban(
         body = crate::views::PublicUser)))]
 pub async fn unban(
     state: web::Data<AppState>,
-    request: HttpRequest,
+    actor: Actor,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    let actor = operator(&state, &request).await?;
     let id = parse_id(&path, ErrorCode::UserNotFound)?;
     moderation::set_ban(&state, &actor, id, None).await?;
     let (user, ranks) = players::profile(&state, id).await?.ok_or(ErrorCode::UserNotFound)?;
@@ -93,11 +90,10 @@ pub async fn unban(
         body = crate::views::PublicUser)))]
 pub async fn rename(
     state: web::Data<AppState>,
-    request: HttpRequest,
+    actor: Actor,
     path: web::Path<String>,
     body: JsonObject,
 ) -> Result<HttpResponse, ApiError> {
-    let actor = operator(&state, &request).await?;
     let id = parse_id(&path, ErrorCode::UserNotFound)?;
     let name = DisplayName::parse(body.get("display_name").unwrap_or(&serde_json::Value::Null))?;
     let row = moderation::rename(&state, &actor, id, name).await?;
@@ -123,10 +119,9 @@ pub struct AuditQuery {
     responses((status = 200, description = "Every admin action, newest first", body = crate::views::AuditLog)))]
 pub async fn audit(
     state: web::Data<AppState>,
-    request: HttpRequest,
+    _admin: Actor,
     query: web::Query<AuditQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    operator(&state, &request).await?;
     let limit = PageLimit::parse(query.limit.as_deref(), 20)?;
     let before = parse_before(query.before.as_deref())?;
     let (rows, next_before) = moderation::audit_log(&state, before, limit.value()).await?;

@@ -11,7 +11,7 @@ use crate::domain::Password;
 use crate::error::{ApiError, ErrorCode};
 use crate::limits::Limit;
 use crate::state::AppState;
-use crate::usecases::moderation::Actor;
+use crate::usecases::moderation::{self, Actor};
 
 /// Checks a presented admin token against the configured one, comparing
 /// digests in constant time; the caller is named in the audit log by a
@@ -46,7 +46,7 @@ pub struct Initialized {
 /// generation. The generation is raised in Redis before anything is wiped
 /// (cached copies of the old data stop counting at once) and set in the
 /// database in the same transaction as the new data.
-pub async fn initialize(state: &AppState, spec: DatasetSpec) -> Result<Initialized, ApiError> {
+pub async fn initialize(state: &AppState, actor: &Actor, spec: DatasetSpec) -> Result<Initialized, ApiError> {
     let _one_at_a_time = state.initializing.lock().await;
     let started = Instant::now();
     // Nobody knows this password: generated players cannot be logged into.
@@ -84,6 +84,9 @@ pub async fn initialize(state: &AppState, spec: DatasetSpec) -> Result<Initializ
         warm_up_ms = warm_up.elapsed.as_millis() as u64,
         "initialized dataset"
     );
+    // The log was wiped with the rest: this is its first record.
+    let detail = serde_json::json!({"users": spec.users, "scores": spec.scores, "seed": spec.seed});
+    moderation::record(state, actor, "initialize", "data", detail).await;
     Ok(Initialized { elapsed: started.elapsed(), warm_up: warm_up.elapsed })
 }
 

@@ -19,6 +19,7 @@ use crate::error::{ApiError, ErrorCode};
 use crate::scoring::{Post, Posted, Target};
 use crate::state::AppState;
 use crate::store::{BoardRow, BoardScoreRow, NewBoard, PeriodRow, Purge};
+use crate::usecases::moderation::{self, Actor};
 use crate::usecases::sessions::SessionOwner;
 use crate::views::{
     BoardHistory, BoardHistoryItem, BoardList, BoardView, Metadata as MetadataView, PeriodEntry, PeriodList,
@@ -243,7 +244,7 @@ pub async fn reload_catalog(state: &AppState) -> Result<(), ApiError> {
 }
 
 /// Creates a custom board.
-pub async fn create(state: &AppState, body: &Map<String, Value>) -> Result<BoardView, ApiError> {
+pub async fn create(state: &AppState, actor: &Actor, body: &Map<String, Value>) -> Result<BoardView, ApiError> {
     let definition = definition(body)?;
     let created_at = Timestamp::now();
     let new = NewBoard {
@@ -276,11 +277,19 @@ pub async fn create(state: &AppState, body: &Map<String, Value>) -> Result<Board
     let number = state.store.insert_board(&new, first_end).await?;
     let board = state.boards.insert(CustomBoard::new(BoardSpec { number, ..spec }, first)?);
     state.ranks.add_board(&board).await;
-    Ok(BoardView::custom(&board.spec, board.period_at(Timestamp::now())))
+    let view = BoardView::custom(&board.spec, board.period_at(Timestamp::now()));
+    let detail = serde_json::to_value(&view).unwrap_or_default();
+    moderation::record(state, actor, "create_board", &format!("board:{}", view.id), detail).await;
+    Ok(view)
 }
 
 /// Renames a custom board (the only change a board takes).
-pub async fn rename(state: &AppState, id: &str, body: &Map<String, Value>) -> Result<BoardView, ApiError> {
+pub async fn rename(
+    state: &AppState,
+    actor: &Actor,
+    id: &str,
+    body: &Map<String, Value>,
+) -> Result<BoardView, ApiError> {
     resolve_custom(state, id).await?;
     let name = BoardName::parse(body.get("name"))?;
     if !state.store.rename_board(id, name.as_str()).await? {
@@ -288,11 +297,13 @@ pub async fn rename(state: &AppState, id: &str, body: &Map<String, Value>) -> Re
     }
     state.boards.rename(id, name.as_str());
     let board = state.boards.get(id).ok_or(ErrorCode::BoardNotFound)?;
+    let detail = serde_json::json!({"name": board.spec.name});
+    moderation::record(state, actor, "rename_board", &format!("board:{id}"), detail).await;
     Ok(BoardView::custom(&board.spec, board.period_at(Timestamp::now())))
 }
 
 /// Deletes a custom board with everything posted to it.
-pub async fn delete(state: &AppState, id: &str) -> Result<(), ApiError> {
+pub async fn delete(state: &AppState, actor: &Actor, id: &str) -> Result<(), ApiError> {
     let board = resolve_custom(state, id).await?;
     if !state.store.delete_board(board.spec.number).await? {
         return Err(ErrorCode::BoardNotFound.into());
@@ -300,6 +311,7 @@ pub async fn delete(state: &AppState, id: &str) -> Result<(), ApiError> {
     state.boards.remove(id);
     state.ranks.forget_board(board.spec.number).await;
     state.caches.pages.clear();
+    moderation::record(state, actor, "delete_board", &format!("board:{id}"), serde_json::json!({})).await;
     Ok(())
 }
 
