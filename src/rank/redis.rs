@@ -253,24 +253,39 @@ impl RedisSource {
     }
 
     /// Rebuilds one period of a group from `entries` (read from the
-    /// database after [`Self::begin_rebuild`]; each is an
-    /// id, a version and its members), swaps the sets in atomically and
-    /// marks the group ready from that period on; `false` when another
-    /// instance holds the rebuild (one at a time, by a lock key; the others
-    /// wait for `ready`). The caller then replays what was logged meanwhile
-    /// ([`Self::logged_changes`], [`Self::replay`]).
+    /// database after [`Self::begin_rebuild`]; each is an id, a version and
+    /// its members) in one go: [`Self::start_rebuild`], one
+    /// [`Self::add_to_rebuild`], [`Self::finish_rebuild`]. `false` when
+    /// another instance holds the rebuild.
     pub async fn rebuild(
         &self,
         board: BoardPeriod,
         entries: &[RebuildEntry],
         numbering: Numbering,
     ) -> RedisResult<bool> {
+        let Some(mut rebuild) = self.start_rebuild(board, numbering).await? else { return Ok(false) };
+        match self.add_to_rebuild(&mut rebuild, entries).await {
+            Ok(()) => self.finish_rebuild(rebuild).await.map(|()| true),
+            Err(error) => {
+                self.abandon_rebuild(rebuild).await;
+                Err(error)
+            }
+        }
+    }
+
+    /// Takes the group's rebuild lock (one rebuild at a time across
+    /// instances; the others wait for `ready`): `None` when another
+    /// instance holds it. The entries then go in a chunk at a time
+    /// ([`Self::add_to_rebuild`], so a rebuild of ten million players never
+    /// holds them all), beside the live sets, until [`Self::finish_rebuild`]
+    /// swaps them in; the caller then replays what was logged meanwhile
+    /// ([`Self::logged_changes`], [`Self::replay`]).
+    pub async fn start_rebuild(&self, board: BoardPeriod, numbering: Numbering) -> RedisResult<Option<Rebuild>> {
         let group = self.group(board.board);
         let token = format!("{:x}", rand::random::<u64>());
         let mut conn = self.client.conn().await?;
-        let lock = group.rebuild_lock();
         let acquired: Option<String> = redis::cmd("SET")
-            .arg(&lock)
+            .arg(group.rebuild_lock())
             .arg(&token)
             .arg("NX")
             .arg("PX")
@@ -278,12 +293,102 @@ impl RedisSource {
             .query_async(&mut conn)
             .await?;
         if acquired.is_none() {
-            return Ok(false); // another instance is on it; `ready` will tell
+            return Ok(None);
         }
-        let result = self.rebuild_locked(&mut conn, &group, board, entries, numbering, &token).await;
-        let _: RedisResult<i64> =
-            self.unlock.key(&lock).arg(&token).invoke_async(&mut conn).await.map_err(RedisError::from);
-        result.map(|()| true)
+        let boards = Self::group_boards(board);
+        let live: Vec<String> = boards
+            .iter()
+            .flat_map(|board| {
+                let name = set_name(*board);
+                [group.set(&name), group.entries(&name), group.change_numbers(&name)]
+            })
+            .collect();
+        let building = live.iter().map(|key| group.building(&token, key)).collect();
+        Ok(Some(Rebuild { group, board, numbering, token, live, building, entries: 0, numbered: false }))
+    }
+
+    /// Writes some of a rebuild's entries.
+    pub async fn add_to_rebuild(&self, rebuild: &mut Rebuild, entries: &[RebuildEntry]) -> RedisResult<()> {
+        let mut conn = self.client.conn().await?;
+        for chunk in entries.chunks(REBUILD_BATCH) {
+            let mut pipe = redis::pipe();
+            // `building` holds (set, entries, change numbers) per board of the group, in order.
+            for (index, keys) in rebuild.building.chunks(3).enumerate() {
+                let mut set = redis::cmd("ZADD");
+                set.arg(&keys[0]);
+                let mut hash = redis::cmd("HSET");
+                hash.arg(&keys[1]);
+                let mut numbers = redis::cmd("HSET");
+                numbers.arg(&keys[2]);
+                let mut any_number = false;
+                for entry in chunk {
+                    let (member, metadata) = &entry.members[index];
+                    set.arg(0).arg(member);
+                    hash.arg(entry.id).arg(format!("{member} {} {}", entry.version, metadata.as_deref().unwrap_or("")));
+                    // Entries never changed since the numbering began
+                    // (number 0) are left out: a missing number reads as 0.
+                    if rebuild.numbering.track && entry.changed > 0 {
+                        numbers.arg(entry.id).arg(entry.changed);
+                        any_number = true;
+                    }
+                }
+                pipe.add_command(set).add_command(hash);
+                if any_number {
+                    pipe.add_command(numbers);
+                    rebuild.numbered = true;
+                }
+            }
+            conn.query::<()>(&pipe).await?;
+        }
+        rebuild.entries += entries.len();
+        Ok(())
+    }
+
+    /// Swaps a rebuild's sets in atomically, marks the group ready from its
+    /// period on, and lets go of the lock.
+    pub async fn finish_rebuild(&self, rebuild: Rebuild) -> RedisResult<()> {
+        let result = async {
+            let Rebuild { group, board, numbering, token, live, building, entries, numbered } = &rebuild;
+            let mut swap = redis::pipe();
+            swap.atomic();
+            for (index, (live, building)) in live.iter().zip(building).enumerate() {
+                let is_numbers = index % 3 == 2;
+                if *entries == 0 || (is_numbers && !numbered) {
+                    swap.del(live);
+                } else {
+                    swap.rename(building, live);
+                }
+            }
+            // Every change up to `changes` is in the entries; later ones are
+            // replayed from the log and noted as they come.
+            for board in Self::group_boards(*board) {
+                let name = set_name(board);
+                swap.set(group.changes_applied(&name), numbering.changes);
+                swap.del(group.changes_ahead(&name));
+            }
+            swap.set(group.ready(), board.period);
+            swap.set(group.epoch(), token);
+            let mut conn = self.client.conn().await?;
+            swap.query_async::<()>(&mut conn).await.map_err(RedisError::from)
+        }
+        .await;
+        self.abandon_rebuild(rebuild).await;
+        result
+    }
+
+    /// Lets go of a rebuild's lock (its partly written keys are left for
+    /// the next rebuild of the group, which writes under a new token, and
+    /// to the group's deletion).
+    pub async fn abandon_rebuild(&self, rebuild: Rebuild) {
+        let unlocked: RedisResult<i64> = async {
+            let mut conn = self.client.conn().await?;
+            let lock = rebuild.group.rebuild_lock();
+            Ok(self.unlock.key(&lock).arg(&rebuild.token).invoke_async(&mut conn).await?)
+        }
+        .await;
+        if let Err(error) = unlocked {
+            tracing::warn!(%error, "a rebuild's lock could not be let go (it expires)");
+        }
     }
 
     /// The changes logged for a rebuild of `board`'s group after the log
@@ -315,78 +420,6 @@ impl RedisSource {
         .await
     }
 
-    async fn rebuild_locked(
-        &self,
-        conn: &mut Connection,
-        group: &BoardGroupKeys,
-        board: BoardPeriod,
-        entries: &[RebuildEntry],
-        Numbering { track, changes }: Numbering,
-        token: &str,
-    ) -> RedisResult<()> {
-        let boards = Self::group_boards(board);
-        let live: Vec<String> = boards
-            .iter()
-            .flat_map(|board| {
-                let name = set_name(*board);
-                [group.set(&name), group.entries(&name), group.change_numbers(&name)]
-            })
-            .collect();
-        let building: Vec<String> = live.iter().map(|key| group.building(token, key)).collect();
-        // Entries never changed since the numbering began (number 0) are
-        // left out of the numbers hash: a missing number reads as 0.
-        let numbered = track && entries.iter().any(|entry| entry.changed > 0);
-        for chunk in entries.chunks(REBUILD_BATCH) {
-            let mut pipe = redis::pipe();
-            // `building` holds (set, entries, change numbers) per board of the group, in order.
-            for (index, keys) in building.chunks(3).enumerate() {
-                let mut set = redis::cmd("ZADD");
-                set.arg(&keys[0]);
-                let mut hash = redis::cmd("HSET");
-                hash.arg(&keys[1]);
-                let mut numbers = redis::cmd("HSET");
-                numbers.arg(&keys[2]);
-                let mut any_number = false;
-                for entry in chunk {
-                    let (member, metadata) = &entry.members[index];
-                    set.arg(0).arg(member);
-                    hash.arg(entry.id).arg(format!("{member} {} {}", entry.version, metadata.as_deref().unwrap_or("")));
-                    if track && entry.changed > 0 {
-                        numbers.arg(entry.id).arg(entry.changed);
-                        any_number = true;
-                    }
-                }
-                pipe.add_command(set).add_command(hash);
-                if any_number {
-                    pipe.add_command(numbers);
-                }
-            }
-            conn.query::<()>(&pipe).await?;
-        }
-        let mut swap = redis::pipe();
-        swap.atomic();
-        for (index, (live, building)) in live.iter().zip(&building).enumerate() {
-            let is_numbers = index % 3 == 2;
-            if entries.is_empty() || (is_numbers && !numbered) {
-                swap.del(live);
-            } else {
-                swap.rename(building, live);
-            }
-        }
-        // Every change up to `changes` is in the entries; later ones are
-        // replayed from the log below and noted as they come.
-        for board in &boards {
-            let name = set_name(*board);
-            swap.set(group.changes_applied(&name), changes);
-            swap.del(group.changes_ahead(&name));
-        }
-        swap.set(group.ready(), board.period);
-        swap.set(group.epoch(), token);
-        swap.query_async::<()>(&mut *conn).await?;
-
-        Ok(())
-    }
-
     /// Deletes every key of a custom board (deleted from the catalog).
     pub async fn forget(&self, number: i64) -> RedisResult<u64> {
         self.client.delete_matching(&self.client.keys().custom_board(number).pattern()).await
@@ -400,6 +433,23 @@ pub struct RebuildEntry {
     pub version: i64,
     pub changed: i64,
     pub members: Vec<(String, Option<String>)>,
+}
+
+/// A rebuild under way (see [`RedisSource::start_rebuild`]).
+pub struct Rebuild {
+    group: BoardGroupKeys,
+    board: BoardPeriod,
+    numbering: Numbering,
+    /// Names this rebuild's keys and its hold on the lock.
+    token: String,
+    /// The group's keys: (set, entries, change numbers) per board.
+    live: Vec<String>,
+    /// Where this rebuild writes them until the swap.
+    building: Vec<String>,
+    /// Entries written so far.
+    entries: usize,
+    /// Whether any entry had a change number.
+    numbered: bool,
 }
 
 /// How a rebuilt group numbers its changes (see `board_entries.changed`).

@@ -5,10 +5,10 @@
 //! custom boards from `board_entries`.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use futures_util::{stream, StreamExt as _, TryStreamExt as _};
+use futures_util::{stream, Stream, StreamExt as _, TryStreamExt as _};
 use sqlx::AnyConnection;
 
 use super::{placeholders, Standing, Store, StoreError, StoreResult};
@@ -252,26 +252,31 @@ impl Store {
     /// Every player on the built-in boards (at least one score, not banned), read as
     /// packed text (see [`Store::packed_rows`]).
     pub async fn board_standings(&self) -> StoreResult<Vec<Standing>> {
+        let chunks: Vec<Vec<Standing>> = self.board_standings_in_chunks().await?.try_collect().await?;
+        Ok(chunks.concat())
+    }
+
+    /// [`Store::board_standings`] a chunk of about 50,000 at a time, for a
+    /// reader that need not hold them all (a rebuild of the boards in Redis).
+    pub async fn board_standings_in_chunks(&self) -> StoreResult<impl Stream<Item = StoreResult<Vec<Standing>>> + '_> {
         let mut conn = self.conn().await?;
         let max_id: Option<i64> = self.sql_scalar("SELECT MAX(id) FROM users").fetch_one(&mut *conn).await?;
         drop(conn);
-        let fields = ["id", "best_score", "IFNULL(best_at, 0)", "total_score", "version"];
+        const FIELDS: [&str; 5] = ["id", "best_score", "IFNULL(best_at, 0)", "total_score", "version"];
         let from = format!("{} WHERE play_count > 0 AND banned_at IS NULL", self.dialect.users_by_id());
         // User ids are handed out one after another: about one row per id.
         let span = max_id.map(|last| IdSpan { first: 0, last, rows: last + 1 });
-        let values = self.packed_rows(&fields, &from, &[], "id", span).await?;
-        Ok(values
-            .chunks_exact(fields.len())
-            .map(|r| Standing { id: r[0], best: r[1], best_at: r[2], total: r[3], version: r[4], listed: true })
-            .collect())
+        Ok(self.packed_chunks(&FIELDS, &from, &[], "id", span).map_ok(|values| {
+            values
+                .chunks_exact(FIELDS.len())
+                .map(|r| Standing { id: r[0], best: r[1], best_at: r[2], total: r[3], version: r[4], listed: true })
+                .collect()
+        }))
     }
 
     /// Integer columns of many rows, read as packed text: `FROM {from}`
     /// (bound by `binds`) in ranges of `id_column` over `span` (none: no
-    /// rows), about 50,000 rows a range whatever the ids (a board of 100
-    /// players with ids up to 10,000,000 is one read, not 200), two ranges
-    /// at a time on two connections (the database's scan is the slow
-    /// part). The values come back flat, `fields.len()` per row (one
+    /// rows). The values come back flat, `fields.len()` per row (one
     /// allocation rather than one per row).
     pub(super) async fn packed_rows(
         &self,
@@ -281,22 +286,46 @@ impl Store {
         id_column: &str,
         span: Option<IdSpan>,
     ) -> StoreResult<Vec<i64>> {
+        let chunks: Vec<Vec<i64>> = self.packed_chunks(fields, from, binds, id_column, span).try_collect().await?;
+        Ok(chunks.concat())
+    }
+
+    /// [`Store::packed_rows`] a range at a time: about 50,000 rows a range
+    /// whatever the ids (a board of 100 players with ids up to 10,000,000
+    /// is one read, not 200), two ranges at a time on two connections (the
+    /// database's scan is the slow part), in order.
+    fn packed_chunks(
+        &self,
+        fields: &[&str],
+        from: &str,
+        binds: &[i64],
+        id_column: &str,
+        span: Option<IdSpan>,
+    ) -> impl Stream<Item = StoreResult<Vec<i64>>> + '_ {
         const ROWS_PER_CHUNK: i64 = 50_000;
         const PARALLEL_READS: usize = 2;
-        let Some(IdSpan { first, last, rows }) = span else { return Ok(Vec::new()) };
-        let sql = format!(
+        let sql: Arc<str> = format!(
             "SELECT {} AS chunk FROM {from} AND {id_column} >= ? AND {id_column} < ?",
             self.dialect.packed(fields)
-        );
-        let chunks = (rows / ROWS_PER_CHUNK + 1).max(1);
-        let ids_per_chunk = ((last - first) / chunks + 1).max(1);
-        let starts: Vec<i64> = (first..=last).step_by(usize::try_from(ids_per_chunk).unwrap_or(usize::MAX)).collect();
-        let chunks: Vec<Vec<i64>> = stream::iter(starts)
-            .map(|from| self.packed_chunk(&sql, binds, from, from.saturating_add(ids_per_chunk), fields.len()))
+        )
+        .into();
+        let binds: Arc<[i64]> = binds.into();
+        let width = fields.len();
+        let (starts, ids_per_chunk) = match span {
+            None => (Vec::new(), 1),
+            Some(IdSpan { first, last, rows }) => {
+                let chunks = (rows / ROWS_PER_CHUNK + 1).max(1);
+                let ids_per_chunk = ((last - first) / chunks + 1).max(1);
+                let step = usize::try_from(ids_per_chunk).unwrap_or(usize::MAX);
+                ((first..=last).step_by(step).collect(), ids_per_chunk)
+            }
+        };
+        stream::iter(starts)
+            .map(move |from| {
+                let (sql, binds) = (Arc::clone(&sql), Arc::clone(&binds));
+                async move { self.packed_chunk(&sql, &binds, from, from.saturating_add(ids_per_chunk), width).await }
+            })
             .buffered(PARALLEL_READS)
-            .try_collect()
-            .await?;
-        Ok(chunks.concat())
     }
 
     async fn packed_chunk(&self, sql: &str, binds: &[i64], from: i64, to: i64, width: usize) -> StoreResult<Vec<i64>> {
