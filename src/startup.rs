@@ -26,7 +26,7 @@ use crate::scoring::{BatchPolicy, ScoreWriter, WriterMetrics};
 use crate::state::AppState;
 use crate::store::{Migrations, Store};
 use crate::telemetry::{observe, Metrics};
-use crate::usecases::{admin, boards, standings};
+use crate::usecases::{boards, jobs};
 
 /// Redis connections per instance.
 const REDIS_POOL_SIZE: usize = 16;
@@ -106,10 +106,10 @@ impl Application {
         boards::reload_catalog(&state).await.map_err(|error| anyhow::anyhow!("loading the board catalog: {error}"))?;
         let warm_up = state.ranks.warm_up(false).await?;
         tracing::info!(entries = warm_up.entries, millis = warm_up.elapsed.as_millis() as u64, "rank engine warmed up");
-        background.spawn(admin::purge_expired_regularly(state.clone()));
-        background.spawn(admin::watch_shared_state(state.clone()));
-        background.spawn(boards::keep_periods(state.clone()));
-        background.spawn(standings::settle_ended_periods(state.clone()));
+        background.spawn(jobs::purge_expired_regularly(state.clone()));
+        background.spawn(jobs::watch_shared_state(state.clone()));
+        background.spawn(jobs::keep_periods(state.clone()));
+        background.spawn(jobs::settle_ended_periods(state.clone()));
 
         let cors_origins: Vec<String> = state
             .settings

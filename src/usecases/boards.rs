@@ -4,7 +4,6 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde_json::{Map, Value};
 
@@ -496,65 +495,14 @@ pub async fn user_boards(state: &AppState, user_id: i64) -> Result<UserBoards, A
 
 /// Chunks of rows deleted at a time from an expired period.
 const PURGE_CHUNK: i64 = 500;
-/// How often periods are recorded and archives trimmed.
-const KEEPER_INTERVAL: Duration = Duration::from_secs(1);
-/// Every how many keeper ticks the rows of deleted boards are looked for
-/// (a board deleted here is purged on the next such tick, or after a
-/// restart if this instance stopped before).
-const DELETED_BOARDS_INTERVAL: u64 = 5;
-
-/// Every second: records the periods that began (so that every period has
-/// its row with its bounds), and after a reset deletes the periods no
-/// longer kept; at start and then every `DELETED_BOARDS_INTERVAL`, deletes
-/// what deleted boards left. Rows go a few hundred per statement so that
-/// posts never wait behind it.
-pub async fn keep_periods(state: actix_web::web::Data<AppState>) {
-    let mut recorded: HashMap<i64, i64> = HashMap::new();
-    let mut interval = actix_web::rt::time::interval(KEEPER_INTERVAL);
-    let mut ticks: u64 = 0;
-    loop {
-        interval.tick().await;
-        if ticks.is_multiple_of(DELETED_BOARDS_INTERVAL) {
-            if let Err(error) = purge_deleted_boards(&state).await {
-                tracing::warn!(%error, "deleting the rows of deleted boards failed");
-            }
-        }
-        ticks += 1;
-        let now = Timestamp::now();
-        for board in state.boards.all() {
-            if board.spec.reset.is_none() {
-                continue;
-            }
-            let current = board.period_at(now);
-            let number = board.spec.number;
-            let began = match recorded.get(&number) {
-                Some(index) if *index >= current.index => continue,
-                // Only what began since the last tick: O(1) a tick on a
-                // board that resets every second, whatever it keeps.
-                Some(index) => board.periods_after(*index),
-                None => board.recent_periods(),
-            };
-            if let Err(error) = state.store.record_periods(number, &began).await {
-                tracing::warn!(%error, number, "recording a board's periods failed");
-                continue;
-            }
-            recorded.insert(number, current.index);
-            let oldest_kept = current.index - board.spec.archive_periods;
-            if let Err(error) = purge_expired(&state, number, oldest_kept).await {
-                tracing::warn!(%error, number, "deleting a board's expired periods failed");
-            }
-        }
-    }
-}
-
-async fn purge_expired(state: &AppState, board: i64, oldest_kept: i64) -> Result<(), ApiError> {
+pub(super) async fn purge_expired(state: &AppState, board: i64, oldest_kept: i64) -> Result<(), ApiError> {
     for period in state.store.expired_periods(board, oldest_kept).await? {
         purge(state, Purge::Period { board, period }).await?;
     }
     Ok(())
 }
 
-async fn purge_deleted_boards(state: &AppState) -> Result<(), ApiError> {
+pub(super) async fn purge_deleted_boards(state: &AppState) -> Result<(), ApiError> {
     for board in state.store.deleted_boards().await? {
         purge(state, Purge::Board(board)).await?;
         tracing::info!(board, "deleted the rows of a deleted board");

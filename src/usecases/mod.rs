@@ -8,6 +8,7 @@ mod account_changes;
 pub mod accounts;
 pub mod admin;
 pub mod boards;
+pub mod jobs;
 pub mod moderation;
 pub mod operations;
 pub mod players;

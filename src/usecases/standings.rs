@@ -9,14 +9,9 @@
 //! it) and idempotent: the standings are recorded only if nothing changed
 //! the period between the claim and the last chunk, else written again.
 
-use std::time::Duration;
-
 use crate::domain::Timestamp;
-use crate::state::AppState;
 use crate::store::{StandingKey, Store, StoreResult};
 
-/// How often ended periods are looked for.
-const SETTLE_INTERVAL: Duration = Duration::from_secs(2);
 /// How long after its end a period is left alone: a post accepted just
 /// before the end commits a moment after it (one that commits later still
 /// makes the standings be written again; this only saves the work).
@@ -26,31 +21,10 @@ const CLAIM_LEASE_MS: i64 = 10 * 60 * 1000;
 /// Entries written per statement.
 const CHUNK: usize = 1_000;
 
-/// Every `SETTLE_INTERVAL`: writes the standings of the ended periods that
-/// lack them (just ended, or changed by moderation since).
-pub async fn settle_ended_periods(state: actix_web::web::Data<AppState>) {
-    let mut interval = actix_web::rt::time::interval(SETTLE_INTERVAL);
-    loop {
-        interval.tick().await;
-        let now = Timestamp::now();
-        let periods = match state
-            .store
-            .periods_without_standings(now.plus_millis(-SETTLE_AFTER_END_MS), now.plus_millis(-CLAIM_LEASE_MS))
-            .await
-        {
-            Ok(periods) => periods,
-            Err(error) => {
-                tracing::warn!(%error, "looking for ended periods to settle failed");
-                continue;
-            }
-        };
-        for (board, period) in periods {
-            match settle_period(&state.store, board, period, Timestamp::now()).await {
-                Ok(settled) => tracing::debug!(board, period, settled, "final standings"),
-                Err(error) => tracing::warn!(%error, board, period, "writing a period's final standings failed"),
-            }
-        }
-    }
+/// The ended periods whose standings do not hold (just ended, or changed
+/// by moderation since), unclaimed or with a stale claim, as of `now`.
+pub(super) async fn unsettled_periods(store: &Store, now: Timestamp) -> StoreResult<Vec<(i64, i64)>> {
+    store.periods_without_standings(now.plus_millis(-SETTLE_AFTER_END_MS), now.plus_millis(-CLAIM_LEASE_MS)).await
 }
 
 /// Writes one period's final standings, claimed at `now`; `false` when

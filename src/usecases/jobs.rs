@@ -1,0 +1,150 @@
+//! What every instance does on a timer, beside the requests: started by
+//! `startup` with the server (on `Background`) and stopped with it. Each
+//! job is a loop around use cases; a failed round is logged and the next
+//! one tries again.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use actix_web::web::Data;
+
+use crate::domain::Timestamp;
+use crate::state::AppState;
+use crate::usecases::{boards, standings};
+
+/// How often periods are recorded and archives trimmed.
+const KEEPER_INTERVAL: Duration = Duration::from_secs(1);
+/// Every how many keeper ticks the rows of deleted boards are looked for
+/// (a board deleted here is purged on the next such tick, or after a
+/// restart if this instance stopped before).
+const DELETED_BOARDS_INTERVAL: u64 = 5;
+
+/// Every second: records the periods that began (so that every period has
+/// its row with its bounds), and after a reset deletes the periods no
+/// longer kept; at start and then every `DELETED_BOARDS_INTERVAL`, deletes
+/// what deleted boards left. Rows go a few hundred per statement so that
+/// posts never wait behind it.
+pub async fn keep_periods(state: Data<AppState>) {
+    let mut recorded: HashMap<i64, i64> = HashMap::new();
+    let mut interval = actix_web::rt::time::interval(KEEPER_INTERVAL);
+    let mut ticks: u64 = 0;
+    loop {
+        interval.tick().await;
+        if ticks.is_multiple_of(DELETED_BOARDS_INTERVAL) {
+            if let Err(error) = boards::purge_deleted_boards(&state).await {
+                tracing::warn!(%error, "deleting the rows of deleted boards failed");
+            }
+        }
+        ticks += 1;
+        let now = Timestamp::now();
+        for board in state.boards.all() {
+            if board.spec.reset.is_none() {
+                continue;
+            }
+            let current = board.period_at(now);
+            let number = board.spec.number;
+            let began = match recorded.get(&number) {
+                Some(index) if *index >= current.index => continue,
+                // Only what began since the last tick: O(1) a tick on a
+                // board that resets every second, whatever it keeps.
+                Some(index) => board.periods_after(*index),
+                None => board.recent_periods(),
+            };
+            if let Err(error) = state.store.record_periods(number, &began).await {
+                tracing::warn!(%error, number, "recording a board's periods failed");
+                continue;
+            }
+            recorded.insert(number, current.index);
+            let oldest_kept = current.index - board.spec.archive_periods;
+            if let Err(error) = boards::purge_expired(&state, number, oldest_kept).await {
+                tracing::warn!(%error, number, "deleting a board's expired periods failed");
+            }
+        }
+    }
+}
+
+/// How often ended periods are looked for.
+const SETTLE_INTERVAL: Duration = Duration::from_secs(2);
+/// Every `SETTLE_INTERVAL`: writes the standings of the ended periods that
+/// lack them (just ended, or changed by moderation since).
+pub async fn settle_ended_periods(state: Data<AppState>) {
+    let mut interval = actix_web::rt::time::interval(SETTLE_INTERVAL);
+    loop {
+        interval.tick().await;
+        let periods = match standings::unsettled_periods(&state.store, Timestamp::now()).await {
+            Ok(periods) => periods,
+            Err(error) => {
+                tracing::warn!(%error, "looking for ended periods to settle failed");
+                continue;
+            }
+        };
+        for (board, period) in periods {
+            match standings::settle_period(&state.store, board, period, Timestamp::now()).await {
+                Ok(settled) => tracing::debug!(board, period, settled, "final standings"),
+                Err(error) => tracing::warn!(%error, board, period, "writing a period's final standings failed"),
+            }
+        }
+    }
+}
+
+/// Every second: are the boards in Redis still built, and did another
+/// instance replace the data (initialize)? Then this instance's caches and
+/// local index describe old data. The database's generation is the truth;
+/// the copy in Redis (which readers of cached user rows compare with) is
+/// raised to it, so a restarted or flushed Redis catches up.
+pub async fn watch_shared_state(state: Data<AppState>) {
+    let Some(redis) = state.redis.clone() else { return };
+    let key = redis.keys().data_generation();
+    let mut generation = None;
+    let mut catalog = None;
+    let mut interval = actix_web::rt::time::interval(Duration::from_secs(1));
+    loop {
+        interval.tick().await;
+        // Boards created, renamed or deleted on another instance.
+        match state.store.catalog_version().await {
+            Ok(now) => {
+                if catalog.is_some_and(|seen| seen != now) {
+                    if let Err(error) = boards::reload_catalog(&state).await {
+                        tracing::warn!(%error, "reloading the board catalog");
+                    }
+                }
+                catalog = Some(now);
+            }
+            Err(error) => tracing::warn!(%error, "reading the board catalog's version"),
+        }
+        state.ranks.check_shared().await;
+        let Ok(now) = state.store.data_generation().await else { continue };
+        if let Err(error) = redis.raise(&key, now).await {
+            tracing::debug!(%error, "the data generation could not be raised in Redis");
+        }
+        if generation.is_some_and(|seen| seen != now) {
+            state.caches.reset();
+            if let Err(error) = boards::reload_catalog(&state).await {
+                tracing::warn!(%error, "reloading the board catalog after an initialize elsewhere");
+            }
+            if let Err(error) = state.ranks.warm_up(false).await {
+                tracing::warn!(%error, "reloading after an initialize elsewhere");
+            }
+        }
+        generation = Some(now);
+    }
+}
+
+/// Idempotency keys are kept twice as long as the contract's 24 hours.
+const IDEMPOTENCY_KEY_RETENTION_MS: i64 = 48 * 3600 * 1000;
+const JANITOR_INTERVAL: Duration = Duration::from_secs(600);
+
+/// Now and then: deletes expired sessions and old idempotency keys, and
+/// lets the rate limiters forget keys back at a full allowance.
+pub async fn purge_expired_regularly(state: Data<AppState>) {
+    let mut interval = actix_web::rt::time::interval(JANITOR_INTERVAL);
+    loop {
+        interval.tick().await;
+        state.limits.shrink();
+        let now = crate::domain::Timestamp::now();
+        match state.store.purge_expired(now, now.plus_millis(-IDEMPOTENCY_KEY_RETENTION_MS)).await {
+            Ok(purged) => tracing::debug!(purged, "janitor"),
+            Err(error) => tracing::warn!(%error, "janitor failed"),
+        }
+    }
+}
