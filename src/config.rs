@@ -2,10 +2,44 @@
 //! contract's "Commands" section lists). Bad values stop the process at start
 //! with clap's message; nothing is validated lazily at request time.
 
+use std::convert::Infallible;
+use std::fmt;
 use std::path::PathBuf;
+use std::str::FromStr;
 
 use clap::builder::BoolishValueParser;
 use clap::{Args, ValueEnum};
+
+/// A setting that must never reach a log: its `Debug` (and so that of
+/// [`Settings`]) shows only that it is set. Read with [`Secret::expose`].
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret(..)")
+    }
+}
+
+impl FromStr for Secret {
+    type Err = Infallible;
+
+    fn from_str(value: &str) -> Result<Self, Infallible> {
+        Ok(Self(value.to_owned()))
+    }
+}
+
+impl From<&str> for Secret {
+    fn from(value: &str) -> Self {
+        Self(value.to_owned())
+    }
+}
 
 /// A deliberate bug, for the tests that prove the bench catches it. Never
 /// set in production; hidden from `--help`.
@@ -151,17 +185,17 @@ pub struct Settings {
     /// first start and kept in it, so every instance on that database
     /// shares it.
     #[arg(long, env = "CURSOR_SECRET", hide_env_values = true)]
-    pub cursor_secret: Option<String>,
+    pub cursor_secret: Option<Secret>,
 
     /// The secret before a rotation: cursors it signed still verify while
     /// it is set (a grace time of the operator's choosing); new ones are
     /// signed with `CURSOR_SECRET`.
     #[arg(long, env = "CURSOR_SECRET_PREVIOUS", hide_env_values = true)]
-    pub cursor_secret_previous: Option<String>,
+    pub cursor_secret_previous: Option<Secret>,
 
     /// Bearer token for `POST /api/admin/initialize`; without it that endpoint is 404.
     #[arg(long, env = "ADMIN_TOKEN", hide_env_values = true)]
-    pub admin_token: Option<String>,
+    pub admin_token: Option<Secret>,
 
     /// Directory served at `/` (the ranking page).
     #[arg(long, env = "STATIC_DIR", default_value = "./static")]
@@ -306,5 +340,22 @@ mod tests {
                 assert_eq!(matches.get_flag(id), expected, "{id} {text:?}");
             }
         }
+    }
+
+    #[test]
+    fn secrets_never_print() {
+        use clap::Parser as _;
+        let parsed = SettingsOnly::try_parse_from([
+            "hiscore serve",
+            "--admin-token",
+            "admin-token-that-must-not-be-logged",
+            "--cursor-secret",
+            "cursor-secret-that-must-not-be-logged",
+        ])
+        .unwrap();
+        let printed = format!("{:?}", parsed.settings);
+        assert!(!printed.contains("must-not-be-logged"), "{printed}");
+        assert!(printed.contains("admin_token: Some(Secret(..))"), "{printed}");
+        assert_eq!(parsed.settings.admin_token.unwrap().expose(), "admin-token-that-must-not-be-logged");
     }
 }

@@ -16,7 +16,7 @@ use crate::auth::{HashPolicy, PasswordHasher};
 use crate::background::Background;
 use crate::boards::Registry;
 use crate::cache::Caches;
-use crate::config::Settings;
+use crate::config::{Secret, Settings};
 use crate::domain::{derive_secret, CursorKeys};
 use crate::limits::RateLimits;
 use crate::rank::RankEngine;
@@ -209,13 +209,13 @@ const MIN_ADMIN_TOKEN_CHARS: usize = 32;
 
 /// An empty token (what docker-compose passes for an unset variable) turns
 /// the admin routes off; a short one stops the start: it could be guessed.
-fn checked_admin_token(token: Option<String>) -> anyhow::Result<Option<String>> {
+fn checked_admin_token(token: Option<Secret>) -> anyhow::Result<Option<Secret>> {
     match token {
-        Some(token) if token.is_empty() => {
+        Some(token) if token.expose().is_empty() => {
             tracing::warn!("ADMIN_TOKEN is empty: the admin routes are off");
             Ok(None)
         }
-        Some(token) if token.chars().count() < MIN_ADMIN_TOKEN_CHARS => anyhow::bail!(
+        Some(token) if token.expose().chars().count() < MIN_ADMIN_TOKEN_CHARS => anyhow::bail!(
             "ADMIN_TOKEN must be at least {MIN_ADMIN_TOKEN_CHARS} characters (e.g. `openssl rand -hex 24`): \
              a short token can be guessed"
         ),
@@ -264,9 +264,14 @@ fn cors(origins: &[String]) -> Cors {
 /// at its first start: every instance on it signs alike).
 async fn cursor_keys(settings: &Settings, store: &Store) -> anyhow::Result<CursorKeys> {
     let current = match &settings.cursor_secret {
-        Some(secret) if !secret.is_empty() => derive_secret(secret),
+        Some(secret) if !secret.expose().is_empty() => derive_secret(secret.expose()),
         _ => store.secret("cursor").await?,
     };
-    let previous = settings.cursor_secret_previous.as_deref().filter(|secret| !secret.is_empty()).map(derive_secret);
+    let previous = settings
+        .cursor_secret_previous
+        .as_ref()
+        .map(Secret::expose)
+        .filter(|secret| !secret.is_empty())
+        .map(derive_secret);
     Ok(CursorKeys::new(&current, previous.as_deref()))
 }

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 
+use crate::config::Secret;
 use crate::dataset::{generate, DatasetSpec};
 use crate::domain::Password;
 use crate::error::{ApiError, ErrorCode};
@@ -20,7 +21,7 @@ use crate::usecases::moderation::{self, Actor};
 /// limited per client address (429 after a few a minute; the right token
 /// gives its attempt back).
 pub async fn authorize(state: &AppState, address: &str, presented: Option<&str>) -> Result<Actor, ApiError> {
-    let Some(expected) = state.settings.admin_token.as_deref() else {
+    let Some(expected) = state.settings.admin_token.as_ref().map(Secret::expose) else {
         return Err(ErrorCode::NotFound.into());
     };
     let presented = presented.ok_or(ErrorCode::AdminTokenRequired)?;
