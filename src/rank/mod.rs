@@ -18,7 +18,7 @@ mod health;
 mod key;
 mod local;
 mod picked;
-mod redis;
+mod redis_source;
 mod source;
 #[cfg(test)]
 mod tests;
@@ -34,7 +34,7 @@ pub use self::health::SharedState;
 pub use self::local::EntryChange;
 use self::local::{LocalBoards, LocalSource};
 use self::picked::Picked;
-use self::redis::{builtin_members, LoggedChange, Numbering, RebuildEntry, Record, RedisSource};
+use self::redis_source::{builtin_members, LoggedChange, Numbering, RebuildEntry, Record, RedisSource};
 use self::source::{BoardSource, Slice, SliceRead, SliceStart};
 pub use self::source::{Entry, Ranked};
 use crate::background::Background;

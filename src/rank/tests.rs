@@ -11,7 +11,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::database::DatabaseSource;
 use super::local::{LocalBoards, LocalSource};
-use super::redis::{builtin_members, Numbering, RebuildEntry, Record, RedisSource};
+use super::redis_source::{builtin_members, Numbering, RebuildEntry, Record, RedisSource};
 use super::source::{BoardSource, SliceRead, SliceStart};
 use super::*;
 use crate::domain::{Timestamp, Walk};

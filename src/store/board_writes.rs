@@ -4,8 +4,8 @@
 
 use sqlx::AnyConnection;
 
-use super::board::rank_score;
-use super::boards::{EntryRow, ENTRY_COLUMNS};
+use super::board_reads::rank_score;
+use super::custom_boards::{EntryRow, ENTRY_COLUMNS};
 use super::{placeholders, Store, StoreResult};
 use crate::domain::{Order, Timestamp};
 

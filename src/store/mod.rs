@@ -10,10 +10,10 @@
 //! rows. Errors leave as [`StoreError`], which says what went wrong without
 //! exposing the driver to callers.
 
-mod board;
+mod board_reads;
 mod board_writes;
-mod boards;
 mod bulk;
+mod custom_boards;
 mod idempotency;
 mod moderation;
 mod rows;
@@ -34,9 +34,9 @@ use sqlx::pool::PoolConnection;
 use sqlx::query::{Query, QueryAs, QueryScalar};
 use sqlx::{Any, AnyConnection, AnyPool, ConnectOptions, Executor, Transaction};
 
-pub use self::board::{KeyWithMetadata, WalkedKey};
+pub use self::board_reads::{KeyWithMetadata, WalkedKey};
 pub use self::board_writes::{EntryWrite, NewBoardPost, PeriodPlayers};
-pub use self::boards::{BoardRow, BoardScoreRow, EntryRow, NewBoard, PeriodRow, Purge, WarmEntry, WarmPeriod};
+pub use self::custom_boards::{BoardRow, BoardScoreRow, EntryRow, NewBoard, PeriodRow, Purge, WarmEntry, WarmPeriod};
 pub use self::moderation::{AuditRecord, AuditRow};
 pub use self::rows::{ScoreRow, Standing, UserRow};
 pub use self::standings::{FinalPlace, PeriodState, StandingKey};
@@ -355,7 +355,7 @@ pub struct Store {
     /// How a multi-row INSERT reports the ids it assigned.
     insert_ids: InsertIds,
     /// Where large boards' middles were, shared by both pools' stores.
-    middles: Arc<board::Middles>,
+    middles: Arc<board_reads::Middles>,
 }
 
 /// How a multi-row INSERT reports the ids it assigned, in row order.

@@ -9,7 +9,7 @@
 
 use sqlx::AnyConnection;
 
-use super::boards::{BoardScoreRow, EntryRow, ENTRY_COLUMNS};
+use super::custom_boards::{BoardScoreRow, EntryRow, ENTRY_COLUMNS};
 use super::rows::ScoreRow;
 use super::standings::CLEAR_STANDINGS;
 use super::{Store, StoreResult};

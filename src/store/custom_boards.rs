@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use super::board::IdSpan;
+use super::board_reads::IdSpan;
 use super::{Store, StoreError, StoreResult, UniqueKey};
 use crate::domain::Timestamp;
 

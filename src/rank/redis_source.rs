@@ -56,6 +56,7 @@ const METADATA_OF: &str = include_str!("lua/metadata_of.lua");
 const SLICE: &str = include_str!("lua/slice.lua");
 const RANKED: &str = include_str!("lua/ranked.lua");
 const UNLOCK: &str = include_str!("lua/unlock.lua");
+const EXTEND_LOCK: &str = include_str!("lua/extend_lock.lua");
 
 /// An entry to record: its player, version, and per board of its group a
 /// packed key and metadata.
@@ -81,6 +82,7 @@ pub struct RedisSource {
     slice: Script,
     ranked: Script,
     unlock: Script,
+    extend_lock: Script,
 }
 
 /// The members of a standing on the built-in boards (best, total); empty
@@ -111,6 +113,7 @@ impl RedisSource {
             slice: Script::new(&format!("{METADATA_OF}{SLICE}")),
             ranked: Script::new(RANKED),
             unlock: Script::new(UNLOCK),
+            extend_lock: Script::new(EXTEND_LOCK),
         }
     }
 
@@ -339,6 +342,14 @@ impl RedisSource {
                 }
             }
             conn.query::<()>(&pipe).await?;
+        }
+        // A rebuild of millions outlasts the lock's first lifetime: each
+        // chunk renews it, so no other instance starts the same rebuild.
+        let lock = rebuild.group.rebuild_lock();
+        let held: i64 =
+            self.extend_lock.key(&lock).arg(&rebuild.token).arg(REBUILD_LOCK_MS).invoke_async(&mut conn).await?;
+        if held == 0 {
+            tracing::warn!(group = %lock, "a rebuild's lock expired before it was renewed");
         }
         rebuild.entries += entries.len();
         Ok(())
