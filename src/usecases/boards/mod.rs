@@ -1,0 +1,123 @@
+//! Boards: which board and period a request names (here), the catalog
+//! and its periods (`catalog`), posts to custom boards and a player's
+//! posts and entries on them (`posts`), and deleting what expired or
+//! belonged to a deleted board (`purges`, run by `usecases::jobs`).
+
+mod catalog;
+mod posts;
+mod purges;
+
+pub use self::catalog::{create, delete, get, list, periods, reload_catalog, rename};
+pub use self::posts::{history, post, user_boards};
+pub(in crate::usecases) use self::purges::{purge_deleted_boards, purge_expired};
+
+use std::sync::Arc;
+
+use crate::boards::{CustomBoard, Period};
+use crate::domain::{Board, BoardId, BoardPeriod, Order, PeriodSelector, Timestamp};
+use crate::error::{ApiError, ErrorCode};
+use crate::state::AppState;
+use crate::views::PeriodView;
+
+/// A board a request names: a built-in one or a custom one.
+#[derive(Clone)]
+pub enum BoardRef {
+    Builtin(Board),
+    Custom(Arc<CustomBoard>),
+}
+
+impl BoardRef {
+    pub fn id(&self) -> &str {
+        match self {
+            Self::Builtin(Board::Total) => "total",
+            Self::Builtin(_) => "best",
+            Self::Custom(custom) => &custom.spec.id,
+        }
+    }
+
+    pub fn board(&self) -> Board {
+        match self {
+            Self::Builtin(board) => *board,
+            Self::Custom(custom) => custom.spec.board(),
+        }
+    }
+
+    pub fn order(&self) -> Order {
+        match self {
+            Self::Builtin(_) => Order::Desc,
+            Self::Custom(custom) => custom.spec.order,
+        }
+    }
+}
+
+/// A board period a read is about, and how the answer shows it.
+#[derive(Debug, Clone, Copy)]
+pub struct ResolvedPeriod {
+    pub board: BoardPeriod,
+    pub view: PeriodView,
+}
+
+/// The board with this id: 404 `board_not_found` when there is none. A
+/// board this instance has not seen (created on another one) is looked up
+/// in the database.
+pub async fn resolve(state: &AppState, id: &str) -> Result<BoardRef, ApiError> {
+    if let Some(board) = Board::builtin(id) {
+        return Ok(BoardRef::Builtin(board));
+    }
+    if let Some(custom) = state.boards.get(id) {
+        return Ok(BoardRef::Custom(custom));
+    }
+    if BoardId::parse_str(id).is_some() && state.store.board(id).await?.is_some() {
+        reload_catalog(state).await?;
+        if let Some(custom) = state.boards.get(id) {
+            return Ok(BoardRef::Custom(custom));
+        }
+    }
+    Err(ErrorCode::BoardNotFound.into())
+}
+
+/// The custom board with this id: 403 for the built-in ones.
+pub async fn resolve_custom(state: &AppState, id: &str) -> Result<Arc<CustomBoard>, ApiError> {
+    match resolve(state, id).await? {
+        BoardRef::Custom(custom) => Ok(custom),
+        BoardRef::Builtin(_) => Err(ErrorCode::BuiltinBoard.into()),
+    }
+}
+
+/// The period a read is about: the one in force, or a kept one by index
+/// (404 `period_not_found` for one that never began or is no longer kept).
+pub async fn resolve_period(
+    state: &AppState,
+    board: &BoardRef,
+    selector: PeriodSelector,
+) -> Result<ResolvedPeriod, ApiError> {
+    let custom = match board {
+        BoardRef::Builtin(builtin) => {
+            return match selector {
+                PeriodSelector::Current | PeriodSelector::Index(0) => {
+                    Ok(ResolvedPeriod { board: BoardPeriod::builtin(*builtin), view: PeriodView::BUILTIN })
+                }
+                PeriodSelector::Index(_) => Err(ErrorCode::PeriodNotFound.into()),
+            };
+        }
+        BoardRef::Custom(custom) => custom,
+    };
+    let current = custom.period_at(Timestamp::now());
+    let period = match selector {
+        PeriodSelector::Current => current,
+        PeriodSelector::Index(index) => kept_period(state, custom, current, index).await?,
+    };
+    Ok(ResolvedPeriod { board: custom.spec.period(period.index), view: period.into() })
+}
+
+/// A period by index, if it began and is kept.
+async fn kept_period(state: &AppState, custom: &CustomBoard, current: Period, index: i64) -> Result<Period, ApiError> {
+    if index > current.index || index < current.index - custom.spec.archive_periods {
+        return Err(ErrorCode::PeriodNotFound.into());
+    }
+    if let Some(period) = custom.recent_periods().into_iter().find(|period| period.index == index) {
+        return Ok(period);
+    }
+    let row = state.store.period(custom.spec.number, index).await?.ok_or(ErrorCode::PeriodNotFound)?;
+    Ok(Period { index: row.period, start: row.starts_at, end: row.ends_at })
+}
