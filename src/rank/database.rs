@@ -123,6 +123,24 @@ impl DatabaseSource {
         })
     }
 
+    /// Answers `read` in one read snapshot if the period's final standings
+    /// hold in it (`read` may still find it cannot: a key no longer its
+    /// player's), else `Count`.
+    async fn if_settled<T>(
+        &self,
+        number: i64,
+        period: i64,
+        read: impl AsyncFnOnce(&mut AnyConnection, PeriodState) -> Result<FromStandings<T>, StoreError>,
+    ) -> Result<FromStandings<T>, StoreError> {
+        let mut snapshot = self.store.begin_read().await?;
+        let answer = match self.store.period_state(&mut snapshot, number, period).await? {
+            Some(state) if state.standings_hold() => read(&mut snapshot, state).await?,
+            _ => FromStandings::Count,
+        };
+        snapshot.commit().await?;
+        Ok(answer)
+    }
+
     /// A slice from the period's final standings, if they hold.
     async fn settled_slice(
         &self,
@@ -133,46 +151,36 @@ impl DatabaseSource {
     ) -> Result<FromStandings<Option<Slice>>, StoreError> {
         let store = &self.store;
         let period = (number, board.period);
-        let mut snapshot = store.begin_read().await?;
-        let conn = &mut *snapshot;
-        let Some(state) = store.period_state(conn, number, board.period).await?.filter(PeriodState::standings_hold)
-        else {
-            snapshot.commit().await?;
-            return Ok(FromStandings::Count);
-        };
-        let place_of = |places: Vec<FinalPlace>| places.into_iter().next();
-        let position = match start {
-            SliceStart::Offset(position) => Some(count(position)),
-            // A walk that began at an earlier count would leave out entries
-            // changed since: only the counting path knows which.
-            SliceStart::After { walk: Some(walk), .. } if i64::try_from(walk.changes) != Ok(state.changes) => None,
-            SliceStart::After { key, .. } => match place_of(store.standings_of(conn, period, &[key.id]).await?) {
-                Some(place) if place.key == key => Some(place.position + 1),
-                _ => None,
-            },
-            SliceStart::Around { id, radius } => match place_of(store.standings_of(conn, period, &[id]).await?) {
-                Some(place) => Some((place.position - count(radius)).max(0)),
-                None => {
-                    snapshot.commit().await?;
-                    return Ok(FromStandings::Answered(None));
+        self.if_settled(number, board.period, async |conn, state| {
+            let place_of = |places: Vec<FinalPlace>| places.into_iter().next();
+            let position = match start {
+                SliceStart::Offset(position) => count(position),
+                // A walk that began at an earlier count would leave out
+                // entries changed since: only the counting path knows which.
+                SliceStart::After { walk: Some(walk), .. } if i64::try_from(walk.changes) != Ok(state.changes) => {
+                    return Ok(FromStandings::Count);
                 }
-            },
-        };
-        let Some(position) = position else {
-            snapshot.commit().await?;
-            return Ok(FromStandings::Count);
-        };
-        let places = store.standings_from(conn, period, position, count(wanted)).await?;
-        snapshot.commit().await?;
-        Ok(FromStandings::Answered(Some(Slice {
-            first_rank: places.first().map_or(0, |place| place.rank),
-            entries: places.into_iter().map(|place| entry((place.key, place.metadata))).collect(),
-            position: to_usize(position),
-            total: to_usize(state.players),
-            stamp: None,
-            walk: Some(Walk { changes: u64::try_from(state.changes).unwrap_or(0) }),
-            skipped: None,
-        })))
+                SliceStart::After { key, .. } => match place_of(store.standings_of(conn, period, &[key.id]).await?) {
+                    Some(place) if place.key == key => place.position + 1,
+                    _ => return Ok(FromStandings::Count),
+                },
+                SliceStart::Around { id, radius } => match place_of(store.standings_of(conn, period, &[id]).await?) {
+                    Some(place) => (place.position - count(radius)).max(0),
+                    None => return Ok(FromStandings::Answered(None)),
+                },
+            };
+            let places = store.standings_from(conn, period, position, count(wanted)).await?;
+            Ok(FromStandings::Answered(Some(Slice {
+                first_rank: places.first().map_or(0, |place| place.rank),
+                entries: places.into_iter().map(|place| entry((place.key, place.metadata))).collect(),
+                position: to_usize(position),
+                total: to_usize(state.players),
+                stamp: None,
+                walk: Some(Walk { changes: u64::try_from(state.changes).unwrap_or(0) }),
+                skipped: None,
+            })))
+        })
+        .await
     }
 
     /// Some players' places from the period's final standings, if they hold.
@@ -183,25 +191,20 @@ impl DatabaseSource {
         ids: &[i64],
     ) -> Result<FromStandings<Ranked>, StoreError> {
         let store = &self.store;
-        let mut snapshot = store.begin_read().await?;
-        let conn = &mut *snapshot;
-        let Some(state) = store.period_state(conn, number, board.period).await?.filter(PeriodState::standings_hold)
-        else {
-            snapshot.commit().await?;
-            return Ok(FromStandings::Count);
-        };
-        let places = store.standings_of(conn, (number, board.period), ids).await?;
-        snapshot.commit().await?;
-        let ranks: std::collections::HashMap<i64, i64> =
-            places.iter().map(|place| (place.key.id, place.rank)).collect();
-        let entries = places.into_iter().map(|place| entry((place.key, place.metadata))).collect();
-        let total = to_usize(state.players);
-        Ok(FromStandings::Answered(rank_entries(
-            board,
-            entries,
-            |entry| ranks.get(&entry.key.id).copied().unwrap_or(0),
-            total,
-        )))
+        self.if_settled(number, board.period, async |conn, state| {
+            let places = store.standings_of(conn, (number, board.period), ids).await?;
+            let ranks: std::collections::HashMap<i64, i64> =
+                places.iter().map(|place| (place.key.id, place.rank)).collect();
+            let entries = places.into_iter().map(|place| entry((place.key, place.metadata))).collect();
+            let total = to_usize(state.players);
+            Ok(FromStandings::Answered(rank_entries(
+                board,
+                entries,
+                |entry| ranks.get(&entry.key.id).copied().unwrap_or(0),
+                total,
+            )))
+        })
+        .await
     }
 }
 
