@@ -4,6 +4,8 @@ FROM rust:1-bookworm AS builder
 WORKDIR /build
 COPY Cargo.toml Cargo.lock ./
 COPY src ./src
+# A workspace member: cargo reads its manifest (the image builds only the server).
+COPY bench ./bench
 COPY schema.sql ./
 COPY tests ./tests
 RUN cargo build --release --locked --bin hiscore

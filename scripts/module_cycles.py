@@ -4,15 +4,18 @@
 directly or through others. Modules are the top-level ones under src/ and,
 inside a directory module, its files (`usecases::accounts`); with --top,
 only the top-level ones (what `src/` shows a newcomer). Exits 1 if there is
-a cycle.
+a cycle. Another crate of the workspace: its source directory, e.g.
+`bench/src`.
 
-    scripts/module_cycles.py [--top]
+    scripts/module_cycles.py [--top] [SOURCE_DIR]
 """
 import os
 import re
 import sys
 
-ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src")
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SOURCES = [arg for arg in sys.argv[1:] if not arg.startswith("--")]
+ROOT = os.path.join(HERE, SOURCES[0] if SOURCES else "src")
 PATH = re.compile(r"\bcrate::([a-z_][a-z0-9_]*)(?:::([a-z_][a-z0-9_]*))?")
 GROUP = re.compile(r"\bcrate::([a-z_][a-z0-9_]*)::\{([^}]*)\}")
 SUPER = re.compile(r"\bsuper::([a-z_][a-z0-9_]*)")
@@ -65,6 +68,8 @@ def edges(known):
                 uses |= {target(known, first, name.strip().split("::")[0]) for name in names.split(",")}
             if "::" in module:  # super:: from a file of a directory module is a sibling
                 uses |= {target(known, parent, name) for name in SUPER.findall(text)}
+            else:  # from a top-level module, super:: is the crate
+                uses |= {target(known, name, None) for name in SUPER.findall(text)}
             graph[module] |= {used for used in uses if used and used != module
                               and not module.startswith(used + "::") and not used.startswith(module + "::")}
     return graph

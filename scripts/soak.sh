@@ -14,7 +14,7 @@ concurrency="${CONCURRENCY:-32}"
 max_players="${MAX_PLAYERS:-200}"
 out="${OUT:-./soak-out}"
 mkdir -p "$out"
-cargo build --release --quiet
+cargo build --release --quiet --workspace
 rm -rf "$out/data"
 ADMIN_TOKEN=soak-admin-token-long-enough-for-hiscore RUST_LOG=warn ./target/release/hiscore serve --bind 127.0.0.1:18090 \
   --database-url "sqlite://$out/data/hiscore.db" --static-dir static > "$out/server.log" 2>&1 &

@@ -1,7 +1,7 @@
 //! hiscore: a game score-ranking JSON API service.
 //!
 //! `main.rs` is a thin command-line front; everything lives here so that
-//! tests and the benchmarker can use it. The layers, each calling only
+//! the tests can use it. The layers, each calling only
 //! those below it (docs/ARCHITECTURE.md walks a request through them):
 //!
 //! - HTTP: [`routes`] (one file per resource; extractors, the route table
@@ -20,12 +20,12 @@
 //! - [`domain`]: validated values, no I/O.
 //!
 //! Wiring: [`startup`] builds the app from [`config`] into one [`state`]
-//! and runs [`background`] tasks. [`dataset`] generates initialize's data;
-//! [`bench`] is the load generator, a client of the HTTP contract only.
+//! and runs [`background`] tasks. [`dataset`] generates initialize's data.
+//! The load generator is the workspace's other crate (`bench/`), a client
+//! of the HTTP contract only.
 
 pub mod auth;
 pub mod background;
-pub mod bench;
 pub mod boards;
 pub mod cache;
 pub mod config;

@@ -1,14 +1,16 @@
 //! The `hiscore` binary: `hiscore serve` (the default) runs the service,
-//! `hiscore bench` drives and checks a server, `hiscore migrate` prepares a
+//! `hiscore bench` runs the load generator (the `hiscore-bench` binary
+//! beside this one, built from the workspace's bench crate), `hiscore
+//! migrate` prepares a
 //! database, `hiscore healthcheck` asks a running service whether it is ready.
 
+use std::ffi::OsString;
 use std::io::{Read as _, Write as _};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs as _};
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
-use hiscore::bench::{self, BenchArgs};
 use hiscore::config::{parse_database_url, Settings};
 use hiscore::startup::Application;
 use hiscore::store::Store;
@@ -25,8 +27,14 @@ struct Cli {
 enum Command {
     /// Run the HTTP service (the default).
     Serve(Box<Settings>),
-    /// Drive a validating load against a server and score it.
-    Bench(BenchArgs),
+    /// Drive a validating load against a server and score it: runs
+    /// `hiscore-bench` from this binary's directory with the same arguments
+    /// (`cargo build --release -p hiscore-bench`; `hiscore bench --help`).
+    #[command(disable_help_flag = true)]
+    Bench {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<OsString>,
+    },
     /// Apply the database migrations this version needs, then exit.
     Migrate(MigrateArgs),
     /// Exit 0 when the service at BIND is ready (`GET /readyz` answers
@@ -54,19 +62,27 @@ struct MigrateArgs {
 fn main() -> anyhow::Result<ExitCode> {
     let cli = Cli::parse();
     match cli.command {
-        Some(Command::Bench(args)) => {
-            // The load generator wants every core, so it gets its own
-            // multi-threaded runtime rather than actix's per-thread ones.
-            let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-            let outcome = runtime.block_on(bench::run(args))?;
-            Ok(if outcome.summary.pass { ExitCode::SUCCESS } else { ExitCode::FAILURE })
-        }
+        Some(Command::Bench { args }) => bench(&args),
         Some(Command::Serve(settings)) => serve(*settings),
         Some(Command::Migrate(args)) => migrate(&args),
         Some(Command::Healthcheck(args)) => Ok(healthcheck(&args)),
         // `cargo run --release` with no arguments serves with env/default settings.
         None => serve(Settings::from_env_and_defaults()?),
     }
+}
+
+/// Runs the bench binary that sits beside this one: the server neither
+/// builds nor links the load generator's dependencies.
+fn bench(args: &[OsString]) -> anyhow::Result<ExitCode> {
+    let bench = std::env::current_exe()?.with_file_name("hiscore-bench");
+    if !bench.is_file() {
+        anyhow::bail!("{} is not built: cargo build --release -p hiscore-bench", bench.display());
+    }
+    let status = std::process::Command::new(&bench).args(args).status()?;
+    Ok(match status.code().and_then(|code| u8::try_from(code).ok()) {
+        Some(code) => ExitCode::from(code),
+        None => ExitCode::FAILURE,
+    })
 }
 
 fn migrate(args: &MigrateArgs) -> anyhow::Result<ExitCode> {

@@ -25,7 +25,7 @@ use std::sync::Mutex;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use hiscore::bench::Outcome;
+use hiscore_bench::Outcome;
 use serde_json::{json, Value};
 
 use helpers::{chaos_bench, spawn_app_on, Backend, TestApp, TestDatabase, ADMIN};
@@ -130,7 +130,7 @@ fn meanwhile(plan: impl FnOnce() + Send + 'static) -> JoinHandle<()> {
 
 async fn bench(target: &str, duration: u64) -> Outcome {
     let out = tempfile::tempdir().unwrap();
-    hiscore::bench::run(chaos_bench(target, duration, 11, &out)).await.unwrap()
+    hiscore_bench::run(chaos_bench(target, duration, 11, &out)).await.unwrap()
 }
 
 /// The bench passed with nothing but waiting: no critical or application

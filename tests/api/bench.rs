@@ -4,7 +4,7 @@
 //! at rank 1", a lowest-wins board ranked highest first, dense ranks).
 
 use actix_web::{web, App, HttpResponse, HttpServer};
-use hiscore::bench::{self, BenchArgs};
+use hiscore_bench::{self as bench, BenchArgs};
 use serde_json::{json, Value};
 
 use crate::backend_tests;

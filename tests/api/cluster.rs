@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use hiscore::bench;
+use hiscore_bench as bench;
 use serde_json::json;
 
 use crate::external::{nginx_in_front_of, shared_redis_cluster, RedisCluster};

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use hiscore::bench;
+use hiscore_bench as bench;
 
 use crate::external::{free_port, tool, wait_for_port, Process};
 use futures_util::future::join_all;

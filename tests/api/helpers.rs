@@ -291,8 +291,8 @@ pub const ADMIN: &str = "test-admin-token-that-is-long-enough";
 /// The bench as the chaos tests run it against `target` while they break
 /// something: a small dataset, two clients, one-second steps, generous
 /// time limits (a failover stalls requests for seconds), its report in `out`.
-pub fn chaos_bench(target: &str, duration: u64, seed: u64, out: &tempfile::TempDir) -> hiscore::bench::BenchArgs {
-    hiscore::bench::BenchArgs {
+pub fn chaos_bench(target: &str, duration: u64, seed: u64, out: &tempfile::TempDir) -> hiscore_bench::BenchArgs {
+    hiscore_bench::BenchArgs {
         admin_token: Some(ADMIN.into()),
         duration,
         concurrency: 2,
@@ -303,7 +303,7 @@ pub fn chaos_bench(target: &str, duration: u64, seed: u64, out: &tempfile::TempD
         slow_ms: 10_000,
         timeout_ms: 30_000,
         step_secs: Some(1),
-        ..hiscore::bench::BenchArgs::against(target)
+        ..hiscore_bench::BenchArgs::against(target)
     }
 }
 

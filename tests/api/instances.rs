@@ -148,7 +148,7 @@ async fn a_bench_run_passes_through_nginx_on_three_instances() {
     let Some(front) = crate::external::nginx_in_front_of(&upstreams.join(",")).await else { return };
     let out = tempfile::tempdir().unwrap();
 
-    let outcome = hiscore::bench::run(hiscore::bench::BenchArgs {
+    let outcome = hiscore_bench::run(hiscore_bench::BenchArgs {
         admin_token: Some("test-admin-token-0123456789abcdef".into()),
         duration: 4,
         concurrency: 3,
@@ -159,7 +159,7 @@ async fn a_bench_run_passes_through_nginx_on_three_instances() {
         slow_ms: 5_000,
         timeout_ms: 10_000,
         step_secs: Some(1),
-        ..hiscore::bench::BenchArgs::against(&front.site)
+        ..hiscore_bench::BenchArgs::against(&front.site)
     })
     .await
     .unwrap();

@@ -239,17 +239,23 @@ async fn hiscore_speaks_tls_to_mariadb_and_redis_and_the_bench_over_https() {
     let keys = redis_cli(dir, redis_port, &["--scan", "--pattern", "tls*"]);
     assert!(!keys.is_empty(), "the TLS Redis holds no hiscore keys");
 
-    // The bench over HTTPS (reqwest with rustls), trusting the CA the same way.
+    // The bench over HTTPS (reqwest with rustls), trusting the test CA
+    // through `--ca-file`.
     let https_port = free_port();
     let _nginx = start_https_nginx(dir, https_port, port);
     wait_for_port(https_port).await;
-    let bench = Command::new(env!("CARGO_BIN_EXE_hiscore"))
-        .args(["bench", "--target", &format!("https://localhost:{https_port}"), "--admin-token", ADMIN_TOKEN])
-        .args(["--duration", "2", "--concurrency", "2", "--users", "60", "--scores", "300", "--step-secs", "1"])
-        .env("SSL_CERT_FILE", dir.join("ca.pem"))
-        .output()
-        .unwrap();
-    let report = String::from_utf8_lossy(&bench.stdout);
-    assert!(bench.status.success(), "{report}\n{}", String::from_utf8_lossy(&bench.stderr));
-    assert!(report.contains(" pass"), "{report}");
+    let target = format!("https://localhost:{https_port}");
+    let outcome = hiscore_bench::run(hiscore_bench::BenchArgs {
+        admin_token: Some(ADMIN_TOKEN.to_owned()),
+        duration: 2,
+        concurrency: 2,
+        users: 60,
+        scores: 300,
+        step_secs: Some(1),
+        ca_file: Some(dir.join("ca.pem")),
+        ..hiscore_bench::BenchArgs::against(&target)
+    })
+    .await
+    .unwrap();
+    assert!(outcome.summary.pass, "{}", outcome.verdict);
 }

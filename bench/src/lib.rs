@@ -110,6 +110,11 @@ pub struct BenchArgs {
     /// `concurrency` tasks, for `duration` seconds; no scenario, no score.
     #[arg(long)]
     pub ceiling: bool,
+    /// A PEM file of a certificate authority to trust beside the system's
+    /// roots, for a target behind a private CA (`SSL_CERT_FILE` replaces
+    /// the system's roots instead).
+    #[arg(long)]
+    pub ca_file: Option<PathBuf>,
 }
 
 impl BenchArgs {
@@ -144,7 +149,8 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
     let recorder = Arc::new(Recorder::new());
     let timeout = Duration::from_millis(args.timeout_ms);
     let pacer = args.rate.map(|rate| Arc::new(pacer::Pacer::new(rate)));
-    let api = Api::new(&args.target, Arc::clone(&recorder), timeout, Duration::from_millis(args.slow_ms), pacer)?;
+    let slow = Duration::from_millis(args.slow_ms);
+    let api = Api::new(&args.target, args.ca_file.as_deref(), Arc::clone(&recorder), timeout, slow, pacer)?;
 
     if args.ceiling {
         return Ok(ceiling(&api, &recorder, &args).await);

@@ -1,6 +1,7 @@
 //! The bench's HTTP client: one pooled keep-alive client for all virtual
 //! users; every request is timed and recorded under its endpoint's route.
 
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -45,13 +46,18 @@ pub struct Api {
 impl Api {
     pub fn new(
         base: &str,
+        ca_file: Option<&Path>,
         recorder: Arc<Recorder>,
         timeout: Duration,
         slow: Duration,
         pacer: Option<Arc<Pacer>>,
     ) -> anyhow::Result<Self> {
-        let client =
-            reqwest::Client::builder().timeout(timeout).pool_max_idle_per_host(1024).tcp_nodelay(true).build()?;
+        let mut client = reqwest::Client::builder().timeout(timeout).pool_max_idle_per_host(1024).tcp_nodelay(true);
+        if let Some(path) = ca_file {
+            let pem = std::fs::read(path).map_err(|error| anyhow::anyhow!("--ca-file {}: {error}", path.display()))?;
+            client = client.add_root_certificate(reqwest::Certificate::from_pem(&pem)?);
+        }
+        let client = client.build()?;
         Ok(Self { client, base: base.trim_end_matches('/').to_owned(), recorder, slow, pacer })
     }
 
