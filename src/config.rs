@@ -70,100 +70,9 @@ pub struct Settings {
     #[arg(long, env = "BIND", default_value = "127.0.0.1:8080")]
     pub bind: String,
 
-    /// `sqlite://path` (embedded, the default) or `mysql://user:pass@host/db`.
-    // Values hidden from --help: a URL may carry a password.
-    #[arg(long, env = "DATABASE_URL", hide_env_values = true, default_value = "sqlite://data/hiscore.db", value_parser = parse_database_url)]
-    pub database_url: String,
-
-    /// Do not apply database migrations at start; refuse to start unless
-    /// they are applied (`hiscore migrate` applies them by hand).
-    #[arg(long, env = "NO_MIGRATE", default_value_t = false, value_parser = BoolishValueParser::new())]
-    pub no_migrate: bool,
-
-    /// Maximum database connections in the pool.
-    #[arg(long, env = "DB_MAX_CONNECTIONS", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=1000))]
-    pub db_max_connections: u32,
-
-    /// bcrypt cost for new hashes (each step doubles the CPU per login).
-    #[arg(long, env = "BCRYPT_COST", default_value_t = 10, value_parser = clap::value_parser!(u32).range(4..=31))]
-    pub bcrypt_cost: u32,
-
-    /// Algorithm for new password hashes.
-    #[arg(long, env = "PASSWORD_HASH", value_enum, default_value = "bcrypt")]
-    pub password_hash: HashAlgorithm,
-
-    /// argon2id memory in KiB (OWASP: 19456).
-    #[arg(long, env = "ARGON2_MEMORY_KIB", default_value_t = 19_456, value_parser = clap::value_parser!(u32).range(8..=4_194_304))]
-    pub argon2_memory_kib: u32,
-
-    /// argon2id iterations (OWASP: 2).
-    #[arg(long, env = "ARGON2_ITERATIONS", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=100))]
-    pub argon2_iterations: u32,
-
-    /// argon2id lanes (OWASP: 1).
-    #[arg(long, env = "ARGON2_PARALLELISM", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=16))]
-    pub argon2_parallelism: u32,
-
-    /// Threads that hash passwords, and so hashes at once (default: the number of cores).
-    #[arg(long, env = "HASH_CONCURRENCY")]
-    pub hash_concurrency: Option<usize>,
-
-    /// Redis for the shared board, sessions and cache invalidation across
-    /// instances (`redis://host:6379`); without it everything stays in process.
-    #[arg(long, env = "REDIS_URL", hide_env_values = true)]
-    pub redis_url: Option<String>,
-
-    /// Prefix of every Redis key (several deployments can share one Redis).
-    #[arg(long, env = "REDIS_PREFIX", default_value = "hiscore")]
-    pub redis_prefix: String,
-
-    /// Score posts committed together at most (group commit). At most
-    /// 2,000: the widest statement of a batch binds 13 values per player,
-    /// and SQLite takes 32,766 at most (MySQL 65,535).
-    #[arg(long, env = "WRITE_BATCH_MAX", default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=2_000))]
-    pub write_batch_max: u32,
-
-    /// How long (µs) the writer waits for more posts once it has one.
-    #[arg(long, env = "WRITE_BATCH_DELAY_US", default_value_t = 1_000, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
-    pub write_batch_delay_us: u64,
-
-    /// Score posts waiting for the writer at most; beyond, 503 with Retry-After.
-    #[arg(long, env = "WRITE_QUEUE", default_value_t = 4_096, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
-    pub write_queue: u32,
-
-    /// Failed logins per account per minute from addresses it never logged
-    /// in from; beyond, only those addresses may try (0: no limit).
-    #[arg(long, env = "RATE_LOGIN_PER_ACCOUNT", default_value_t = 20)]
-    pub rate_login_per_account: u32,
-
     /// How long a request body may take to arrive, in milliseconds; then 408.
     #[arg(long, env = "BODY_TIMEOUT_MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(100..=600_000))]
     pub body_timeout_ms: u64,
-
-    /// Failed logins per account per minute from one address (0: no limit).
-    #[arg(long, env = "RATE_LOGIN_PER_ACCOUNT_ADDRESS", default_value_t = 10)]
-    pub rate_login_per_account_address: u32,
-
-    /// Login attempts per client address per minute (0: no limit).
-    #[arg(long, env = "RATE_LOGIN_PER_ADDRESS", default_value_t = 300)]
-    pub rate_login_per_address: u32,
-
-    /// Registrations per client address per minute (0: no limit).
-    #[arg(long, env = "RATE_REGISTER_PER_ADDRESS", default_value_t = 300)]
-    pub rate_register_per_address: u32,
-
-    /// Score posts per player per second (0: no limit).
-    #[arg(long, env = "RATE_POSTS_PER_PLAYER", default_value_t = 50)]
-    pub rate_posts_per_player: u32,
-
-    /// A player's own renames per hour (0: no limit); admins' renames are
-    /// not limited.
-    #[arg(long, env = "RATE_RENAMES_PER_PLAYER", default_value_t = 10)]
-    pub rate_renames_per_player: u32,
-
-    /// Least time between two score posts of one player, in ms (0: none).
-    #[arg(long, env = "MIN_POST_INTERVAL_MS", default_value_t = 0)]
-    pub min_post_interval_ms: u64,
 
     /// Origins allowed to call the API from a browser (comma-separated, e.g.
     /// `https://game.example`). Empty (the default): no CORS headers at all,
@@ -214,22 +123,156 @@ pub struct Settings {
           value_parser = clap::value_parser!(i64).range(60..=365 * 24 * 3600))]
     pub session_ttl_secs: i64,
 
-    /// How SQLite makes a commit durable: `full` (default: a post answered
-    /// 201 survives a power loss) or `normal-unsafe-on-power-loss`.
-    #[arg(long, env = "SQLITE_SYNC", value_enum, default_value_t)]
-    pub sqlite_sync: crate::store::SqliteSync,
-
     /// Mark the session cookie `Secure` (sent over HTTPS only): turn it on
     /// when TLS is terminated in front of hiscore.
     #[arg(long, env = "COOKIE_SECURE", value_parser = BoolishValueParser::new())]
     pub cookie_secure: bool,
+
+    // The groups last: clap lists each under its own heading, and a
+    // heading holds for every flag after it.
+    #[command(flatten)]
+    pub database: DatabaseSettings,
+
+    #[command(flatten)]
+    pub redis: RedisSettings,
+
+    #[command(flatten)]
+    pub hashing: HashingSettings,
+
+    #[command(flatten)]
+    pub writer: WriterSettings,
+
+    #[command(flatten)]
+    pub rates: RateSettings,
+}
+
+/// The database: where, how many connections, migrations, durability.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Database")]
+pub struct DatabaseSettings {
+    /// `sqlite://path` (embedded, the default) or `mysql://user:pass@host/db`.
+    // Values hidden from --help: a URL may carry a password.
+    #[arg(long, env = "DATABASE_URL", hide_env_values = true, default_value = "sqlite://data/hiscore.db", value_parser = parse_database_url)]
+    pub database_url: String,
+
+    /// Do not apply database migrations at start; refuse to start unless
+    /// they are applied (`hiscore migrate` applies them by hand).
+    #[arg(long, env = "NO_MIGRATE", default_value_t = false, value_parser = BoolishValueParser::new())]
+    pub no_migrate: bool,
+
+    /// Maximum database connections in the pool.
+    #[arg(long, env = "DB_MAX_CONNECTIONS", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub db_max_connections: u32,
+
+    /// How SQLite makes a commit durable: `full` (default: a post answered
+    /// 201 survives a power loss) or `normal-unsafe-on-power-loss`.
+    #[arg(long, env = "SQLITE_SYNC", value_enum, default_value_t)]
+    pub sqlite_sync: crate::store::SqliteSync,
+}
+
+/// Redis, shared by every instance (optional).
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Redis")]
+pub struct RedisSettings {
+    /// Redis for the shared board, sessions and cache invalidation across
+    /// instances (`redis://host:6379`); without it everything stays in process.
+    #[arg(long, env = "REDIS_URL", hide_env_values = true)]
+    pub redis_url: Option<String>,
+
+    /// Prefix of every Redis key (several deployments can share one Redis).
+    #[arg(long, env = "REDIS_PREFIX", default_value = "hiscore")]
+    pub redis_prefix: String,
+}
+
+/// Password hashing: algorithm, cost, and the threads that do it.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Password hashing")]
+pub struct HashingSettings {
+    /// Algorithm for new password hashes.
+    #[arg(long, env = "PASSWORD_HASH", value_enum, default_value = "bcrypt")]
+    pub password_hash: HashAlgorithm,
+
+    /// bcrypt cost for new hashes (each step doubles the CPU per login).
+    #[arg(long, env = "BCRYPT_COST", default_value_t = 10, value_parser = clap::value_parser!(u32).range(4..=31))]
+    pub bcrypt_cost: u32,
+
+    /// argon2id memory in KiB (OWASP: 19456).
+    #[arg(long, env = "ARGON2_MEMORY_KIB", default_value_t = 19_456, value_parser = clap::value_parser!(u32).range(8..=4_194_304))]
+    pub argon2_memory_kib: u32,
+
+    /// argon2id iterations (OWASP: 2).
+    #[arg(long, env = "ARGON2_ITERATIONS", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub argon2_iterations: u32,
+
+    /// argon2id lanes (OWASP: 1).
+    #[arg(long, env = "ARGON2_PARALLELISM", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=16))]
+    pub argon2_parallelism: u32,
+
+    /// Threads that hash passwords, and so hashes at once (default: the number of cores).
+    #[arg(long, env = "HASH_CONCURRENCY")]
+    pub hash_concurrency: Option<usize>,
+}
+
+/// The group-committed score writer.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Score writer")]
+pub struct WriterSettings {
+    /// Score posts committed together at most (group commit). At most
+    /// 2,000: the widest statement of a batch binds 13 values per player,
+    /// and SQLite takes 32,766 at most (MySQL 65,535).
+    #[arg(long, env = "WRITE_BATCH_MAX", default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=2_000))]
+    pub write_batch_max: u32,
+
+    /// How long (µs) the writer waits for more posts once it has one.
+    #[arg(long, env = "WRITE_BATCH_DELAY_US", default_value_t = 1_000, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    pub write_batch_delay_us: u64,
+
+    /// Score posts waiting for the writer at most; beyond, 503 with Retry-After.
+    #[arg(long, env = "WRITE_QUEUE", default_value_t = 4_096, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub write_queue: u32,
+}
+
+/// Per-client and per-player limits (0: no limit).
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Rate limits")]
+pub struct RateSettings {
+    /// Failed logins per account per minute from addresses it never logged
+    /// in from; beyond, only those addresses may try (0: no limit).
+    #[arg(long, env = "RATE_LOGIN_PER_ACCOUNT", default_value_t = 20)]
+    pub rate_login_per_account: u32,
+
+    /// Failed logins per account per minute from one address (0: no limit).
+    #[arg(long, env = "RATE_LOGIN_PER_ACCOUNT_ADDRESS", default_value_t = 10)]
+    pub rate_login_per_account_address: u32,
+
+    /// Login attempts per client address per minute (0: no limit).
+    #[arg(long, env = "RATE_LOGIN_PER_ADDRESS", default_value_t = 300)]
+    pub rate_login_per_address: u32,
+
+    /// Registrations per client address per minute (0: no limit).
+    #[arg(long, env = "RATE_REGISTER_PER_ADDRESS", default_value_t = 300)]
+    pub rate_register_per_address: u32,
+
+    /// Score posts per player per second (0: no limit).
+    #[arg(long, env = "RATE_POSTS_PER_PLAYER", default_value_t = 50)]
+    pub rate_posts_per_player: u32,
+
+    /// A player's own renames per hour (0: no limit); admins' renames are
+    /// not limited.
+    #[arg(long, env = "RATE_RENAMES_PER_PLAYER", default_value_t = 10)]
+    pub rate_renames_per_player: u32,
+
+    /// Least time between two score posts of one player, in ms (0: none).
+    #[arg(long, env = "MIN_POST_INTERVAL_MS", default_value_t = 0)]
+    pub min_post_interval_ms: u64,
 }
 
 /// Wrong admin tokens per client address per minute.
 pub const ADMIN_ATTEMPTS_PER_MINUTE: u32 = 10;
 
-impl Settings {
-    pub fn rates(&self) -> Vec<(crate::limits::Limit, crate::limits::Rate)> {
+impl RateSettings {
+    /// Every limit with its rate (the admin token's is fixed).
+    pub fn limits(&self) -> Vec<(crate::limits::Limit, crate::limits::Rate)> {
         use crate::limits::{Limit, Rate};
         use std::time::Duration;
         let minute = Duration::from_secs(60);
@@ -253,12 +296,16 @@ impl Settings {
             ),
         ]
     }
+}
 
+impl Settings {
     pub fn workers(&self) -> usize {
         self.workers.unwrap_or_else(cores).max(1)
     }
+}
 
-    pub fn hash_concurrency(&self) -> usize {
+impl HashingSettings {
+    pub fn concurrency(&self) -> usize {
         self.hash_concurrency.unwrap_or_else(cores).max(1)
     }
 }

@@ -42,16 +42,17 @@ impl Application {
     pub async fn build(mut settings: Settings) -> anyhow::Result<Self> {
         settings.admin_token = checked_admin_token(settings.admin_token.take())?;
         let metrics = Metrics::new()?;
-        let migrations = if settings.no_migrate { Migrations::Require } else { Migrations::Apply };
+        let migrations = if settings.database.no_migrate { Migrations::Require } else { Migrations::Apply };
         let store = Store::connect(
-            &settings.database_url,
-            settings.db_max_connections,
+            &settings.database.database_url,
+            settings.database.db_max_connections,
             metrics.db_statements.clone(),
             migrations,
-            settings.sqlite_sync,
+            settings.database.sqlite_sync,
         )
         .await?;
-        let passwords = PasswordHasher::new(HashPolicy::from_settings(&settings), settings.hash_concurrency())?;
+        let passwords =
+            PasswordHasher::new(HashPolicy::from_settings(&settings.hashing), settings.hashing.concurrency())?;
         let listener = TcpListener::bind(&settings.bind)?;
         let local = listener.local_addr()?;
         let port = local.port();
@@ -62,8 +63,8 @@ impl Application {
         if !serve_static {
             tracing::warn!(dir = %static_dir.display(), "no index.html in STATIC_DIR; the ranking page is not served");
         }
-        let redis = match &settings.redis_url {
-            Some(url) => Some(Arc::new(RedisClient::new(url, &settings.redis_prefix, REDIS_POOL_SIZE)?)),
+        let redis = match &settings.redis.redis_url {
+            Some(url) => Some(Arc::new(RedisClient::new(url, &settings.redis.redis_prefix, REDIS_POOL_SIZE)?)),
             None => None,
         };
         let shared = redis.is_some();
@@ -72,9 +73,9 @@ impl Application {
         let ranks = RankEngine::new(store.clone(), redis.clone(), Arc::clone(&boards), background.clone());
         let caches = Arc::new(Caches::new(redis.clone(), metrics.page_cache.clone()));
         let policy = BatchPolicy {
-            max_posts: settings.write_batch_max as usize,
-            max_delay: Duration::from_micros(settings.write_batch_delay_us),
-            queue: settings.write_queue as usize,
+            max_posts: settings.writer.write_batch_max as usize,
+            max_delay: Duration::from_micros(settings.writer.write_batch_delay_us),
+            queue: settings.writer.write_queue as usize,
             planted_fault: settings.planted_fault,
         };
         let writer = ScoreWriter::start(
@@ -85,7 +86,7 @@ impl Application {
             &background,
             WriterMetrics { batch_sizes: metrics.write_batch_size.clone(), conflicts: metrics.write_conflicts.clone() },
         );
-        let limits = RateLimits::new(&settings.rates(), redis.clone());
+        let limits = RateLimits::new(&settings.rates.limits(), redis.clone());
         let cursor_keys = cursor_keys(&settings, &store).await?;
         let state = web::Data::new(AppState {
             settings,

@@ -10,7 +10,7 @@ use argon2::password_hash::rand_core::OsRng;
 use argon2::password_hash::{PasswordHash, PasswordHasher as _, PasswordVerifier as _, SaltString};
 use argon2::{Algorithm, Argon2, Params, Version};
 
-use crate::config::{HashAlgorithm, Settings};
+use crate::config::{HashAlgorithm, HashingSettings};
 use crate::domain::Password;
 
 /// The algorithm and parameters for new hashes.
@@ -21,7 +21,7 @@ pub enum HashPolicy {
 }
 
 impl HashPolicy {
-    pub fn from_settings(settings: &Settings) -> Self {
+    pub fn from_settings(settings: &HashingSettings) -> Self {
         match settings.password_hash {
             HashAlgorithm::Bcrypt => Self::Bcrypt { cost: settings.bcrypt_cost },
             HashAlgorithm::Argon2id => Self::Argon2id {
