@@ -41,8 +41,10 @@ impl From<&str> for Secret {
     }
 }
 
-/// A deliberate bug, for the tests that prove the bench catches it. Never
-/// set in production; hidden from `--help`.
+/// A deliberate bug, for the tests that prove the bench catches it: set
+/// with the hidden `--planted-fault` flag, which exists only in a build
+/// with the `planted-faults` feature (the tests turn it on; a release
+/// build cannot be told to misbehave).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum PlantedFault {
     /// Posts to a resetting board are counted in the period before the
@@ -115,6 +117,7 @@ pub struct Settings {
     pub workers: Option<usize>,
 
     /// A deliberate bug for the bench's own tests (see `PlantedFault`).
+    #[cfg(feature = "planted-faults")]
     #[arg(long, env = "HISCORE_PLANTED_FAULT", value_enum, hide = true)]
     pub planted_fault: Option<PlantedFault>,
 
@@ -299,6 +302,14 @@ impl RateSettings {
 }
 
 impl Settings {
+    /// The planted fault, if this build has them and one is set.
+    pub fn planted_fault(&self) -> Option<PlantedFault> {
+        #[cfg(feature = "planted-faults")]
+        return self.planted_fault;
+        #[cfg(not(feature = "planted-faults"))]
+        None
+    }
+
     pub fn workers(&self) -> usize {
         self.workers.unwrap_or_else(cores).max(1)
     }

@@ -76,7 +76,7 @@ impl Application {
             max_posts: settings.writer.write_batch_max as usize,
             max_delay: Duration::from_micros(settings.writer.write_batch_delay_us),
             queue: settings.writer.write_queue as usize,
-            planted_fault: settings.planted_fault,
+            planted_fault: settings.planted_fault(),
         };
         let writer = ScoreWriter::start(
             store.clone(),

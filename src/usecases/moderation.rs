@@ -53,7 +53,7 @@ pub async fn delete_score(state: &AppState, actor: &Actor, score_id: i64) -> Res
         }
         let detail = json!({"board": "scores", "score_id": score_id, "user_id": owner});
         audit(state, conn, actor, "delete_score", &format!("user:{owner}"), detail).await?;
-        let engine_left_stale = state.settings.planted_fault == Some(PlantedFault::StaleEngineAfterDelete);
+        let engine_left_stale = state.settings.planted_fault() == Some(PlantedFault::StaleEngineAfterDelete);
         Ok::<_, Failure>(Changed { users: vec![row], engine_left_stale, ..Changed::default() })
     })
     .await?;
