@@ -37,7 +37,8 @@ def modules():
     found = {}
     for directory, _, files in os.walk(ROOT):
         for name in files:
-            if name.endswith(".rs"):
+            # A `tests.rs` is a module's unit tests (`#[cfg(test)] mod tests;`).
+            if name.endswith(".rs") and name != "tests.rs":
                 path = os.path.join(directory, name)
                 found.setdefault(module_of(path), []).append(path)
     return found

@@ -10,6 +10,17 @@ use std::str::FromStr;
 use clap::builder::BoolishValueParser;
 use clap::{Args, ValueEnum};
 
+/// How SQLite makes a commit durable (`SQLITE_SYNC`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum SqliteSync {
+    /// Every commit is on disk before it is answered: survives power loss.
+    #[default]
+    Full,
+    /// Survives a crash of the process, not of the machine: a post answered
+    /// 201 can vanish on power loss. Faster on slow disks.
+    NormalUnsafeOnPowerLoss,
+}
+
 /// A setting that must never reach a log: its `Debug` (and so that of
 /// [`Settings`]) shows only that it is set. Read with [`Secret::expose`].
 #[derive(Clone, PartialEq, Eq)]
@@ -170,7 +181,7 @@ pub struct DatabaseSettings {
     /// How SQLite makes a commit durable: `full` (default: a post answered
     /// 201 survives a power loss) or `normal-unsafe-on-power-loss`.
     #[arg(long, env = "SQLITE_SYNC", value_enum, default_value_t)]
-    pub sqlite_sync: crate::store::SqliteSync,
+    pub sqlite_sync: SqliteSync,
 }
 
 /// Redis, shared by every instance (optional).
@@ -268,37 +279,6 @@ pub struct RateSettings {
     /// Least time between two score posts of one player, in ms (0: none).
     #[arg(long, env = "MIN_POST_INTERVAL_MS", default_value_t = 0)]
     pub min_post_interval_ms: u64,
-}
-
-/// Wrong admin tokens per client address per minute.
-pub const ADMIN_ATTEMPTS_PER_MINUTE: u32 = 10;
-
-impl RateSettings {
-    /// Every limit with its rate (the admin token's is fixed).
-    pub fn limits(&self) -> Vec<(crate::limits::Limit, crate::limits::Rate)> {
-        use crate::limits::{Limit, Rate};
-        use std::time::Duration;
-        let minute = Duration::from_secs(60);
-        vec![
-            (Limit::LoginPerAccount, Rate { events: self.rate_login_per_account, per: minute }),
-            (Limit::LoginPerAccountAddress, Rate { events: self.rate_login_per_account_address, per: minute }),
-            (Limit::LoginPerAddress, Rate { events: self.rate_login_per_address, per: minute }),
-            // Not a setting: an operator mistypes a token a few times, a
-            // guesser needs far more.
-            (Limit::AdminPerAddress, Rate { events: ADMIN_ATTEMPTS_PER_MINUTE, per: minute }),
-            (Limit::RegistrationPerAddress, Rate { events: self.rate_register_per_address, per: minute }),
-            (Limit::PostsPerPlayer, Rate { events: self.rate_posts_per_player, per: Duration::from_secs(1) }),
-            (Limit::RenamesPerPlayer, Rate { events: self.rate_renames_per_player, per: Duration::from_secs(3600) }),
-            // One post per interval, no burst.
-            (
-                Limit::PostInterval,
-                Rate {
-                    events: u32::from(self.min_post_interval_ms > 0),
-                    per: Duration::from_millis(self.min_post_interval_ms),
-                },
-            ),
-        ]
-    }
 }
 
 impl Settings {

@@ -22,6 +22,7 @@ use std::time::{Duration, Instant};
 
 use governor::{DefaultKeyedRateLimiter, Quota};
 
+use crate::config::RateSettings;
 use crate::error::ApiError;
 use crate::redis::RedisClient;
 
@@ -43,6 +44,33 @@ pub enum Limit {
     /// A player's own renames: each one moves the stamps of every board
     /// and drops every instance's cached names and pages.
     RenamesPerPlayer,
+}
+
+/// Wrong admin tokens per client address per minute.
+pub const ADMIN_ATTEMPTS_PER_MINUTE: u32 = 10;
+
+/// Every limit with its rate, from the settings (the admin token's is fixed).
+pub fn rates(settings: &RateSettings) -> Vec<(Limit, Rate)> {
+    let minute = Duration::from_secs(60);
+    vec![
+        (Limit::LoginPerAccount, Rate { events: settings.rate_login_per_account, per: minute }),
+        (Limit::LoginPerAccountAddress, Rate { events: settings.rate_login_per_account_address, per: minute }),
+        (Limit::LoginPerAddress, Rate { events: settings.rate_login_per_address, per: minute }),
+        // Not a setting: an operator mistypes a token a few times, a
+        // guesser needs far more.
+        (Limit::AdminPerAddress, Rate { events: ADMIN_ATTEMPTS_PER_MINUTE, per: minute }),
+        (Limit::RegistrationPerAddress, Rate { events: settings.rate_register_per_address, per: minute }),
+        (Limit::PostsPerPlayer, Rate { events: settings.rate_posts_per_player, per: Duration::from_secs(1) }),
+        (Limit::RenamesPerPlayer, Rate { events: settings.rate_renames_per_player, per: Duration::from_secs(3600) }),
+        // One post per interval, no burst.
+        (
+            Limit::PostInterval,
+            Rate {
+                events: u32::from(settings.min_post_interval_ms > 0),
+                per: Duration::from_millis(settings.min_post_interval_ms),
+            },
+        ),
+    ]
 }
 
 impl Limit {

@@ -41,7 +41,7 @@ pub struct Application {
 impl Application {
     pub async fn build(mut settings: Settings) -> anyhow::Result<Self> {
         settings.admin_token = checked_admin_token(settings.admin_token.take())?;
-        let metrics = Metrics::new()?;
+        let metrics = Metrics::new(crate::routes::ROUTES)?;
         let migrations = if settings.database.no_migrate { Migrations::Require } else { Migrations::Apply };
         let store = Store::connect(
             &settings.database.database_url,
@@ -86,7 +86,7 @@ impl Application {
             &background,
             WriterMetrics { batch_sizes: metrics.write_batch_size.clone(), conflicts: metrics.write_conflicts.clone() },
         );
-        let limits = RateLimits::new(&settings.rates.limits(), redis.clone());
+        let limits = RateLimits::new(&crate::limits::rates(&settings.rates), redis.clone());
         let cursor_keys = cursor_keys(&settings, &store).await?;
         let state = web::Data::new(AppState {
             settings,

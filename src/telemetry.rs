@@ -39,6 +39,9 @@ pub fn init_logging() {
 #[derive(Clone)]
 pub struct Metrics {
     registry: Registry,
+    /// Every (method, path) the service answers: the request counters'
+    /// `route` label takes no other value.
+    routes: &'static [(&'static str, &'static str)],
     requests: IntCounterVec,
     latency: HistogramVec,
     /// Every SQL statement the store runs.
@@ -79,7 +82,8 @@ pub struct Gauges {
 }
 
 impl Metrics {
-    pub fn new() -> anyhow::Result<Self> {
+    /// The registry of a server answering `routes` (`routes::ROUTES`).
+    pub fn new(routes: &'static [(&'static str, &'static str)]) -> anyhow::Result<Self> {
         let registry = Registry::new();
         let labels = &["method", "route", "status"];
         let requests = IntCounterVec::new(Opts::new("hiscore_http_requests_total", "HTTP requests served"), labels)?;
@@ -145,6 +149,7 @@ impl Metrics {
         registry.register(Box::new(build_info))?;
         Ok(Self {
             registry,
+            routes,
             requests,
             latency,
             db_statements,
@@ -192,7 +197,7 @@ impl Metrics {
     fn observe(&self, method: &str, route: &str, status: u16, seconds: f64) {
         const METHODS: [&str; 7] = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
         let method = METHODS.iter().find(|known| **known == method).copied().unwrap_or("other");
-        let route = if crate::routes::ROUTES.iter().any(|(_, path)| *path == route) || route == "panicked" {
+        let route = if self.routes.iter().any(|(_, path)| *path == route) || route == "panicked" {
             route
         } else if (200..400).contains(&status) && matches!(method, "GET" | "HEAD") {
             "static"

@@ -1,11 +1,9 @@
-//! Who is calling: password hashing, session tokens and the `AuthUser`
-//! extractor. Never logs a password or a token.
+//! Who is calling: password hashing and session tokens (the HTTP
+//! extractors that use them are `routes/extractors.rs`). Never logs a
+//! password or a token.
 
-mod extractor;
 mod password;
 mod session;
 
-pub(crate) use extractor::bearer_token;
-pub use extractor::AuthUser;
 pub use password::{HashPolicy, HashingBusy, PasswordHasher, Verification};
 pub use session::{expired_session_cookie, session_cookie, SessionToken, COOKIE_NAME};

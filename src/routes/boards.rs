@@ -5,8 +5,8 @@ use actix_web::http::header::ContentType;
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
 
+use super::extractors::AuthUser;
 use super::JsonObject;
-use crate::auth::AuthUser;
 use crate::domain::{parse_before, IdempotencyKey, PageLimit};
 use crate::error::ApiError;
 use crate::scoring::Posted;

@@ -3,8 +3,9 @@
 
 use actix_web::{web, HttpResponse};
 
+use super::extractors::AuthUser;
 use super::JsonObject;
-use crate::auth::{expired_session_cookie, AuthUser};
+use crate::auth::expired_session_cookie;
 use crate::domain::{DisplayName, Password};
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;

@@ -6,6 +6,7 @@ mod admin;
 mod boards;
 mod deadline;
 mod docs;
+mod extractors;
 mod health;
 mod me;
 mod moderation;
@@ -17,16 +18,12 @@ mod scores;
 mod sessions;
 mod users;
 
-use actix_web::dev::Payload;
 use actix_web::error::{JsonPayloadError, PathError, QueryPayloadError};
-use actix_web::{web, FromRequest, HttpRequest};
-use futures_util::future::LocalBoxFuture;
+use actix_web::{web, HttpRequest};
 
 pub use self::deadline::body_deadline;
 pub use self::paths::refuse_encoded_separators;
 use crate::error::{ApiError, ErrorCode};
-use crate::state::AppState;
-use crate::usecases::moderation::Actor;
 
 /// Request bodies larger than this get 413.
 pub const BODY_LIMIT_BYTES: usize = 16 * 1024;
@@ -252,22 +249,4 @@ fn client_address(request: &HttpRequest, trust_forwarded_for: bool) -> String {
 /// Parses a numeric id from a path segment; anything else names no resource.
 fn parse_id(raw: &str, not_found: ErrorCode) -> Result<i64, ApiError> {
     raw.parse::<i64>().ok().filter(|id| *id > 0).ok_or_else(|| not_found.into())
-}
-
-/// The operator behind an admin request (see `usecases::admin::authorize`):
-/// every `/api/admin/` handler takes one, so none runs its use case, or
-/// reads its body, without the admin token.
-impl FromRequest for Actor {
-    type Error = ApiError;
-    type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
-
-    fn from_request(request: &HttpRequest, _: &mut Payload) -> Self::Future {
-        let state = request.app_data::<web::Data<AppState>>().cloned();
-        let token = crate::auth::bearer_token(request).map(str::to_owned);
-        let address = state.as_ref().map(|state| client_address(request, state.settings.trust_forwarded_for));
-        Box::pin(async move {
-            let state = state.ok_or_else(|| ApiError::internal(anyhow::anyhow!("AppState missing")))?;
-            crate::usecases::admin::authorize(&state, &address.unwrap_or_default(), token.as_deref()).await
-        })
-    }
 }

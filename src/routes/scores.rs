@@ -2,8 +2,8 @@
 
 use actix_web::{web, HttpRequest, HttpResponse};
 
+use super::extractors::AuthUser;
 use super::JsonObject;
-use crate::auth::AuthUser;
 use crate::domain::{IdempotencyKey, Score};
 use crate::error::ApiError;
 use crate::state::AppState;

@@ -4,8 +4,9 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde_json::Value;
 
+use super::extractors::AuthUser;
 use super::{client_address, JsonObject};
-use crate::auth::{expired_session_cookie, session_cookie, AuthUser};
+use crate::auth::{expired_session_cookie, session_cookie};
 use crate::domain::{LoginName, Password};
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;

@@ -28,6 +28,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use prometheus::IntCounter;
+
+pub use crate::config::SqliteSync;
 use sqlx::any::{AnyArguments, AnyConnectOptions, AnyPoolOptions};
 use sqlx::migrate::Migrator;
 use sqlx::pool::PoolConnection;
@@ -320,17 +322,6 @@ impl Dialect {
             Self::MySql => format!("TRUNCATE TABLE {table}"),
         }
     }
-}
-
-/// How SQLite makes a commit durable (`SQLITE_SYNC`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum SqliteSync {
-    /// Every commit is on disk before it is answered: survives power loss.
-    #[default]
-    Full,
-    /// Survives a crash of the process, not of the machine: a post answered
-    /// 201 can vanish on power loss. Faster on slow disks.
-    NormalUnsafeOnPowerLoss,
 }
 
 /// Whether `Store::connect` brings the schema up to date itself.

@@ -1,5 +1,6 @@
-//! The `AuthUser` extractor: a handler that takes one requires a live
-//! session, and its signature says so.
+//! Who a request comes from, as handler arguments: a handler that takes
+//! an `AuthUser` requires a live session, one that takes an `Actor` the
+//! admin token, and its signature says so. The one bearer-token parser.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -7,9 +8,14 @@ use std::pin::Pin;
 use actix_web::http::header;
 use actix_web::{web, FromRequest, HttpRequest};
 
-use super::session::{SessionToken, COOKIE_NAME};
+use actix_web::dev::Payload;
+use futures_util::future::LocalBoxFuture;
+
+use super::client_address;
+use crate::auth::{SessionToken, COOKIE_NAME};
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
+use crate::usecases::moderation::Actor;
 use crate::usecases::sessions::{self, SessionOwner};
 
 /// A caller with a live session. Put it in a handler's arguments to require one.
@@ -45,10 +51,28 @@ impl AuthUser {
     }
 }
 
+/// The operator behind an admin request (see `usecases::admin::authorize`):
+/// every `/api/admin/` handler takes one, so none runs its use case, or
+/// reads its body, without the admin token.
+impl FromRequest for Actor {
+    type Error = ApiError;
+    type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
+
+    fn from_request(request: &HttpRequest, _: &mut Payload) -> Self::Future {
+        let state = request.app_data::<web::Data<AppState>>().cloned();
+        let token = bearer_token(request).map(str::to_owned);
+        let address = state.as_ref().map(|state| client_address(request, state.settings.trust_forwarded_for));
+        Box::pin(async move {
+            let state = state.ok_or_else(|| ApiError::internal(anyhow::anyhow!("AppState missing")))?;
+            crate::usecases::admin::authorize(&state, &address.unwrap_or_default(), token.as_deref()).await
+        })
+    }
+}
+
 /// The token of an `Authorization: Bearer <token>` header, if there is
 /// one: the scheme in any case (RFC 7235), the token trimmed and not empty.
 /// Players' sessions and the admin token are read alike.
-pub(crate) fn bearer_token(req: &HttpRequest) -> Option<&str> {
+fn bearer_token(req: &HttpRequest) -> Option<&str> {
     let value = req.headers().get(header::AUTHORIZATION)?.to_str().ok()?;
     let (scheme, token) = value.trim_start().split_once(' ')?;
     let token = token.trim();
