@@ -6,6 +6,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
 
 use super::extractors::AuthUser;
+use super::schemas::{BoardPath, CustomBoardPath};
 use super::JsonObject;
 use crate::domain::{parse_before, IdempotencyKey, PageLimit};
 use crate::error::ApiError;
@@ -21,10 +22,10 @@ pub async fn list(state: web::Data<AppState>) -> HttpResponse {
 }
 
 #[utoipa::path(get, path = "/api/boards/{board}", operation_id = "getBoard", summary = "Get one board and its current period", tag = "boards",
-    params(("board" = String, Path, pattern = "^[a-z0-9_-]{1,64}$", description = "`best`, `total` or a custom board's id")),
+    params(crate::routes::schemas::BoardPath),
     responses((status = 200, body = crate::views::BoardView)))]
-pub async fn get(state: web::Data<AppState>, path: web::Path<String>) -> Result<HttpResponse, ApiError> {
-    Ok(HttpResponse::Ok().json(boards::get(&state, &path).await?))
+pub async fn get(state: web::Data<AppState>, path: web::Path<BoardPath>) -> Result<HttpResponse, ApiError> {
+    Ok(HttpResponse::Ok().json(boards::get(&state, &path.board).await?))
 }
 
 #[derive(Deserialize)]
@@ -35,25 +36,25 @@ pub struct PeriodsQuery {
 
 #[utoipa::path(get, path = "/api/boards/{board}/periods", operation_id = "listBoardPeriods", summary = "List a board's kept periods, newest first", tag = "boards",
     params(
-        ("board" = String, Path, pattern = "^[a-z0-9_-]{1,64}$", description = "`best`, `total` or a custom board's id"),
+        crate::routes::schemas::BoardPath,
         ("limit" = Option<i64>, Query, minimum = 1, maximum = 100, description = "1..100, default 20"),
         ("before" = Option<i64>, Query, minimum = 1, description = "Only periods with a smaller index (from `next_before`)"),
     ),
     responses((status = 200, description = "The kept periods, newest first, the current one included", body = crate::views::PeriodList)))]
 pub async fn periods(
     state: web::Data<AppState>,
-    path: web::Path<String>,
+    path: web::Path<BoardPath>,
     query: web::Query<PeriodsQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let limit = PageLimit::parse(query.limit.as_deref(), 20)?.value();
     let before = parse_before(query.before.as_deref())?;
-    Ok(HttpResponse::Ok().json(boards::periods(&state, &path, before, limit).await?))
+    Ok(HttpResponse::Ok().json(boards::periods(&state, &path.board, before, limit).await?))
 }
 
 #[utoipa::path(post, path = "/api/boards/{board}/scores", operation_id = "postBoardScore", summary = "Post a score to a custom board", tag = "boards",
     security(("bearer" = []), ("session_cookie" = [])),
     params(
-        ("board" = String, Path, pattern = "^[a-z0-9_-]{1,64}$", description = "A custom board's id"),
+        crate::routes::schemas::CustomBoardPath,
         ("Idempotency-Key" = Option<String>, Header, pattern = "^[!-~]{1,64}$", description = "As on `/api/scores`: a repeat of the same request returns the first response (200); another request with the same key is 422"),
     ),
     request_body = crate::routes::schemas::BoardScoreRequest,
@@ -65,12 +66,12 @@ pub async fn post_score(
     state: web::Data<AppState>,
     auth: AuthUser,
     request: HttpRequest,
-    path: web::Path<String>,
+    path: web::Path<CustomBoardPath>,
     body: JsonObject,
 ) -> Result<HttpResponse, ApiError> {
     let key =
         IdempotencyKey::from_header_values(request.headers().get_all(IdempotencyKey::HEADER).map(|v| v.as_bytes()))?;
-    Ok(posted(boards::post(&state, &path, auth.owner(), &body, key).await?))
+    Ok(posted(boards::post(&state, &path.board, auth.owner(), &body, key).await?))
 }
 
 /// A post's answer: 201 with the new body, or 200 with the first one again.
@@ -95,28 +96,28 @@ pub async fn create(state: web::Data<AppState>, actor: Actor, body: JsonObject) 
 
 #[utoipa::path(patch, path = "/api/admin/boards/{board}", operation_id = "renameBoard", summary = "Rename a custom board", tag = "boards",
     security(("bearer" = [])),
-    params(("board" = String, Path, pattern = "^[a-z0-9_-]{1,64}$", description = "A custom board's id")),
+    params(crate::routes::schemas::CustomBoardPath),
     request_body = crate::routes::schemas::RenameBoardRequest,
     responses((status = 200, body = crate::views::BoardView)))]
 pub async fn rename(
     state: web::Data<AppState>,
     actor: Actor,
-    path: web::Path<String>,
+    path: web::Path<CustomBoardPath>,
     body: JsonObject,
 ) -> Result<HttpResponse, ApiError> {
-    let board = boards::rename(&state, &actor, &path, &body).await?;
+    let board = boards::rename(&state, &actor, &path.board, &body).await?;
     Ok(HttpResponse::Ok().json(board))
 }
 
 #[utoipa::path(delete, path = "/api/admin/boards/{board}", operation_id = "deleteBoard", summary = "Delete a custom board and everything on it", tag = "boards",
     security(("bearer" = [])),
-    params(("board" = String, Path, pattern = "^[a-z0-9_-]{1,64}$", description = "A custom board's id")),
+    params(crate::routes::schemas::CustomBoardPath),
     responses((status = 204, description = "Deleted with its entries and posts")))]
 pub async fn delete(
     state: web::Data<AppState>,
     actor: Actor,
-    path: web::Path<String>,
+    path: web::Path<CustomBoardPath>,
 ) -> Result<HttpResponse, ApiError> {
-    boards::delete(&state, &actor, &path).await?;
+    boards::delete(&state, &actor, &path.board).await?;
     Ok(HttpResponse::NoContent().finish())
 }

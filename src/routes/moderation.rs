@@ -31,7 +31,7 @@ pub async fn delete_score(
 #[utoipa::path(delete, path = "/api/admin/boards/{board}/scores/{id}", operation_id = "deleteBoardScore", summary = "Remove a post from a custom board (recounted)", tag = "moderation",
     security(("bearer" = [])),
     params(
-        ("board" = String, Path, pattern = "^[a-z0-9_-]{1,64}$", description = "A custom board's id"),
+        crate::routes::schemas::CustomBoardPath,
         ("id" = i64, Path, minimum = 1, description = "A post's id on that board"),
     ),
     responses((status = 204, description = "Removed; the entry of its period is recounted from the period's \

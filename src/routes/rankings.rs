@@ -7,6 +7,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
 
 use super::parse_id;
+use super::schemas::BoardPath;
 use crate::domain::{parse_offset, PageLimit, PeriodSelector, Radius, UserIds};
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
@@ -24,7 +25,7 @@ pub struct PageQuery {
 
 #[utoipa::path(get, path = "/api/rankings/{board}", operation_id = "getRankingPage", summary = "A page of a board, by offset or cursor", tag = "rankings",
     params(
-        ("board" = String, Path, pattern = "^[a-z0-9_-]{1,64}$", description = "`best`, `total` or a custom board's id"),
+        crate::routes::schemas::BoardPath,
         ("limit" = Option<i64>, Query, minimum = 1, maximum = 100, description = "1..100, default 10"),
         ("offset" = Option<i64>, Query, minimum = 0, description = "Position to start at, default 0 (not with `cursor`)"),
         ("cursor" = Option<String>, Query, pattern = "^[A-Za-z0-9_-]{46,78}$", description = "A `next_cursor` (opaque, signed by the server: any other value is 400 `invalid_cursor`): keyset paging that never shows a player twice (on `latest` boards it leaves out players whose entry changed since the walk began); it goes on in the period it began in"),
@@ -40,10 +41,10 @@ pub struct PageQuery {
 pub async fn page(
     state: web::Data<AppState>,
     request: HttpRequest,
-    path: web::Path<String>,
+    path: web::Path<BoardPath>,
     query: web::Query<PageQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let board = resolve(&state, &path).await?;
+    let board = resolve(&state, &path.board).await?;
     let limit = PageLimit::parse(query.limit.as_deref(), 10)?.value();
     let period = PeriodSelector::parse(query.period.as_deref())?;
     let start = match (&query.cursor, &query.offset) {
@@ -64,7 +65,7 @@ pub struct AroundQuery {
 
 #[utoipa::path(get, path = "/api/rankings/{board}/around/{user_id}", operation_id = "getRankingAround", summary = "The entries around a player", tag = "rankings",
     params(
-        ("board" = String, Path, pattern = "^[a-z0-9_-]{1,64}$", description = "`best`, `total` or a custom board's id"),
+        crate::routes::schemas::BoardPath,
         ("user_id" = i64, Path, minimum = 1, description = "The player in the middle"),
         ("radius" = Option<i64>, Query, minimum = 0, maximum = 50, description = "0..50 entries on each side, default 5"),
         ("period" = Option<String>, Query, pattern = "^(current|[0-9]{1,18})$", description = "`current` (default) or a kept period's index"),
@@ -98,17 +99,17 @@ pub struct FriendsQuery {
 
 #[utoipa::path(get, path = "/api/rankings/{board}/users", operation_id = "getFriendsRanking", summary = "Some players' entries with their board-wide ranks (friends board)", tag = "rankings",
     params(
-        ("board" = String, Path, pattern = "^[a-z0-9_-]{1,64}$", description = "`best`, `total` or a custom board's id"),
+        crate::routes::schemas::BoardPath,
         ("ids" = String, Query, pattern = r"^[1-9][0-9]{0,17}(,[1-9][0-9]{0,17}){0,99}$", description = "1..100 comma-separated user ids (a friends list)"),
         ("period" = Option<String>, Query, pattern = "^(current|[0-9]{1,18})$", description = "`current` (default) or a kept period's index"),
     ),
     responses((status = 200, description = "Those of the ids on the board, in board order, with board-wide ranks; `next_*` null", body = crate::views::RankingPage)))]
 pub async fn friends(
     state: web::Data<AppState>,
-    path: web::Path<String>,
+    path: web::Path<BoardPath>,
     query: web::Query<FriendsQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let board = resolve(&state, &path).await?;
+    let board = resolve(&state, &path.board).await?;
     let ids = UserIds::parse(query.ids.as_deref())?;
     let period = PeriodSelector::parse(query.period.as_deref())?;
     Ok(json_response(rankings::friends(&state, &board, period, ids.as_slice()).await?))

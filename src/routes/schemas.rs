@@ -1,9 +1,28 @@
 //! The JSON bodies the handlers document but parse by hand (requests whose
 //! every field is validated into domain types, with its own error code),
-//! and the health answers: types for the OpenAPI document only.
+//! and the health answers: types for the OpenAPI document only. Also the
+//! `{board}` path parameter, documented once and extracted as itself.
 
-use serde::Serialize;
-use utoipa::ToSchema;
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+/// `{board}` in a path that names any board.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+pub struct BoardPath {
+    /// `best`, `total` or a custom board's id
+    #[param(pattern = "^[a-z0-9_-]{1,64}$")]
+    pub board: String,
+}
+
+/// `{board}` in a path that names a custom board.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+pub struct CustomBoardPath {
+    /// A custom board's id
+    #[param(pattern = "^[a-z0-9_-]{1,64}$")]
+    pub board: String,
+}
 
 /// Every error: `{"error": {"code", "message"}}`.
 #[derive(Serialize, ToSchema)]
