@@ -34,10 +34,7 @@ use crate::cache::Caches;
 use crate::domain::{IdempotencyKey, Metadata, Score, Timestamp};
 use crate::error::{ApiError, ErrorCode};
 use crate::rank::RankEngine;
-use crate::store::{Store, StoreError};
-
-/// How often a batch runs when it keeps losing to other transactions.
-const WRITE_ATTEMPTS: usize = 3;
+use crate::store::{retry_conflicts, MaybeConflict, Store, StoreError};
 
 /// The answer to a post, as the JSON body the client gets.
 #[derive(Debug, Clone)]
@@ -161,6 +158,12 @@ enum BatchError {
     Store(#[from] StoreError),
     #[error("rendering an answer: {0}")]
     Render(#[from] serde_json::Error),
+}
+
+impl MaybeConflict for BatchError {
+    fn is_conflict(&self) -> bool {
+        matches!(self, Self::Store(error) if error.is_conflict())
+    }
 }
 
 impl From<sqlx::Error> for BatchError {
@@ -304,20 +307,16 @@ impl Writer {
 
     async fn commit_batch(&self, batch: Vec<Job>) {
         let now = Timestamp::now();
-        let mut outcome = self.write(&batch, now).await;
-        // A transaction that lost to another (a deadlock, a cluster's
-        // certification failure) was rolled back whole: the same batch
-        // runs again, its keys claimed again or found claimed.
-        for _ in 1..WRITE_ATTEMPTS {
-            match &outcome {
-                Err(BatchError::Store(StoreError::Conflict(error))) => {
-                    tracing::warn!(%error, posts = batch.len(), "score batch conflicted; retrying it");
-                    self.metrics.conflicts.inc();
-                    outcome = self.write(&batch, now).await;
-                }
-                _ => break,
-            }
-        }
+        // A batch that lost to another transaction runs again whole, its
+        // keys claimed again or found claimed.
+        let outcome = retry_conflicts(
+            async || self.write(&batch, now).await,
+            |error| {
+                tracing::warn!(%error, posts = batch.len(), "score batch conflicted; retrying it");
+                self.metrics.conflicts.inc();
+            },
+        )
+        .await;
         match outcome {
             Ok((pending, committed)) => {
                 self.ranks.record(&committed.builtin.rows).await;

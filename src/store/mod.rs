@@ -71,6 +71,40 @@ async fn limit_statement_time(conn: &mut sqlx::AnyConnection) -> Result<(), sqlx
 static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("migrations/sqlite");
 static MYSQL_MIGRATIONS: Migrator = sqlx::migrate!("migrations/mysql");
 
+/// How often a write that keeps losing to other transactions is run.
+pub const WRITE_ATTEMPTS: usize = 3;
+
+/// An error that may mean the transaction lost to another one.
+pub trait MaybeConflict {
+    fn is_conflict(&self) -> bool;
+}
+
+impl MaybeConflict for StoreError {
+    fn is_conflict(&self) -> bool {
+        matches!(self, Self::Conflict(_))
+    }
+}
+
+/// Runs `write` (one whole transaction: begin, work, commit) again while it
+/// loses to another transaction, [`WRITE_ATTEMPTS`] times in all: a
+/// deadlock or a cluster's certification failure rolled it back whole, so
+/// running it again is safe. `on_conflict` hears of each retry.
+pub async fn retry_conflicts<T, E: MaybeConflict>(
+    mut write: impl AsyncFnMut() -> Result<T, E>,
+    mut on_conflict: impl FnMut(&E),
+) -> Result<T, E> {
+    let mut attempt = 1;
+    loop {
+        match write().await {
+            Err(error) if error.is_conflict() && attempt < WRITE_ATTEMPTS => {
+                on_conflict(&error);
+                attempt += 1;
+            }
+            outcome => return outcome,
+        }
+    }
+}
+
 /// What went wrong in the database, in the terms callers act on.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -692,6 +726,41 @@ fn is_unique_violation(error: &sqlx::Error) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A conflict runs the write again, up to WRITE_ATTEMPTS in all; any
+    /// other failure, or the last conflict, is the answer.
+    #[tokio::test]
+    async fn a_write_that_loses_to_another_runs_again_a_few_times() {
+        let conflict = || StoreError::Conflict(sqlx::Error::PoolTimedOut);
+        for (conflicts, expected_runs, ok) in [(0, 1, true), (2, 3, true), (3, 3, false), (9, 3, false)] {
+            let (mut runs, mut heard) = (0, 0);
+            let outcome = retry_conflicts(
+                async || {
+                    runs += 1;
+                    if runs <= conflicts {
+                        Err(conflict())
+                    } else {
+                        Ok(runs)
+                    }
+                },
+                |_| heard += 1,
+            )
+            .await;
+            assert_eq!((runs, outcome.is_ok()), (expected_runs, ok), "{conflicts} conflicts");
+            assert_eq!(heard, expected_runs - 1, "{conflicts} conflicts");
+        }
+        let mut runs = 0;
+        let outcome: Result<(), _> = retry_conflicts(
+            async || {
+                runs += 1;
+                Err(StoreError::Unavailable(sqlx::Error::PoolTimedOut))
+            },
+            |_| {},
+        )
+        .await;
+        assert!(matches!(outcome, Err(StoreError::Unavailable(_))));
+        assert_eq!(runs, 1, "only a conflict runs again");
+    }
 
     #[test]
     fn insert_returning_is_mariadb_10_5_and_later() {

@@ -18,11 +18,7 @@ use crate::error::{ApiError, ErrorCode};
 use crate::rank::EntryChange;
 use crate::scoring::entry_change;
 use crate::state::AppState;
-use crate::store::{EntryRow, StoreError, UserRow};
-
-/// How often a change runs when it keeps losing to other transactions
-/// (a deadlock with a score batch is resolved by rolling one back).
-const ATTEMPTS: usize = 3;
+use crate::store::{retry_conflicts, EntryRow, MaybeConflict, StoreError, UserRow};
 
 /// What a committed change did, for every copy of the data.
 #[derive(Default)]
@@ -63,28 +59,32 @@ impl From<ErrorCode> for Failure {
     }
 }
 
-/// Runs `work` in a write transaction, and again (up to [`ATTEMPTS`] in
-/// all) when it or its commit loses to another transaction.
+impl MaybeConflict for Failure {
+    fn is_conflict(&self) -> bool {
+        matches!(self, Self::Store(error) if error.is_conflict())
+    }
+}
+
+/// Runs `work` in a write transaction, and again when it or its commit
+/// loses to another transaction (see [`retry_conflicts`]).
 pub(super) async fn in_transaction<T>(
     state: &AppState,
     mut work: impl AsyncFnMut(&mut AnyConnection) -> Result<T, Failure>,
 ) -> Result<T, ApiError> {
-    let mut attempt = 1;
-    loop {
-        let mut tx = state.store.begin_write().await?;
-        let error = match work(&mut tx).await {
-            Ok(done) => match tx.commit().await {
-                Ok(()) => return Ok(done),
-                Err(error) => StoreError::from(error),
-            },
-            Err(Failure::Api(error)) => return Err(error),
-            Err(Failure::Store(error)) => error,
-        };
-        if !matches!(error, StoreError::Conflict(_)) || attempt == ATTEMPTS {
-            return Err(error.into());
-        }
-        attempt += 1;
-    }
+    let outcome = retry_conflicts(
+        async || {
+            let mut tx = state.store.begin_write().await?;
+            let done = work(&mut tx).await?;
+            tx.commit().await.map_err(StoreError::from)?;
+            Ok(done)
+        },
+        |_| {},
+    )
+    .await;
+    outcome.map_err(|failure| match failure {
+        Failure::Api(error) => error,
+        Failure::Store(error) => error.into(),
+    })
 }
 
 /// Locks the row of the player whose session asks; a session whose player
