@@ -26,7 +26,7 @@ use sqlx::AnyConnection;
 
 use super::source::{rank_entries, BoardSource, Entry, Ranked, Skipped, Slice, SliceStart, WALK_SCAN_LIMIT};
 use crate::domain::{Board, BoardKey, BoardPeriod, Walk};
-use crate::store::{FinalPlace, KeyWithMetadata, PeriodState, Store, StoreError, WalkedKey};
+use crate::store::{FinalPlace, KeyWithMetadata, MiddleRead, PeriodState, Store, StoreError, WalkedKey};
 
 /// Whether a period's final standings answered a read.
 enum FromStandings<T> {
@@ -89,7 +89,13 @@ impl DatabaseSource {
         let total = to_usize(store.board_players(conn, board).await?);
         let first_rank = match looked.first() {
             Some((first, _, _)) => {
-                store.board_players_above(conn, &[(board, first.score)]).await?.first().copied().unwrap_or(0) + 1
+                store
+                    .board_players_above(conn, &[(board, first.score)], MiddleRead::Allowed)
+                    .await?
+                    .first()
+                    .copied()
+                    .unwrap_or(0)
+                    + 1
             }
             None => 0,
         };
@@ -257,7 +263,13 @@ impl BoardSource for DatabaseSource {
         let total = store.board_players(conn, board).await?;
         let first_rank = match keys.first() {
             Some((first, _)) => {
-                store.board_players_above(conn, &[(board, first.score)]).await?.first().copied().unwrap_or(0) + 1
+                store
+                    .board_players_above(conn, &[(board, first.score)], MiddleRead::Allowed)
+                    .await?
+                    .first()
+                    .copied()
+                    .unwrap_or(0)
+                    + 1
             }
             None => 0,
         };
@@ -277,7 +289,7 @@ impl BoardSource for DatabaseSource {
 
     async fn ranks_of_scores(&self, scores: &[(BoardPeriod, i64)]) -> Result<Vec<i64>, StoreError> {
         let mut conn = self.store.conn().await?;
-        let above = self.store.board_players_above(&mut conn, scores).await?;
+        let above = self.store.board_players_above(&mut conn, scores, MiddleRead::Allowed).await?;
         Ok(above.into_iter().map(|players| players + 1).collect())
     }
 
@@ -292,7 +304,7 @@ impl BoardSource for DatabaseSource {
         let conn = &mut *snapshot;
         let entries: Vec<Entry> = store.board_keys_of(conn, board, ids).await?.into_iter().map(entry).collect();
         let scores: Vec<(BoardPeriod, i64)> = entries.iter().map(|entry| (board, entry.key.score)).collect();
-        let above = store.board_players_above(conn, &scores).await?;
+        let above = store.board_players_above(conn, &scores, MiddleRead::Allowed).await?;
         let total = store.board_players(conn, board).await?;
         snapshot.commit().await?;
         let ranks: std::collections::HashMap<i64, i64> =

@@ -41,7 +41,7 @@ use crate::background::Background;
 use crate::boards::{CustomBoard, Registry};
 use crate::domain::{Board, BoardKey, BoardPeriod, Cursor, Operator, Timestamp, Walk};
 use crate::redis::{RedisClient, RedisError};
-use crate::store::{Standing, Store, StoreResult, UserRow};
+use crate::store::{MiddleRead, Standing, Store, StoreResult, UserRow};
 use futures_util::TryStreamExt as _;
 use sqlx::AnyConnection;
 
@@ -701,7 +701,7 @@ impl RankEngine {
         scores: &[(BoardPeriod, i64)],
     ) -> StoreResult<Vec<i64>> {
         if !scores.is_empty() && matches!(self.source(scores.iter().map(|(board, _)| board)), Source::Database) {
-            let above = self.store.board_players_above(conn, scores).await?;
+            let above = self.store.board_players_above(conn, scores, MiddleRead::CachedOnly).await?;
             return Ok(above.into_iter().map(|players| players + 1).collect());
         }
         self.ranks_of_scores(scores).await

@@ -212,6 +212,16 @@ fn key_with_metadata(row: KeyRow) -> KeyWithMetadata {
     (BoardKey { score: row.score, at: row.at.unwrap_or(0), id: row.id }, row.metadata)
 }
 
+/// Whether a count may read a board's middle when the one kept is stale.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MiddleRead {
+    /// Read it (a board read, on the board-read pool).
+    Allowed,
+    /// Use only the one kept, else count from the top: the score writer,
+    /// whose transaction every post waits on, never walks half a board.
+    CachedOnly,
+}
+
 /// Where the middle entry of each large board was when last read: tells
 /// [`Store::board_players_above`] from which end a count walks fewer
 /// entries. Only a guide: a stale middle costs time, never a wrong count.
@@ -412,6 +422,7 @@ impl Store {
         &self,
         conn: &mut AnyConnection,
         scores: &[(BoardPeriod, i64)],
+        middles: MiddleRead,
     ) -> StoreResult<Vec<i64>> {
         use sqlx::Row as _;
         if scores.is_empty() {
@@ -430,7 +441,7 @@ impl Store {
         for (board, mut binds) in boards {
             binds.sort_unstable_by_key(|bind| better_first(board, *bind));
             binds.dedup();
-            let from_bottom = match self.middle_of(conn, board).await? {
+            let from_bottom = match self.middle_of(conn, board, middles).await? {
                 Some(middle) => better_first(board, binds[0]) > better_first(board, middle),
                 None => false,
             };
@@ -488,12 +499,21 @@ impl Store {
     }
 
     /// The score bind of a large board's middle entry, as read at most
-    /// [`Middles::FRESH_FOR`] ago (reading it now if not, on the caller's
-    /// connection: one walk of half the board a minute); none for a board
-    /// under [`Middles::LARGE`] entries, where either end is near.
-    async fn middle_of(&self, conn: &mut AnyConnection, board: BoardPeriod) -> StoreResult<Option<i64>> {
+    /// [`Middles::FRESH_FOR`] ago (reading it now if not and `read` allows,
+    /// on the caller's connection: one walk of half the board a minute);
+    /// none for a board under [`Middles::LARGE`] entries, where either end
+    /// is near.
+    async fn middle_of(
+        &self,
+        conn: &mut AnyConnection,
+        board: BoardPeriod,
+        read: MiddleRead,
+    ) -> StoreResult<Option<i64>> {
         if let Some(middle) = self.middles.fresh(board) {
             return Ok(middle);
+        }
+        if read == MiddleRead::CachedOnly {
+            return Ok(None);
         }
         let players = self.board_players(conn, board).await?;
         let middle = if players < Middles::LARGE {

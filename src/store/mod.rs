@@ -36,7 +36,7 @@ use sqlx::pool::PoolConnection;
 use sqlx::query::{Query, QueryAs, QueryScalar};
 use sqlx::{Any, AnyConnection, AnyPool, ConnectOptions, Executor, Transaction};
 
-pub use self::board_reads::{KeyWithMetadata, WalkedKey};
+pub use self::board_reads::{KeyWithMetadata, MiddleRead, WalkedKey};
 pub use self::board_writes::{EntryWrite, NewBoardPost, PeriodPlayers};
 pub use self::custom_boards::{BoardRow, BoardScoreRow, EntryRow, NewBoard, PeriodRow, Purge, WarmEntry, WarmPeriod};
 pub use self::moderation::{AuditRecord, AuditRow};
