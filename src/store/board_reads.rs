@@ -217,8 +217,9 @@ fn key_with_metadata(row: KeyRow) -> KeyWithMetadata {
 pub enum MiddleRead {
     /// Read it (a board read, on the board-read pool).
     Allowed,
-    /// Use only the one kept, else count from the top: the score writer,
-    /// whose transaction every post waits on, never walks half a board.
+    /// Use only the one kept, else count from the top and have it read in
+    /// the background: the score writer, whose transaction every post
+    /// waits on, never walks half a board.
     CachedOnly,
 }
 
@@ -499,10 +500,11 @@ impl Store {
     }
 
     /// The score bind of a large board's middle entry, as read at most
-    /// [`Middles::FRESH_FOR`] ago (reading it now if not and `read` allows,
-    /// on the caller's connection: one walk of half the board a minute);
-    /// none for a board under [`Middles::LARGE`] entries, where either end
-    /// is near.
+    /// [`Middles::FRESH_FOR`] ago; none for a board under [`Middles::LARGE`]
+    /// entries, where either end is near. A stale one is read again: now, on
+    /// the caller's connection, if `read` allows (one walk of half the
+    /// board a minute), else in the background on the board-read pool
+    /// (none meanwhile).
     async fn middle_of(
         &self,
         conn: &mut AnyConnection,
@@ -512,9 +514,16 @@ impl Store {
         if let Some(middle) = self.middles.fresh(board) {
             return Ok(middle);
         }
-        if read == MiddleRead::CachedOnly {
-            return Ok(None);
+        match read {
+            MiddleRead::Allowed => self.read_middle(conn, board).await,
+            MiddleRead::CachedOnly => {
+                self.read_middle_later(board);
+                Ok(None)
+            }
         }
+    }
+
+    async fn read_middle(&self, conn: &mut AnyConnection, board: BoardPeriod) -> StoreResult<Option<i64>> {
         let players = self.board_players(conn, board).await?;
         let middle = if players < Middles::LARGE {
             None
@@ -524,6 +533,22 @@ impl Store {
         };
         self.middles.remember(board, middle);
         Ok(middle)
+    }
+
+    fn read_middle_later(&self, board: BoardPeriod) {
+        // None until the read below lands: counts go from the top, and no
+        // second read starts meanwhile.
+        self.middles.remember(board, None);
+        let store = self.for_board_reads();
+        tokio::spawn(async move {
+            let read = async {
+                let mut conn = store.conn().await?;
+                store.read_middle(&mut conn, board).await
+            };
+            if let Err(error) = read.await {
+                tracing::debug!(%error, ?board, "reading a board's middle failed");
+            }
+        });
     }
 
     /// Entries before `key` in the board's order.
