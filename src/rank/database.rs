@@ -88,15 +88,7 @@ impl DatabaseSource {
         }
         let total = to_usize(store.board_players(conn, board).await?);
         let first_rank = match looked.first() {
-            Some((first, _, _)) => {
-                store
-                    .board_players_above(conn, &[(board, first.score)], MiddleRead::Allowed)
-                    .await?
-                    .first()
-                    .copied()
-                    .unwrap_or(0)
-                    + 1
-            }
+            Some((first, _, _)) => rank_of_score(store, conn, board, first.score).await?,
             None => 0,
         };
         snapshot.commit().await?;
@@ -214,6 +206,18 @@ impl DatabaseSource {
     }
 }
 
+/// The competition rank a score has on the board: 1 + the entries with a
+/// strictly better one.
+async fn rank_of_score(
+    store: &Store,
+    conn: &mut AnyConnection,
+    board: BoardPeriod,
+    score: i64,
+) -> Result<i64, StoreError> {
+    let above = store.board_players_above(conn, &[(board, score)], MiddleRead::Allowed).await?;
+    Ok(above.first().copied().unwrap_or(0) + 1)
+}
+
 fn to_usize(n: i64) -> usize {
     usize::try_from(n).unwrap_or(0)
 }
@@ -262,15 +266,7 @@ impl BoardSource for DatabaseSource {
         };
         let total = store.board_players(conn, board).await?;
         let first_rank = match keys.first() {
-            Some((first, _)) => {
-                store
-                    .board_players_above(conn, &[(board, first.score)], MiddleRead::Allowed)
-                    .await?
-                    .first()
-                    .copied()
-                    .unwrap_or(0)
-                    + 1
-            }
+            Some((first, _)) => rank_of_score(store, conn, board, first.score).await?,
             None => 0,
         };
         let walk = self.walk_start(conn, board).await?;
