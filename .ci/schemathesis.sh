@@ -20,5 +20,8 @@ for _ in $(seq 1 100); do curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 
 curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null || { echo "FATAL: the server did not come up" >&2; exit 1; }
 token="$(curl -fsS -XPOST "http://127.0.0.1:$port/api/users" -H 'content-type: application/json' \
   -d '{"login_name":"schemathesis","password":"schemathesis"}' | python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])')"
+# Live pages are left out: a stream never ends, so no check could finish
+# (tests/api/live.rs covers them, and fuzz.rs sends them random requests).
 schemathesis run "http://127.0.0.1:$port/api/openapi.json" --checks all --exclude-checks positive_data_acceptance \
+  --exclude-path-regex '/live$' \
   -H "Authorization: Bearer $token" --max-examples 30 --seed 20261130 --no-color

@@ -127,6 +127,14 @@ pub struct Settings {
     #[arg(long, env = "WORKERS")]
     pub workers: Option<usize>,
 
+    /// Live pages (`…/live`) one client address may hold open; one more is 429.
+    #[arg(long, env = "LIVE_PER_ADDRESS", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub live_per_address: u32,
+
+    /// Live pages this instance holds open at most; one more is 503.
+    #[arg(long, env = "LIVE_MAX", default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub live_max: u32,
+
     /// A deliberate bug for the bench's own tests (see `PlantedFault`).
     #[cfg(feature = "planted-faults")]
     #[arg(long, env = "HISCORE_PLANTED_FAULT", value_enum, hide = true)]

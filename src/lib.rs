@@ -6,8 +6,7 @@
 //!
 //! - HTTP: [`routes`] (one file per resource; extractors, the route table
 //!   and the OpenAPI document), [`telemetry`] (request ids, logs, metrics),
-//!   [`views`] (the contract's JSON objects), [`error`] (every error code
-//!   and its status).
+//!   [`views`] (the contract's JSON objects).
 //! - Use cases: [`usecases`], one function per thing the service does;
 //!   each owns its transactions, limits and cache invalidation.
 //!   `usecases::jobs` is what runs on a timer.
@@ -17,7 +16,9 @@
 //!   [`auth`] (password hashing, session tokens).
 //! - Infrastructure: [`store`] (all SQL, both dialects), [`redis`] (the
 //!   client and every key).
-//! - [`domain`]: validated values, no I/O.
+//! - [`domain`]: validated values, no I/O; [`error`]: every error code, its
+//!   status and the JSON envelope (it uses nothing else in the crate; the
+//!   layers say what their failures mean to a client beside them).
 //!
 //! Wiring: [`startup`] builds the app from [`config`] into one [`state`]
 //! and runs [`background`] tasks. [`dataset`] generates initialize's data.
@@ -26,20 +27,21 @@
 
 pub mod auth;
 pub mod background;
-pub mod boards;
-pub mod cache;
+pub(crate) mod boards;
+pub(crate) mod cache;
 pub mod config;
 pub mod dataset;
 pub mod domain;
-pub mod error;
-pub mod limits;
+pub(crate) mod error;
+pub(crate) mod limits;
+pub(crate) mod live;
 pub mod rank;
 pub mod redis;
 pub mod routes;
-pub mod scoring;
+pub(crate) mod scoring;
 pub mod startup;
-pub mod state;
+pub(crate) mod state;
 pub mod store;
 pub mod telemetry;
-pub mod usecases;
-pub mod views;
+pub(crate) mod usecases;
+pub(crate) mod views;

@@ -19,6 +19,7 @@ use crate::cache::Caches;
 use crate::config::{Secret, Settings};
 use crate::domain::{derive_secret, CursorKeys};
 use crate::limits::RateLimits;
+use crate::live::LiveHub;
 use crate::rank::RankEngine;
 use crate::redis::RedisClient;
 use crate::routes;
@@ -36,6 +37,8 @@ pub struct Application {
     server: Server,
     background: Background,
     draining: Arc<AtomicBool>,
+    /// Its live pages, ended when it drains (they would hold it open).
+    live: Arc<LiveHub>,
 }
 
 impl Application {
@@ -88,6 +91,7 @@ impl Application {
         );
         let limits = RateLimits::new(&crate::limits::rates(&settings.rates), redis.clone());
         let cursor_keys = cursor_keys(&settings, &store).await?;
+        let live = Arc::new(LiveHub::new(settings.live_per_address, settings.live_max));
         let state = web::Data::new(AppState {
             settings,
             boards,
@@ -98,9 +102,9 @@ impl Application {
             writer,
             passwords,
             redis,
-            background: background.clone(),
             initializing: tokio::sync::Mutex::new(()),
             draining: Arc::default(),
+            live: Arc::clone(&live),
             cursor_keys,
         });
         let draining = Arc::clone(&state.draining);
@@ -151,6 +155,10 @@ impl Application {
         // Stop signals are handled in `run_until_stopped` (readiness first).
         .disable_signals()
         .shutdown_timeout(30)
+        // A client that closes its side is gone: drop what it was sent at
+        // once. A live page (a stream with nothing to write until the board
+        // changes) would otherwise hold its place until a write failed.
+        .h1_allow_half_closed(false)
         // Files go out as headers then body chunks: with Nagle on, the body
         // waited for the client's delayed ACK, 40 ms per asset (measured:
         // 43 ms median, 631 req/s for a 7 KB script before, see BENCHMARKS.md).
@@ -173,7 +181,7 @@ impl Application {
             workers,
             "listening"
         );
-        Ok(Self { port, server, background, draining })
+        Ok(Self { port, server, background, draining, live })
     }
 
     pub fn port(&self) -> u16 {
@@ -192,9 +200,11 @@ impl Application {
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
         let handle = self.server.handle();
         let draining = Arc::clone(&self.draining);
+        let live = Arc::clone(&self.live);
         let signals = actix_web::rt::spawn(async move {
             stop_signal().await;
             draining.store(true, Ordering::Release);
+            live.close();
             tracing::info!("stop signal: draining in-flight requests");
             handle.stop(true).await;
         });

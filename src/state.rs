@@ -4,12 +4,12 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use crate::auth::PasswordHasher;
-use crate::background::Background;
 use crate::boards::Registry;
 use crate::cache::Caches;
 use crate::config::Settings;
 use crate::domain::CursorKeys;
 use crate::limits::RateLimits;
+use crate::live::LiveHub;
 use crate::rank::RankEngine;
 use crate::redis::RedisClient;
 use crate::scoring::ScoreWriter;
@@ -35,14 +35,14 @@ pub struct AppState {
     /// Redis, when configured: shared boards (inside `ranks`), sessions,
     /// rate windows, and the data generation every instance watches.
     pub redis: Option<Arc<RedisClient>>,
-    /// The background tasks, stopped with the server.
-    pub background: Background,
     /// One initialize at a time on this instance (two would interleave
     /// their wipes and loads).
     pub initializing: tokio::sync::Mutex<()>,
     /// Set when a stop signal came: `/readyz` answers 503 while in-flight
     /// requests finish.
     pub draining: Arc<AtomicBool>,
+    /// Live pages' watchers and stream limits.
+    pub live: Arc<LiveHub>,
     /// What ranking cursors are signed and checked with.
     pub cursor_keys: CursorKeys,
 }

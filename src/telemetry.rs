@@ -59,6 +59,8 @@ pub struct Metrics {
     page_cache_bytes: IntGauge,
     write_queue: IntGauge,
     hashing_queue: IntGauge,
+    live_streams: IntGauge,
+    live_watchers: IntGauge,
     redis_state: IntGauge,
     resident_bytes: IntGauge,
     open_fds: IntGauge,
@@ -77,6 +79,9 @@ pub struct Gauges {
     pub write_queue: usize,
     /// Password hashes waiting for a hashing thread.
     pub hashing_queue: usize,
+    /// Live pages open, and the distinct questions they watch.
+    pub live_streams: usize,
+    pub live_watchers: usize,
     /// 0: no Redis, 1: reads from Redis, 2: degraded (reads from the database).
     pub redis_state: i64,
 }
@@ -104,6 +109,11 @@ impl Metrics {
         let write_queue = IntGauge::new("hiscore_write_queue_depth", "Score posts waiting for the writer")?;
         let hashing_queue =
             IntGauge::new("hiscore_hashing_queue_depth", "Password hashes waiting for a hashing thread")?;
+        let live_streams = IntGauge::new("hiscore_live_streams", "Live pages (server-sent event streams) open")?;
+        let live_watchers = IntGauge::new(
+            "hiscore_live_watchers",
+            "Distinct pages the live streams watch (each read once per change)",
+        )?;
         let redis_state = IntGauge::new(
             "hiscore_redis_state",
             "0: no Redis, 1: boards read from Redis, 2: degraded to the database",
@@ -134,6 +144,8 @@ impl Metrics {
         registry.register(Box::new(page_cache_bytes.clone()))?;
         registry.register(Box::new(write_queue.clone()))?;
         registry.register(Box::new(hashing_queue.clone()))?;
+        registry.register(Box::new(live_streams.clone()))?;
+        registry.register(Box::new(live_watchers.clone()))?;
         registry.register(Box::new(redis_state.clone()))?;
         registry.register(Box::new(resident_bytes.clone()))?;
         registry.register(Box::new(open_fds.clone()))?;
@@ -160,6 +172,8 @@ impl Metrics {
             page_cache_bytes,
             write_queue,
             hashing_queue,
+            live_streams,
+            live_watchers,
             redis_state,
             resident_bytes,
             open_fds,
@@ -178,6 +192,8 @@ impl Metrics {
         self.page_cache_bytes.set(gauge(gauges.page_cache_bytes));
         self.write_queue.set(gauge(gauges.write_queue));
         self.hashing_queue.set(gauge(gauges.hashing_queue));
+        self.live_streams.set(gauge(gauges.live_streams));
+        self.live_watchers.set(gauge(gauges.live_watchers));
         self.redis_state.set(gauges.redis_state);
         if let Some((resident, fds)) = process_usage() {
             self.resident_bytes.set(resident);

@@ -5,5 +5,5 @@
 mod password;
 mod session;
 
-pub use password::{HashPolicy, HashingBusy, PasswordHasher, Verification};
+pub use password::{HashPolicy, PasswordHasher, Verification};
 pub use session::{expired_session_cookie, session_cookie, SessionToken, COOKIE_NAME};

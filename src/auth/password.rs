@@ -12,6 +12,7 @@ use argon2::{Algorithm, Argon2, Params, Version};
 
 use crate::config::{HashAlgorithm, HashingSettings};
 use crate::domain::Password;
+use crate::error::{ApiError, ErrorCode};
 
 /// The algorithm and parameters for new hashes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -131,46 +132,37 @@ impl PasswordHasher {
         Ok(Self { policy: Arc::new(policy), pool, dummy_hash: Arc::new(dummy_hash) })
     }
 
-    pub async fn hash(&self, password: &Password) -> anyhow::Result<String> {
+    pub async fn hash(&self, password: &Password) -> Result<String, ApiError> {
         let policy = Arc::clone(&self.policy);
         let password = password.expose().to_owned();
-        self.run_blocking(move || policy.hash(&password)).await?
+        Ok(self.pool.run(move || policy.hash(&password)).await??)
     }
 
     /// Verifies against `stored`, or against the dummy hash when there is no
     /// such user (the result is then always `Invalid`).
-    pub async fn verify(&self, password: &Password, stored: Option<String>) -> anyhow::Result<Verification> {
+    pub async fn verify(&self, password: &Password, stored: Option<String>) -> Result<Verification, ApiError> {
         let policy = Arc::clone(&self.policy);
         let password = password.expose().to_owned();
         let user_exists = stored.is_some();
         let stored = stored.unwrap_or_else(|| self.dummy_hash.as_str().to_owned());
-        self.run_blocking(move || {
+        let verification = self.pool.run(move || {
             if !verify_any(&password, &stored) || !user_exists {
                 return Ok(Verification::Invalid);
             }
             let rehash = if policy.matches(&stored) { None } else { Some(policy.hash(&password)?) };
-            Ok(Verification::Valid { rehash })
-        })
-        .await?
+            anyhow::Ok(Verification::Valid { rehash })
+        });
+        Ok(verification.await??)
     }
 
     /// Hash jobs waiting for a thread.
     pub fn waiting(&self) -> usize {
         self.pool.waiting.load(std::sync::atomic::Ordering::Relaxed)
     }
-
-    async fn run_blocking<T: Send + 'static>(&self, work: impl FnOnce() -> T + Send + 'static) -> anyhow::Result<T> {
-        self.pool.run(work).await
-    }
 }
 
 /// Hashes waiting per hashing thread at most; beyond, logins get 503.
 const QUEUED_PER_THREAD: usize = 64;
-
-/// The hashing queue is full: the caller answers 503 with Retry-After.
-#[derive(Debug, thiserror::Error)]
-#[error("password hashing is saturated")]
-pub struct HashingBusy;
 
 type HashJob = Box<dyn FnOnce() + Send>;
 
@@ -220,7 +212,8 @@ impl HashPool {
         Ok(Self { jobs, waiting: Arc::default() })
     }
 
-    async fn run<T: Send + 'static>(&self, work: impl FnOnce() -> T + Send + 'static) -> anyhow::Result<T> {
+    /// Runs `work` on a hashing thread; a full queue is 503 `hashing_busy`.
+    async fn run<T: Send + 'static>(&self, work: impl FnOnce() -> T + Send + 'static) -> Result<T, ApiError> {
         use std::sync::atomic::Ordering;
         let (reply, answer) = tokio::sync::oneshot::channel();
         let waiting = Arc::clone(&self.waiting);
@@ -231,9 +224,9 @@ impl HashPool {
         self.waiting.fetch_add(1, Ordering::Relaxed);
         if self.jobs.try_send(job).is_err() {
             self.waiting.fetch_sub(1, Ordering::Relaxed);
-            return Err(anyhow::Error::new(HashingBusy));
+            return Err(ApiError::new(ErrorCode::HashingBusy));
         }
-        answer.await.context("the hash job failed")
+        Ok(answer.await.context("the hash job failed")?)
     }
 }
 

@@ -172,7 +172,7 @@ impl BoardName {
 }
 
 /// Which period of a board: the one in force, or one by its index.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum PeriodSelector {
     Current,
     Index(i64),

@@ -121,6 +121,7 @@ error_codes! {
     WriteFailed = (503, "write_failed",
         "the score could not be recorded; retry (with the same Idempotency-Key)"),
     ShuttingDown = (503, "shutting_down", "the service is stopping"),
+    TooManyStreams = (503, "too_many_streams", "this instance holds all the live pages it can; retry shortly"),
 }
 
 #[cfg(test)]

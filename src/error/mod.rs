@@ -1,7 +1,8 @@
 //! The one error type every handler returns, rendered as the contract's
 //! `{"error": {"code", "message"}}` envelope. Codes, statuses and default
-//! messages live in [`ErrorCode`]; the store's errors become API errors in
-//! exactly one place (`From<StoreError>`).
+//! messages live in [`ErrorCode`]. This module depends on nothing else in
+//! the crate: each lower layer says what its failures mean to a client
+//! beside them (the store's `From<StoreError>`, the hasher's 503).
 //!
 //! Never put internals (SQL, driver messages, paths) into a response body:
 //! 5xx causes are logged here and the client gets a generic message.
@@ -16,7 +17,6 @@ use actix_web::{HttpResponse, ResponseError};
 use serde_json::json;
 
 pub use self::code::ErrorCode;
-use crate::store::{StoreError, UniqueKey};
 
 /// Seconds a client should wait before retrying after a 503.
 const RETRY_AFTER_UNAVAILABLE_SECS: u32 = 1;
@@ -73,13 +73,9 @@ impl ApiError {
     }
 
     /// A bug or an unexpected failure: logged with its cause, shown as
-    /// `internal_error`. A saturated hashing pool is a 503 instead.
+    /// `internal_error`.
     pub fn internal(error: impl Into<anyhow::Error>) -> Self {
-        let error = error.into();
-        if error.is::<crate::auth::HashingBusy>() {
-            return Self::new(ErrorCode::HashingBusy);
-        }
-        Self { detail: Detail::Internal(error), ..Self::new(ErrorCode::InternalError) }
+        Self { detail: Detail::Internal(error.into()), ..Self::new(ErrorCode::InternalError) }
     }
 
     pub fn code(&self) -> ErrorCode {
@@ -88,6 +84,12 @@ impl ApiError {
 
     pub fn message(&self) -> &str {
         &self.message
+    }
+
+    /// The contract's `{"error": {"code", "message"}}` body.
+    pub fn envelope(&self) -> actix_web::web::Bytes {
+        let body = json!({"error": {"code": self.code.as_str(), "message": self.message}});
+        actix_web::web::Bytes::from(body.to_string())
     }
 }
 
@@ -111,22 +113,6 @@ impl std::error::Error for ApiError {}
 impl From<anyhow::Error> for ApiError {
     fn from(error: anyhow::Error) -> Self {
         Self::internal(error)
-    }
-}
-
-impl From<StoreError> for ApiError {
-    fn from(error: StoreError) -> Self {
-        match error {
-            // Saturated pool or a database that does not answer: the client
-            // may retry, nothing about it is a bug in the request.
-            StoreError::Unavailable(cause) => {
-                tracing::warn!(error = %cause, "database unavailable");
-                Self::new(ErrorCode::DatabaseUnavailable)
-            }
-            StoreError::Taken(UniqueKey::LoginName) => Self::new(ErrorCode::LoginNameTaken),
-            StoreError::Taken(UniqueKey::BoardId) => Self::new(ErrorCode::BoardExists),
-            other => Self::internal(other),
-        }
     }
 }
 
@@ -156,6 +142,6 @@ impl ResponseError for ApiError {
             response.insert_header((header::RETRY_AFTER, RETRY_AFTER_UNAVAILABLE_SECS.to_string()));
             response.extensions_mut().insert(Rejection(self.code.as_str()));
         }
-        response.json(json!({"error": {"code": self.code.as_str(), "message": self.message}}))
+        response.content_type(actix_web::http::header::ContentType::json()).body(self.envelope())
     }
 }

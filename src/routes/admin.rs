@@ -6,6 +6,7 @@ use actix_web::{web, HttpResponse};
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::paths;
 use crate::dataset::DatasetSpec;
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
@@ -19,7 +20,7 @@ struct InitializeBody {
     seed: Option<Value>,
 }
 
-#[utoipa::path(post, path = "/api/admin/initialize", operation_id = "initializeDataset", summary = "Wipe everything and load a generated dataset", tag = "operations",
+#[utoipa::path(post, path = paths::ADMIN_INITIALIZE, operation_id = "initializeDataset", summary = "Wipe everything and load a generated dataset", tag = "operations",
     security(("bearer" = [])),
     request_body = crate::routes::schemas::InitializeRequest,
     responses(

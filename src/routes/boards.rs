@@ -6,6 +6,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
 
 use super::extractors::AuthUser;
+use super::paths;
 use super::schemas::{BoardPath, CustomBoardPath};
 use super::JsonObject;
 use crate::domain::{parse_before, IdempotencyKey, PageLimit};
@@ -15,13 +16,13 @@ use crate::state::AppState;
 use crate::usecases::boards;
 use crate::usecases::moderation::Actor;
 
-#[utoipa::path(get, path = "/api/boards", operation_id = "listBoards", summary = "List the boards (built-in and custom)", tag = "boards",
+#[utoipa::path(get, path = paths::BOARDS, operation_id = "listBoards", summary = "List the boards (built-in and custom)", tag = "boards",
     responses((status = 200, description = "The built-in boards first, then the custom ones by id", body = crate::views::BoardList)))]
 pub async fn list(state: web::Data<AppState>) -> HttpResponse {
     HttpResponse::Ok().json(boards::list(&state))
 }
 
-#[utoipa::path(get, path = "/api/boards/{board}", operation_id = "getBoard", summary = "Get one board and its current period", tag = "boards",
+#[utoipa::path(get, path = paths::BOARD, operation_id = "getBoard", summary = "Get one board and its current period", tag = "boards",
     params(crate::routes::schemas::BoardPath),
     responses((status = 200, body = crate::views::BoardView)))]
 pub async fn get(state: web::Data<AppState>, path: web::Path<BoardPath>) -> Result<HttpResponse, ApiError> {
@@ -34,7 +35,7 @@ pub struct PeriodsQuery {
     before: Option<String>,
 }
 
-#[utoipa::path(get, path = "/api/boards/{board}/periods", operation_id = "listBoardPeriods", summary = "List a board's kept periods, newest first", tag = "boards",
+#[utoipa::path(get, path = paths::BOARD_PERIODS, operation_id = "listBoardPeriods", summary = "List a board's kept periods, newest first", tag = "boards",
     params(
         crate::routes::schemas::BoardPath,
         ("limit" = Option<i64>, Query, minimum = 1, maximum = 100, description = "1..100, default 20"),
@@ -51,7 +52,7 @@ pub async fn periods(
     Ok(HttpResponse::Ok().json(boards::periods(&state, &path.board, before, limit).await?))
 }
 
-#[utoipa::path(post, path = "/api/boards/{board}/scores", operation_id = "postBoardScore", summary = "Post a score to a custom board", tag = "boards",
+#[utoipa::path(post, path = paths::BOARD_SCORES, operation_id = "postBoardScore", summary = "Post a score to a custom board", tag = "boards",
     security(("bearer" = []), ("session_cookie" = [])),
     params(
         crate::routes::schemas::CustomBoardPath,
@@ -85,7 +86,7 @@ pub(super) fn posted(posted: Posted) -> HttpResponse {
     }
 }
 
-#[utoipa::path(post, path = "/api/admin/boards", operation_id = "createBoard", summary = "Create a custom board", tag = "boards",
+#[utoipa::path(post, path = paths::ADMIN_BOARDS, operation_id = "createBoard", summary = "Create a custom board", tag = "boards",
     security(("bearer" = [])),
     request_body = crate::routes::schemas::BoardRequest,
     responses((status = 201, body = crate::views::BoardView)))]
@@ -94,7 +95,7 @@ pub async fn create(state: web::Data<AppState>, actor: Actor, body: JsonObject) 
     Ok(HttpResponse::Created().json(board))
 }
 
-#[utoipa::path(patch, path = "/api/admin/boards/{board}", operation_id = "renameBoard", summary = "Rename a custom board", tag = "boards",
+#[utoipa::path(patch, path = paths::ADMIN_BOARD, operation_id = "renameBoard", summary = "Rename a custom board", tag = "boards",
     security(("bearer" = [])),
     params(crate::routes::schemas::CustomBoardPath),
     request_body = crate::routes::schemas::RenameBoardRequest,
@@ -109,7 +110,7 @@ pub async fn rename(
     Ok(HttpResponse::Ok().json(board))
 }
 
-#[utoipa::path(delete, path = "/api/admin/boards/{board}", operation_id = "deleteBoard", summary = "Delete a custom board and everything on it", tag = "boards",
+#[utoipa::path(delete, path = paths::ADMIN_BOARD, operation_id = "deleteBoard", summary = "Delete a custom board and everything on it", tag = "boards",
     security(("bearer" = [])),
     params(crate::routes::schemas::CustomBoardPath),
     responses((status = 204, description = "Deleted with its entries and posts")))]

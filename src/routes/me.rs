@@ -4,6 +4,7 @@
 use actix_web::{web, HttpResponse};
 
 use super::extractors::AuthUser;
+use super::paths;
 use super::JsonObject;
 use crate::auth::expired_session_cookie;
 use crate::domain::{DisplayName, Password};
@@ -13,7 +14,7 @@ use crate::usecases::accounts::{self, OwnChange};
 use crate::usecases::players;
 use crate::views::Me;
 
-#[utoipa::path(get, path = "/api/me", operation_id = "getMe", summary = "The logged-in player's own profile", tag = "accounts",
+#[utoipa::path(get, path = paths::ME, operation_id = "getMe", summary = "The logged-in player's own profile", tag = "accounts",
     security(("bearer" = []), ("session_cookie" = [])),
     responses((status = 200, body = crate::views::Me)))]
 pub async fn me(state: web::Data<AppState>, auth: AuthUser) -> Result<HttpResponse, ApiError> {
@@ -22,7 +23,7 @@ pub async fn me(state: web::Data<AppState>, auth: AuthUser) -> Result<HttpRespon
     Ok(private(Me::new(&user, ranks)))
 }
 
-#[utoipa::path(patch, path = "/api/me", operation_id = "updateMe", summary = "Change the own display name or password", tag = "accounts",
+#[utoipa::path(patch, path = paths::ME, operation_id = "updateMe", summary = "Change the own display name or password", tag = "accounts",
     security(("bearer" = []), ("session_cookie" = [])),
     request_body = crate::routes::schemas::ChangeMeRequest,
     responses((status = 200, description = "Changed. A new password ends every other session of the player; \
@@ -42,7 +43,7 @@ pub async fn change(state: web::Data<AppState>, auth: AuthUser, body: JsonObject
     Ok(private(Me::new(&user, ranks)))
 }
 
-#[utoipa::path(delete, path = "/api/me", operation_id = "eraseMe", summary = "Erase the own account and everything of it", tag = "accounts",
+#[utoipa::path(delete, path = paths::ME, operation_id = "eraseMe", summary = "Erase the own account and everything of it", tag = "accounts",
     security(("bearer" = []), ("session_cookie" = [])),
     request_body = crate::routes::schemas::EraseMeRequest,
     responses((status = 204, description = "Erased: the player, every post and entry, sessions and idempotency \

@@ -6,8 +6,10 @@ mod admin;
 mod boards;
 mod deadline;
 mod docs;
+mod encoded_separators;
 mod extractors;
 mod health;
+mod live;
 mod me;
 mod moderation;
 pub mod openapi;
@@ -22,19 +24,20 @@ use actix_web::error::{JsonPayloadError, PathError, QueryPayloadError};
 use actix_web::{web, HttpRequest};
 
 pub use self::deadline::body_deadline;
-pub use self::paths::refuse_encoded_separators;
+pub use self::encoded_separators::refuse_encoded_separators;
 use crate::error::{ApiError, ErrorCode};
 
 /// Request bodies larger than this get 413.
 pub const BODY_LIMIT_BYTES: usize = 16 * 1024;
 
-/// The route table: each path once, with its methods, handlers and the
-/// error codes each can answer. It generates the registration, [`ROUTES`]
+/// The route table: each path once (its text is a constant of `paths.rs`,
+/// which the handlers' OpenAPI attributes name too), with its methods,
+/// handlers and the error codes each can answer. It generates the registration, [`ROUTES`]
 /// (the list the OpenAPI document is checked against) and
 /// [`ROUTE_ERRORS`] (the error responses the document lists), so the
 /// three cannot drift apart.
 macro_rules! routes {
-    ($( $path:literal => { $( $method:ident : $handler:path => [$($code:ident),* $(,)?] ),+ $(,)? } ),+ $(,)?) => {
+    ($( $path:path => { $( $method:ident : $handler:path => [$($code:ident),* $(,)?] ),+ $(,)? } ),+ $(,)?) => {
         /// Every (method, path) the service answers, in OpenAPI's spelling.
         pub const ROUTES: &[(&str, &str)] = &[ $( $( (stringify!($method), $path) ),+ ),+ ];
 
@@ -49,29 +52,29 @@ macro_rules! routes {
 }
 
 routes! {
-    "/healthz" => { get: health::healthz => [DatabaseUnavailable] },
-    "/livez" => { get: health::livez => [] },
-    "/readyz" => { get: health::readyz => [ShuttingDown, DatabaseUnavailable] },
-    "/metrics" => { get: health::metrics => [] },
-    "/api/openapi.json" => { get: openapi::document => [] },
-    "/api/docs" => { get: openapi::reference => [] },
-    "/api/users" => {
+    paths::HEALTHZ => { get: health::healthz => [DatabaseUnavailable] },
+    paths::LIVEZ => { get: health::livez => [] },
+    paths::READYZ => { get: health::readyz => [ShuttingDown, DatabaseUnavailable] },
+    paths::METRICS => { get: health::metrics => [] },
+    paths::OPENAPI_DOCUMENT => { get: openapi::document => [] },
+    paths::OPENAPI_REFERENCE => { get: openapi::reference => [] },
+    paths::USERS => {
         post: users::register => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, LoginNameTaken,
             InvalidLoginName, InvalidPassword, InvalidDisplayName, TooManyRequests, HashingBusy, DatabaseUnavailable],
         get: users::batch => [InvalidIds, InvalidQuery, DatabaseUnavailable],
     },
-    "/api/users/{id}" => { get: users::profile => [UserNotFound, DatabaseUnavailable] },
-    "/api/users/{id}/scores" => {
+    paths::USER => { get: users::profile => [UserNotFound, DatabaseUnavailable] },
+    paths::USER_SCORES => {
         get: users::history => [InvalidLimit, InvalidBefore, InvalidQuery, UserNotFound, BoardNotFound, BuiltinBoard,
             DatabaseUnavailable],
     },
-    "/api/users/{id}/boards" => { get: users::user_boards => [UserNotFound, DatabaseUnavailable] },
-    "/api/sessions" => {
+    paths::USER_BOARDS => { get: users::user_boards => [UserNotFound, DatabaseUnavailable] },
+    paths::SESSIONS => {
         post: sessions::login => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, InvalidCredentials, Banned,
             InvalidLoginName, InvalidPassword, TooManyRequests, HashingBusy, DatabaseUnavailable],
         delete: sessions::logout => [SessionRequired, InvalidSession, Banned, DatabaseUnavailable],
     },
-    "/api/me" => {
+    paths::ME => {
         get: me::me => [SessionRequired, InvalidSession, Banned, DatabaseUnavailable],
         patch: me::change => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, SessionRequired,
             InvalidSession, Banned, InvalidCredentials, InvalidDisplayName, InvalidPassword, InvalidCurrentPassword,
@@ -79,68 +82,76 @@ routes! {
         delete: me::erase => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, SessionRequired,
             InvalidSession, Banned, InvalidCredentials, InvalidPassword, TooManyRequests, HashingBusy, DatabaseUnavailable],
     },
-    "/api/scores" => {
+    paths::SCORES => {
         post: scores::post_score => [InvalidJson, InvalidBody, InvalidIdempotencyKey, SessionRequired, InvalidSession, Banned,
             PayloadTooLarge, RequestTimeout, UnsupportedMediaType, InvalidScore, IdempotencyKeyReused, TooManyRequests,
             DatabaseUnavailable, WriteQueueFull, WriteFailed, ShuttingDown],
     },
-    "/api/rankings/{board}" => {
+    paths::RANKING => {
         get: rankings::page => [InvalidLimit, InvalidOffset, InvalidCursor, InvalidPeriod, InvalidQuery, BoardNotFound,
             PeriodNotFound, DatabaseUnavailable],
     },
-    "/api/rankings/{board}/around/{user_id}" => {
+    paths::RANKING_AROUND => {
         get: rankings::around => [InvalidRadius, InvalidPeriod, InvalidQuery, BoardNotFound, PeriodNotFound,
             UserNotFound, UserNotOnBoard, DatabaseUnavailable],
     },
-    "/api/rankings/{board}/users" => {
+    paths::RANKING_LIVE => {
+        get: live::page => [InvalidLimit, InvalidOffset, InvalidPeriod, InvalidQuery, BoardNotFound, PeriodNotFound,
+            TooManyRequests, DatabaseUnavailable, TooManyStreams],
+    },
+    paths::RANKING_AROUND_LIVE => {
+        get: live::around => [InvalidRadius, InvalidPeriod, InvalidQuery, BoardNotFound, PeriodNotFound, UserNotFound,
+            UserNotOnBoard, TooManyRequests, DatabaseUnavailable, TooManyStreams],
+    },
+    paths::RANKING_USERS => {
         get: rankings::friends => [InvalidIds, InvalidPeriod, InvalidQuery, BoardNotFound, PeriodNotFound,
             DatabaseUnavailable],
     },
-    "/api/boards" => { get: boards::list => [] },
-    "/api/boards/{board}" => { get: boards::get => [BoardNotFound, DatabaseUnavailable] },
-    "/api/boards/{board}/periods" => {
+    paths::BOARDS => { get: boards::list => [] },
+    paths::BOARD => { get: boards::get => [BoardNotFound, DatabaseUnavailable] },
+    paths::BOARD_PERIODS => {
         get: boards::periods => [InvalidLimit, InvalidBefore, InvalidQuery, BoardNotFound, DatabaseUnavailable],
     },
-    "/api/boards/{board}/scores" => {
+    paths::BOARD_SCORES => {
         post: boards::post_score => [InvalidJson, InvalidBody, InvalidIdempotencyKey, SessionRequired, InvalidSession, Banned,
             PayloadTooLarge, RequestTimeout, UnsupportedMediaType, BoardNotFound, BuiltinBoard, InvalidScore, InvalidMetadata,
             IdempotencyKeyReused, TooManyRequests, DatabaseUnavailable, WriteQueueFull, WriteFailed, ShuttingDown],
     },
-    "/api/admin/boards" => {
+    paths::ADMIN_BOARDS => {
         post: boards::create => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, AdminTokenRequired,
             InvalidAdminToken, TooManyRequests, NotFound, BoardExists, InvalidId, InvalidName, InvalidOrder, InvalidOperator,
             InvalidReset, InvalidTimezone, InvalidArchivePeriods, InvalidMinScore, InvalidMaxScore,
             DatabaseUnavailable],
     },
-    "/api/admin/boards/{board}" => {
+    paths::ADMIN_BOARD => {
         patch: boards::rename => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, AdminTokenRequired,
             InvalidAdminToken, TooManyRequests, NotFound, BoardNotFound, BuiltinBoard, InvalidName, DatabaseUnavailable],
         delete: boards::delete => [AdminTokenRequired, InvalidAdminToken, TooManyRequests, NotFound, BoardNotFound, BuiltinBoard,
             DatabaseUnavailable],
     },
-    "/api/admin/scores/{id}" => {
+    paths::ADMIN_SCORE => {
         delete: moderation::delete_score => [AdminTokenRequired, InvalidAdminToken, TooManyRequests, NotFound, ScoreNotFound,
             UserNotFound, DatabaseUnavailable],
     },
-    "/api/admin/boards/{board}/scores/{id}" => {
+    paths::ADMIN_BOARD_SCORE => {
         delete: moderation::delete_board_score => [AdminTokenRequired, InvalidAdminToken, TooManyRequests, NotFound, BoardNotFound,
             BuiltinBoard, ScoreNotFound, UserNotFound, DatabaseUnavailable],
     },
-    "/api/admin/users/{id}" => {
+    paths::ADMIN_USER => {
         patch: moderation::rename => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, UnsupportedMediaType,
             AdminTokenRequired, InvalidAdminToken, TooManyRequests, NotFound, UserNotFound, InvalidDisplayName, DatabaseUnavailable],
     },
-    "/api/admin/users/{id}/ban" => {
+    paths::ADMIN_USER_BAN => {
         post: moderation::ban => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, AdminTokenRequired,
             InvalidAdminToken, TooManyRequests, NotFound, UserNotFound, AlreadyBanned, InvalidReason, DatabaseUnavailable],
         delete: moderation::unban => [AdminTokenRequired, InvalidAdminToken, TooManyRequests, NotFound, UserNotFound, NotBanned,
             DatabaseUnavailable],
     },
-    "/api/admin/audit" => {
+    paths::ADMIN_AUDIT => {
         get: moderation::audit => [InvalidLimit, InvalidBefore, InvalidQuery, AdminTokenRequired, InvalidAdminToken, TooManyRequests,
             NotFound, DatabaseUnavailable],
     },
-    "/api/admin/initialize" => {
+    paths::ADMIN_INITIALIZE => {
         post: admin::initialize => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, AdminTokenRequired, InvalidAdminToken, TooManyRequests,
             NotFound, InvalidUsers, InvalidScores, InvalidSeed, DatabaseUnavailable],
     },

@@ -5,6 +5,7 @@
 use actix_web::{web, HttpResponse};
 use serde::Deserialize;
 
+use super::paths;
 use super::{parse_id, JsonObject};
 use crate::domain::{parse_before, DisplayName, PageLimit};
 use crate::error::{ApiError, ErrorCode};
@@ -13,7 +14,7 @@ use crate::usecases::moderation::Actor;
 use crate::usecases::{boards, moderation, players};
 use crate::views::{AuditEntry, AuditLog, PublicUser};
 
-#[utoipa::path(delete, path = "/api/admin/scores/{id}", operation_id = "deleteScore", summary = "Remove a post from the built-in boards (recounted)", tag = "moderation",
+#[utoipa::path(delete, path = paths::ADMIN_SCORE, operation_id = "deleteScore", summary = "Remove a post from the built-in boards (recounted)", tag = "moderation",
     security(("bearer" = [])),
     params(("id" = i64, Path, minimum = 1, description = "A post's id in the `/api/scores` log")),
     responses((status = 204, description = "Removed; the player's best, total and play count are recounted from \
@@ -28,7 +29,7 @@ pub async fn delete_score(
     Ok(HttpResponse::NoContent().finish())
 }
 
-#[utoipa::path(delete, path = "/api/admin/boards/{board}/scores/{id}", operation_id = "deleteBoardScore", summary = "Remove a post from a custom board (recounted)", tag = "moderation",
+#[utoipa::path(delete, path = paths::ADMIN_BOARD_SCORE, operation_id = "deleteBoardScore", summary = "Remove a post from a custom board (recounted)", tag = "moderation",
     security(("bearer" = [])),
     params(
         crate::routes::schemas::CustomBoardPath,
@@ -48,7 +49,7 @@ pub async fn delete_board_score(
     Ok(HttpResponse::NoContent().finish())
 }
 
-#[utoipa::path(post, path = "/api/admin/users/{id}/ban", operation_id = "banPlayer", summary = "Ban a player", tag = "moderation",
+#[utoipa::path(post, path = paths::ADMIN_USER_BAN, operation_id = "banPlayer", summary = "Ban a player", tag = "moderation",
     security(("bearer" = [])),
     params(("id" = i64, Path, minimum = 1, description = "User id")),
     request_body = crate::routes::schemas::BanRequest,
@@ -66,7 +67,7 @@ pub async fn ban(
     Ok(HttpResponse::Ok().json(PublicUser::new(&row, Default::default())))
 }
 
-#[utoipa::path(delete, path = "/api/admin/users/{id}/ban", operation_id = "unbanPlayer", summary = "Lift a ban", tag = "moderation",
+#[utoipa::path(delete, path = paths::ADMIN_USER_BAN, operation_id = "unbanPlayer", summary = "Lift a ban", tag = "moderation",
     security(("bearer" = [])),
     params(("id" = i64, Path, minimum = 1, description = "User id")),
     responses((status = 200, description = "Unbanned: back on every board where their scores put them",
@@ -82,7 +83,7 @@ pub async fn unban(
     Ok(HttpResponse::Ok().json(PublicUser::new(&user, ranks)))
 }
 
-#[utoipa::path(patch, path = "/api/admin/users/{id}", operation_id = "renamePlayer", summary = "Rename a player", tag = "moderation",
+#[utoipa::path(patch, path = paths::ADMIN_USER, operation_id = "renamePlayer", summary = "Rename a player", tag = "moderation",
     security(("bearer" = [])),
     params(("id" = i64, Path, minimum = 1, description = "User id")),
     request_body = crate::routes::schemas::RenameUserRequest,
@@ -110,7 +111,7 @@ pub struct AuditQuery {
     before: Option<String>,
 }
 
-#[utoipa::path(get, path = "/api/admin/audit", operation_id = "listAuditLog", summary = "The audit log of admin actions, newest first", tag = "moderation",
+#[utoipa::path(get, path = paths::ADMIN_AUDIT, operation_id = "listAuditLog", summary = "The audit log of admin actions, newest first", tag = "moderation",
     security(("bearer" = [])),
     params(
         ("limit" = Option<i64>, Query, minimum = 1, maximum = 100, description = "Records per page (default 20)"),

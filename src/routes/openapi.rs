@@ -13,6 +13,7 @@ use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder
 use utoipa::openapi::{ContentBuilder, Ref, RefOr, ResponseBuilder, Schema};
 use utoipa::{Modify, OpenApi};
 
+use super::paths;
 use super::schemas::*;
 use crate::error::ErrorCode;
 use crate::views;
@@ -55,6 +56,8 @@ impl Modify for SessionAuth {
         super::users::user_boards,
         super::rankings::page,
         super::rankings::around,
+        super::live::page,
+        super::live::around,
         super::rankings::friends,
         super::boards::list,
         super::boards::get,
@@ -179,7 +182,7 @@ fn add_error_responses(operation: &mut Operation, codes: &[ErrorCode]) {
     }
 }
 
-#[utoipa::path(get, path = "/api/docs", operation_id = "getApiReference", summary = "This API as a readable page",
+#[utoipa::path(get, path = paths::OPENAPI_REFERENCE, operation_id = "getApiReference", summary = "This API as a readable page",
     tag = "operations",
     responses((status = 200, description = "The API reference as HTML, rendered from the OpenAPI document", content_type = "text/html")))]
 pub async fn reference() -> HttpResponse {
@@ -188,7 +191,7 @@ pub async fn reference() -> HttpResponse {
     HttpResponse::Ok().content_type("text/html; charset=utf-8").body(page.clone())
 }
 
-#[utoipa::path(get, path = "/api/openapi.json", operation_id = "getOpenApiDocument", summary = "This OpenAPI document", tag = "operations",
+#[utoipa::path(get, path = paths::OPENAPI_DOCUMENT, operation_id = "getOpenApiDocument", summary = "This OpenAPI document", tag = "operations",
     responses((status = 200, description = "This document", content_type = "application/json")))]
 pub async fn document() -> HttpResponse {
     HttpResponse::Ok().json(ApiDoc::openapi())

@@ -1,46 +1,33 @@
-//! Paths are taken as they are written. nginx (or any proxy) matches its
-//! rules, such as the block on `/api/admin/`, against the *decoded* path
-//! and passes the raw one on: `/api/admin/boards/..%2F..%2Fx` decodes to
-//! `/api/x`, which no rule blocks, and arrives as an admin route. The
-//! bundled nginx refuses such paths itself; this refuses them again, for
-//! whatever else may be in front.
+//! Every route's path, once: the route table (`routes!` in `mod.rs`) and
+//! the OpenAPI attributes of the handlers both name these.
 
-use actix_web::body::MessageBody;
-use actix_web::dev::{ServiceRequest, ServiceResponse};
-use actix_web::middleware::Next;
-
-use crate::error::{ApiError, ErrorCode};
-
-/// 400 `invalid_path` for a path with an encoded separator or dot.
-pub async fn refuse_encoded_separators(
-    req: ServiceRequest,
-    next: Next<impl MessageBody + 'static>,
-) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
-    if has_encoded_separator(req.uri().path()) {
-        return Err(ApiError::new(ErrorCode::InvalidPath).into());
-    }
-    next.call(req).await
-}
-
-/// Whether a raw path holds `%2F`, `%5C` or `%2E`, in either case.
-fn has_encoded_separator(raw_path: &str) -> bool {
-    raw_path.as_bytes().windows(3).any(|window| {
-        window[0] == b'%'
-            && matches!([window[1], window[2].to_ascii_uppercase()], [b'2', b'F'] | [b'5', b'C'] | [b'2', b'E'])
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::has_encoded_separator;
-
-    #[test]
-    fn encoded_separators_and_dots_are_found_in_any_case() {
-        for bad in ["/api/admin/boards/..%2F..%2Fx", "/api/x%2fy", "/api/%2e%2e/admin", "/api/a%5Cb", "/api/%2E"] {
-            assert!(has_encoded_separator(bad), "{bad}");
-        }
-        for good in ["/api/rankings/best", "/api/boards/level-3/scores", "/api/users/12", "/api/x%20y", "/%2"] {
-            assert!(!has_encoded_separator(good), "{good}");
-        }
-    }
-}
+pub const HEALTHZ: &str = "/healthz";
+pub const LIVEZ: &str = "/livez";
+pub const READYZ: &str = "/readyz";
+pub const METRICS: &str = "/metrics";
+pub const OPENAPI_DOCUMENT: &str = "/api/openapi.json";
+pub const OPENAPI_REFERENCE: &str = "/api/docs";
+pub const USERS: &str = "/api/users";
+pub const USER: &str = "/api/users/{id}";
+pub const USER_SCORES: &str = "/api/users/{id}/scores";
+pub const USER_BOARDS: &str = "/api/users/{id}/boards";
+pub const SESSIONS: &str = "/api/sessions";
+pub const ME: &str = "/api/me";
+pub const SCORES: &str = "/api/scores";
+pub const RANKING: &str = "/api/rankings/{board}";
+pub const RANKING_AROUND: &str = "/api/rankings/{board}/around/{user_id}";
+pub const RANKING_LIVE: &str = "/api/rankings/{board}/live";
+pub const RANKING_AROUND_LIVE: &str = "/api/rankings/{board}/around/{user_id}/live";
+pub const RANKING_USERS: &str = "/api/rankings/{board}/users";
+pub const BOARDS: &str = "/api/boards";
+pub const BOARD: &str = "/api/boards/{board}";
+pub const BOARD_PERIODS: &str = "/api/boards/{board}/periods";
+pub const BOARD_SCORES: &str = "/api/boards/{board}/scores";
+pub const ADMIN_BOARDS: &str = "/api/admin/boards";
+pub const ADMIN_BOARD: &str = "/api/admin/boards/{board}";
+pub const ADMIN_SCORE: &str = "/api/admin/scores/{id}";
+pub const ADMIN_BOARD_SCORE: &str = "/api/admin/boards/{board}/scores/{id}";
+pub const ADMIN_USER: &str = "/api/admin/users/{id}";
+pub const ADMIN_USER_BAN: &str = "/api/admin/users/{id}/ban";
+pub const ADMIN_AUDIT: &str = "/api/admin/audit";
+pub const ADMIN_INITIALIZE: &str = "/api/admin/initialize";

@@ -7,6 +7,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
 
 use super::parse_id;
+use super::paths;
 use super::schemas::BoardPath;
 use crate::domain::{parse_offset, PageLimit, PeriodSelector, Radius, UserIds};
 use crate::error::{ApiError, ErrorCode};
@@ -23,7 +24,7 @@ pub struct PageQuery {
     period: Option<String>,
 }
 
-#[utoipa::path(get, path = "/api/rankings/{board}", operation_id = "getRankingPage", summary = "A page of a board, by offset or cursor", tag = "rankings",
+#[utoipa::path(get, path = paths::RANKING, operation_id = "getRankingPage", summary = "A page of a board, by offset or cursor", tag = "rankings",
     params(
         crate::routes::schemas::BoardPath,
         ("limit" = Option<i64>, Query, minimum = 1, maximum = 100, description = "1..100, default 10"),
@@ -63,7 +64,7 @@ pub struct AroundQuery {
     period: Option<String>,
 }
 
-#[utoipa::path(get, path = "/api/rankings/{board}/around/{user_id}", operation_id = "getRankingAround", summary = "The entries around a player", tag = "rankings",
+#[utoipa::path(get, path = paths::RANKING_AROUND, operation_id = "getRankingAround", summary = "The entries around a player", tag = "rankings",
     params(
         crate::routes::schemas::BoardPath,
         ("user_id" = i64, Path, minimum = 1, description = "The player in the middle"),
@@ -97,7 +98,7 @@ pub struct FriendsQuery {
     period: Option<String>,
 }
 
-#[utoipa::path(get, path = "/api/rankings/{board}/users", operation_id = "getFriendsRanking", summary = "Some players' entries with their board-wide ranks (friends board)", tag = "rankings",
+#[utoipa::path(get, path = paths::RANKING_USERS, operation_id = "getFriendsRanking", summary = "Some players' entries with their board-wide ranks (friends board)", tag = "rankings",
     params(
         crate::routes::schemas::BoardPath,
         ("ids" = String, Query, pattern = r"^[1-9][0-9]{0,17}(,[1-9][0-9]{0,17}){0,99}$", description = "1..100 comma-separated user ids (a friends list)"),

@@ -3,13 +3,14 @@
 use actix_web::{web, HttpRequest, HttpResponse};
 
 use super::extractors::AuthUser;
+use super::paths;
 use super::JsonObject;
 use crate::domain::{IdempotencyKey, Score};
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::usecases::scores;
 
-#[utoipa::path(post, path = "/api/scores", operation_id = "postScore", summary = "Post a score to the built-in boards", tag = "scores",
+#[utoipa::path(post, path = paths::SCORES, operation_id = "postScore", summary = "Post a score to the built-in boards", tag = "scores",
     security(("bearer" = []), ("session_cookie" = [])),
     params(("Idempotency-Key" = Option<String>, Header, pattern = "^[!-~]{1,64}$", description = "1..64 visible ASCII characters; a repeat of the same request returns the first response (200) and changes nothing; the same key with another body is 422 `idempotency_key_reused`; kept 48 h")),
     request_body = crate::routes::schemas::ScoreRequest,

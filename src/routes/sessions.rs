@@ -5,6 +5,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use serde_json::Value;
 
 use super::extractors::AuthUser;
+use super::paths;
 use super::{client_address, JsonObject};
 use crate::auth::{expired_session_cookie, session_cookie};
 use crate::domain::{LoginName, Password};
@@ -14,7 +15,7 @@ use crate::usecases::accounts::{self, LoginAttempt, SessionStarted};
 use crate::usecases::sessions;
 use crate::views::{Me, SessionCreated};
 
-#[utoipa::path(post, path = "/api/sessions", operation_id = "login", summary = "Log in: a session token", tag = "accounts",
+#[utoipa::path(post, path = paths::SESSIONS, operation_id = "login", summary = "Log in: a session token", tag = "accounts",
     request_body = crate::routes::schemas::LoginRequest,
     responses(
         (status = 200, description = "Logged in; also sets the `session` cookie", body = crate::views::SessionCreated),
@@ -50,7 +51,7 @@ pub(super) fn session_started(state: &AppState, started: SessionStarted, status:
         .json(SessionCreated { user: Me::new(&started.user, started.ranks), token: started.token.as_str().to_owned() })
 }
 
-#[utoipa::path(delete, path = "/api/sessions", operation_id = "logout", summary = "Log out: end this session", tag = "accounts",
+#[utoipa::path(delete, path = paths::SESSIONS, operation_id = "logout", summary = "Log out: end this session", tag = "accounts",
     security(("bearer" = []), ("session_cookie" = [])),
     responses((status = 204, description = "The token is dead at once; the cookie is cleared")))]
 pub async fn logout(state: web::Data<AppState>, auth: AuthUser) -> Result<HttpResponse, ApiError> {

@@ -5,6 +5,7 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::paths;
 use super::sessions::session_started;
 use super::{client_address, parse_id, JsonObject};
 use crate::domain::{parse_before, Board, DisplayName, LoginName, PageLimit, Password, UserIds};
@@ -13,7 +14,7 @@ use crate::state::AppState;
 use crate::usecases::{accounts, boards, players};
 use crate::views::{PublicUser, ScoreHistory, ScoreView, UserList};
 
-#[utoipa::path(post, path = "/api/users", operation_id = "register", summary = "Register a player: a session token", tag = "accounts",
+#[utoipa::path(post, path = paths::USERS, operation_id = "register", summary = "Register a player: a session token", tag = "accounts",
     request_body = crate::routes::schemas::RegisterRequest,
     responses(
         (status = 201, description = "Registered and logged in; also sets the `session` cookie", body = crate::views::SessionCreated),
@@ -34,7 +35,7 @@ pub async fn register(
     Ok(session_started(&state, started, StatusCode::CREATED))
 }
 
-#[utoipa::path(get, path = "/api/users/{id}", operation_id = "getUser", summary = "A player's public profile with ranks", tag = "players",
+#[utoipa::path(get, path = paths::USER, operation_id = "getUser", summary = "A player's public profile with ranks", tag = "players",
     params(("id" = i64, Path, minimum = 1, description = "User id")),
     responses((status = 200, body = crate::views::PublicUser)))]
 pub async fn profile(state: web::Data<AppState>, path: web::Path<String>) -> Result<HttpResponse, ApiError> {
@@ -48,7 +49,7 @@ pub struct BatchQuery {
     ids: Option<String>,
 }
 
-#[utoipa::path(get, path = "/api/users", operation_id = "getUsers", summary = "Several players' profiles in one request", tag = "players",
+#[utoipa::path(get, path = paths::USERS, operation_id = "getUsers", summary = "Several players' profiles in one request", tag = "players",
     params(("ids" = String, Query, pattern = r"^[1-9][0-9]{0,17}(,[1-9][0-9]{0,17}){0,99}$", description = "1..100 comma-separated ids, e.g. `3,1,2`")),
     responses(
         (status = 200, description = "In the order asked, unknown ids left out, duplicates once", body = crate::views::UserList),
@@ -70,7 +71,7 @@ pub struct HistoryQuery {
     board: Option<String>,
 }
 
-#[utoipa::path(get, path = "/api/users/{id}/scores", operation_id = "getUserScores", summary = "A player's posts, newest first", tag = "players",
+#[utoipa::path(get, path = paths::USER_SCORES, operation_id = "getUserScores", summary = "A player's posts, newest first", tag = "players",
     params(
         ("id" = i64, Path, minimum = 1, description = "User id"),
         ("limit" = Option<i64>, Query, minimum = 1, maximum = 100, description = "1..100, default 20"),
@@ -94,7 +95,7 @@ pub async fn history(
     Ok(HttpResponse::Ok().json(ScoreHistory { scores, next_before: history.next_before }))
 }
 
-#[utoipa::path(get, path = "/api/users/{id}/boards", operation_id = "getUserBoards", summary = "A player's entries on every board", tag = "players",
+#[utoipa::path(get, path = paths::USER_BOARDS, operation_id = "getUserBoards", summary = "A player's entries on every board", tag = "players",
     params(("id" = i64, Path, minimum = 1, description = "User id")),
     responses((status = 200, description = "The player's current entries on every board, the built-ins first", body = crate::views::UserBoards)))]
 pub async fn user_boards(state: web::Data<AppState>, path: web::Path<String>) -> Result<HttpResponse, ApiError> {

@@ -30,6 +30,7 @@ use std::time::Duration;
 use prometheus::IntCounter;
 
 pub use crate::config::SqliteSync;
+use crate::error::{ApiError, ErrorCode};
 use sqlx::any::{AnyArguments, AnyConnectOptions, AnyPoolOptions};
 use sqlx::migrate::Migrator;
 use sqlx::pool::PoolConnection;
@@ -175,6 +176,23 @@ impl StoreError {
 }
 
 pub type StoreResult<T> = Result<T, StoreError>;
+
+/// What a store failure means to a client: the one place it is decided.
+impl From<StoreError> for ApiError {
+    fn from(error: StoreError) -> Self {
+        match error {
+            // Saturated pool or a database that does not answer: the client
+            // may retry, nothing about it is a bug in the request.
+            StoreError::Unavailable(cause) => {
+                tracing::warn!(error = %cause, "database unavailable");
+                Self::new(ErrorCode::DatabaseUnavailable)
+            }
+            StoreError::Taken(UniqueKey::LoginName) => Self::new(ErrorCode::LoginNameTaken),
+            StoreError::Taken(UniqueKey::BoardId) => Self::new(ErrorCode::BoardExists),
+            other => Self::internal(other),
+        }
+    }
+}
 
 /// The backends hiscore runs on, and everything that differs between them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

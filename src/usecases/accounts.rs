@@ -163,7 +163,7 @@ async fn check_password(state: &AppState, user_id: i64, password: &Password) -> 
         Ok(Verification::Invalid) => Err(ErrorCode::InvalidCredentials.into()),
         Err(error) => {
             state.limits.refund(Limit::LoginPerAccount, &key).await;
-            Err(error.into())
+            Err(error)
         }
     }
 }

@@ -37,10 +37,9 @@ pub async fn authorize(state: &AppState, address: &str, presented: Option<&str>)
     }
 }
 
-/// How long an initialize took, and its warm-up.
+/// How long an initialize took (its warm-up is logged).
 pub struct Initialized {
     pub elapsed: Duration,
-    pub warm_up: Duration,
 }
 
 /// Wipes all data and loads the dataset `spec` describes, as the next data
@@ -88,5 +87,5 @@ pub async fn initialize(state: &AppState, actor: &Actor, spec: DatasetSpec) -> R
     // The log was wiped with the rest: this is its first record.
     let detail = serde_json::json!({"users": spec.users, "scores": spec.scores, "seed": spec.seed});
     moderation::record(state, actor, "initialize", "data", detail).await;
-    Ok(Initialized { elapsed: started.elapsed(), warm_up: warm_up.elapsed })
+    Ok(Initialized { elapsed: started.elapsed() })
 }

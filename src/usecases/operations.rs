@@ -47,6 +47,8 @@ pub fn metrics_text(state: &AppState, metrics: &Metrics) -> String {
         page_cache_bytes: state.caches.pages.bytes(),
         write_queue: state.writer.queued(),
         hashing_queue: state.passwords.waiting(),
+        live_streams: state.live.open_streams() as usize,
+        live_watchers: state.live.watchers(),
         redis_state: match state.ranks.shared_state() {
             SharedState::Disabled => 0,
             SharedState::Ok => 1,

@@ -253,6 +253,18 @@ async fn the_ranking_page_works_in_chromium_through_nginx() {
     assert!(!top.to_string().contains("Bea Renamed"), "{top}");
 
     let screenshot = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/browser-test/ranking-page.png");
+
+    // The board is live: a score posted elsewhere appears without a reload
+    // (a reload would lose the mark set on the window).
+    browser.click("tab-best").await;
+    browser.wait("document.querySelectorAll('#entries li').length === 10").await;
+    actix_web::rt::time::sleep(Duration::from_millis(500)).await; // the live page connects
+    browser.script("window.notReloaded = true;").await;
+    let elsewhere = app.register("posted_elsewhere").await;
+    app.post_score(&elsewhere, 999_999_999).await;
+    browser
+        .wait("window.notReloaded === true && document.querySelector('#entries li').textContent.includes('posted_elsewhere')")
+        .await;
     browser.screenshot(&screenshot).await;
     browser.call(reqwest::Method::DELETE, "", Value::Null).await;
 }
@@ -292,6 +304,18 @@ async fn nginx_caches_assets_compresses_and_keeps_upstream_connections_alive() {
         Command::new("ss").args(["-tan", "state", "time-wait", &format!("( dport = :{app_port} )")]).output().unwrap();
     let closed = String::from_utf8_lossy(&closed.stdout).lines().skip(1).count();
     assert!(closed < 10, "{closed} upstream connections were closed: keepalive is not working");
+
+    // A live page passes through nginx event by event (no buffering): the
+    // first page at once, the next when a post changes it.
+    let mut live =
+        crate::helpers::Events::open_url(&client, &format!("{}/api/rankings/best/live", front.site), None).await;
+    let first = live.next(Duration::from_secs(5)).await.expect("the first page through nginx");
+    assert_eq!(first.data["total_players"], 0);
+    let player = app.register("live_through_nginx").await;
+    app.post_score(&player, 77).await;
+    let next = live.next(Duration::from_secs(5)).await.expect("the next page through nginx, unbuffered");
+    assert_eq!(ranks_and_ids(&next.data), [(1, player.id)]);
+    drop(live);
 
     // Metrics are not for the public (nginx denies all but localhost, and
     // this request comes from localhost, so only check it is proxied).

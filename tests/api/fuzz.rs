@@ -7,6 +7,8 @@
 //! what the service holds in memory stays bounded (metric series, limiter
 //! keys, kept pages).
 
+use std::time::Duration;
+
 use futures_util::{stream, StreamExt as _};
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
@@ -263,6 +265,15 @@ async fn generated_requests_never_break_the_contract() {
                 }
                 let Ok(response) = request.send().await else { return Ok(()) }; // e.g. an URL reqwest refuses
                 let status = response.status().as_u16();
+                if response.headers().get("content-type").is_some_and(|value| value == "text/event-stream") {
+                    // A live page never ends: its first event must come at once.
+                    let mut response = response;
+                    let first = tokio::time::timeout(Duration::from_secs(5), response.chunk()).await;
+                    return match first {
+                        Ok(Ok(Some(chunk))) if status == 200 && chunk.starts_with(b"event: page\n") => Ok(()),
+                        other => Err(format!("{status}: a live page without its first event for {case:?}: {other:?}")),
+                    };
+                }
                 let text = response.text().await.unwrap_or_default();
                 if status >= 500 {
                     return Err(format!("{status} for {case:?}: {text}"));

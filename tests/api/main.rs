@@ -22,6 +22,7 @@ mod galera;
 mod galera_ids;
 mod instances;
 mod limits;
+mod live;
 mod migrations;
 mod moderation;
 mod operations;

@@ -14,6 +14,8 @@ const state = {
   me: null,
   pendingKey: null,
   loading: null,       // the AbortController of the page being loaded
+  live: null,          // the EventSource of the first page shown, if any
+  poll: null,          // the timer that polls instead where there is none
 };
 const $ = (id) => document.getElementById(id);
 
@@ -144,7 +146,12 @@ async function loadBoard(append) {
   if (append && state.cursor) query.set("cursor", state.cursor);
   try {
     const page = await api("GET", `/api/rankings/${state.board.id}?${query}`, undefined, {}, loading.signal);
-    if (state.loading === loading) showPage(page, append);
+    if (state.loading === loading) {
+      showPage(page, append);
+      // Only the first page follows the board: a list grown by "load more"
+      // would be cut back to it.
+      if (append) stopLive(); else startLive();
+    }
   } catch (error) {
     if (error.name !== "AbortError") say("board-message", `Could not load the board: ${error.message}`, true);
   } finally {
@@ -155,8 +162,45 @@ async function loadBoard(append) {
   }
 }
 
+// The first page of the board shown updates itself: a live page (server-
+// sent events: a new page within a second of any post), or, without
+// EventSource or when the server turned the stream away (429, 503), a
+// poll every few seconds.
+const POLL_MS = 5000;
+
+function stopLive() {
+  if (state.live) state.live.close();
+  clearInterval(state.poll);
+  state.live = null;
+  state.poll = null;
+}
+
+function startLive() {
+  stopLive();
+  const query = new URLSearchParams({ limit: PAGE });
+  if (state.period !== null) query.set("period", state.period);
+  const poll = () => {
+    state.poll = setInterval(() => { if (!state.loading) loadBoard(false); }, POLL_MS);
+  };
+  if (!window.EventSource) return poll();
+  const source = new EventSource(`/api/rankings/${state.board.id}/live?${query}`);
+  state.live = source;
+  source.addEventListener("page", (event) => {
+    if (state.live === source && !state.loading) showPage(JSON.parse(event.data), false);
+  });
+  // A lost connection is retried by the browser itself; a closed source is
+  // one the server refused.
+  source.addEventListener("error", () => {
+    if (state.live === source && source.readyState === EventSource.CLOSED) {
+      state.live = null;
+      poll();
+    }
+  });
+}
+
 async function aroundMe() {
   if (!state.me || !state.board) return;
+  stopLive(); // the window is a snapshot; the board's tabs go live again
   const query = new URLSearchParams({ radius: 5 });
   if (state.period !== null) query.set("period", state.period);
   try {

@@ -1,0 +1,133 @@
+//! Live pages (`…/live`): server-sent events of a page or an around-me
+//! window, pushed again when a post on any instance changes it.
+
+use std::time::Duration;
+
+use reqwest::{Method, StatusCode};
+use serde_json::json;
+
+use crate::backend_tests;
+use crate::helpers::{assert_error, json_of, ranks_and_ids, spawn_app_on, Backend, Events, TestDatabase, ADMIN};
+
+backend_tests!(a_live_page_follows_posts_made_on_any_instance, a_live_window_ends_when_its_player_goes,);
+
+/// How long a test waits for an event the contract promises within 1 s
+/// (slack for a loaded CI machine).
+const PROMISED: Duration = Duration::from_secs(5);
+
+async fn a_live_page_follows_posts_made_on_any_instance(backend: Backend) {
+    let db = TestDatabase::new(&backend).await;
+    let watched = spawn_app_on(&db, &[]).await;
+    // With Redis, posts go through another instance; alone, through this one.
+    let other = match backend {
+        Backend::MariaDbRedis { .. } => Some(spawn_app_on(&db, &[]).await),
+        _ => None,
+    };
+    let poster = other.as_ref().unwrap_or(&watched);
+    let ann = poster.register("ann").await;
+    let bob = poster.register("bob").await;
+    poster.post_score(&ann, 50).await;
+
+    let mut stream = Events::open(&watched, "/api/rankings/best/live?limit=5", None).await;
+    let first = stream.next(PROMISED).await.expect("the first page at once");
+    assert_eq!(first.name, "page");
+    assert_eq!(ranks_and_ids(&first.data), [(1, ann.id)]);
+    assert_eq!(first.data, watched.ranking("best", "limit=5").await, "the page the plain GET gives");
+    let first_id = first.id.expect("a page has an id");
+
+    poster.post_score(&bob, 70).await;
+    let next = stream.next(PROMISED).await.expect("a page after the post");
+    assert_eq!(ranks_and_ids(&next.data), [(1, bob.id), (2, ann.id)]);
+    let next_id = next.id.expect("an id");
+    assert_ne!(next_id, first_id);
+
+    // A post that leaves the page as it is sends nothing.
+    poster.post_score(&ann, 10).await;
+    let quiet = stream.next(Duration::from_millis(1_500)).await;
+    assert!(quiet.is_none(), "the page did not change, yet {quiet:?} came");
+    drop(stream);
+
+    // A reconnect naming the current page gets nothing until it changes,
+    // then the new page; one naming an old page gets the current one at once.
+    let mut resumed = Events::open(&watched, "/api/rankings/best/live?limit=5", Some(&next_id)).await;
+    assert!(resumed.next(Duration::from_millis(800)).await.is_none(), "the client holds the current page");
+    poster.post_score(&ann, 30).await; // best 50 → total changes, best does not
+    let cee = poster.register("cee").await;
+    poster.post_score(&cee, 60).await;
+    let changed = resumed.next(PROMISED).await.expect("the change");
+    assert_eq!(ranks_and_ids(&changed.data), [(1, bob.id), (2, cee.id), (3, ann.id)]);
+    let mut stale = Events::open(&watched, "/api/rankings/best/live?limit=5", Some(&first_id)).await;
+    let current = stale.next(PROMISED).await.expect("the current page at once");
+    assert_eq!(current.id, changed.id, "any instance gives one page one id");
+}
+
+async fn a_live_window_ends_when_its_player_goes(backend: Backend) {
+    let db = TestDatabase::new(&backend).await;
+    let app = spawn_app_on(&db, &["--admin-token", ADMIN]).await;
+    let ann = app.register("ann").await;
+    let bob = app.register("bob").await;
+    app.post_score(&ann, 50).await;
+    app.post_score(&bob, 40).await;
+
+    let mut stream = Events::open(&app, &format!("/api/rankings/total/around/{}/live?radius=1", bob.id), None).await;
+    let first = stream.next(PROMISED).await.expect("the window at once");
+    assert_eq!(ranks_and_ids(&first.data), [(1, ann.id), (2, bob.id)]);
+
+    let (status, body) =
+        app.admin(Method::POST, &format!("/api/admin/users/{}/ban", bob.id), Some(&json!({"reason": "test"}))).await;
+    assert_eq!(status, 200, "{body}");
+    let ended = stream.next(PROMISED).await.expect("an event when the player is gone");
+    assert_eq!(ended.name, "ended");
+    assert_eq!(ended.data["error"]["code"], "user_not_found");
+    assert!(stream.next(Duration::from_millis(500)).await.is_none(), "the stream ends after `ended`");
+}
+
+#[actix_web::test]
+async fn bad_live_requests_get_the_plain_json_errors() {
+    let db = TestDatabase::new(&Backend::Sqlite).await;
+    let app = spawn_app_on(&db, &[]).await;
+    let (status, body) = json_of(app.get("/api/rankings/nope/live").await).await;
+    assert_error(status, &body, 404, "board_not_found");
+    let (status, body) = json_of(app.get("/api/rankings/best/live?limit=0").await).await;
+    assert_error(status, &body, 400, "invalid_limit");
+    let (status, body) = json_of(app.get("/api/rankings/best/around/12/live").await).await;
+    assert_error(status, &body, 404, "user_not_found");
+    let (status, body) = json_of(app.get("/api/rankings/best/live?period=7").await).await;
+    assert_error(status, &body, 404, "period_not_found");
+}
+
+#[actix_web::test]
+async fn live_pages_are_limited_per_address_and_per_instance() {
+    let db = TestDatabase::new(&Backend::Sqlite).await;
+    let app = spawn_app_on(&db, &["--trust-forwarded-for", "--live-per-address", "2", "--live-max", "3"]).await;
+    let open = |address: &'static str| {
+        let request = app.client.get(app.url("/api/rankings/best/live")).header("X-Forwarded-For", address);
+        async move { request.send().await.expect("request") }
+    };
+    let first = open("10.0.0.1").await;
+    let second = open("10.0.0.1").await;
+    assert_eq!((first.status(), second.status()), (StatusCode::OK, StatusCode::OK));
+    let refused = open("10.0.0.1").await;
+    assert!(refused.headers().contains_key("retry-after"));
+    let (status, body) = json_of(refused).await;
+    assert_error(status, &body, 429, "too_many_requests");
+    let third = open("10.0.0.2").await;
+    assert_eq!(third.status(), StatusCode::OK);
+    let (status, body) = json_of(open("10.0.0.3").await).await;
+    assert_error(status, &body, 503, "too_many_streams");
+
+    // A closed stream gives its place back (the server notices at once or,
+    // at the latest, when its next write fails).
+    drop(first);
+    let mut reopened = None;
+    for _ in 0..100 {
+        let response = open("10.0.0.1").await;
+        if response.status() == StatusCode::OK {
+            reopened = Some(response);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert!(reopened.is_some(), "the place of a closed stream is given back");
+    drop((second, third));
+}
