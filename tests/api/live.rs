@@ -131,3 +131,35 @@ async fn live_pages_are_limited_per_address_and_per_instance() {
     assert!(reopened.is_some(), "the place of a closed stream is given back");
     drop((second, third));
 }
+
+/// SIGTERM ends every live page at once: the instance drains instead of
+/// waiting out its 30 s for streams that would never end by themselves.
+#[actix_web::test]
+async fn a_draining_instance_ends_its_live_pages() {
+    let db = TestDatabase::new(&Backend::Sqlite).await;
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut server = std::process::Command::new(env!("CARGO_BIN_EXE_hiscore"))
+        .args(["serve", "--bind", &format!("127.0.0.1:{port}"), "--database-url", &db.url])
+        .args(["--static-dir", "/nonexistent"])
+        .env("RUST_LOG", "error")
+        .spawn()
+        .unwrap();
+    let base = format!("http://127.0.0.1:{port}");
+    let started = std::time::Instant::now();
+    while reqwest::get(format!("{base}/readyz")).await.is_err() {
+        assert!(started.elapsed() < Duration::from_secs(20), "the server did not start");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let client = reqwest::Client::new();
+    let mut stream = Events::open_url(&client, &format!("{base}/api/rankings/best/live"), None).await;
+    stream.next(PROMISED).await.expect("the first page");
+
+    let stopping = std::time::Instant::now();
+    let terminated = std::process::Command::new("kill").args(["-TERM", &server.id().to_string()]).status().unwrap();
+    assert!(terminated.success());
+    assert!(stream.next(Duration::from_secs(10)).await.is_none(), "the stream ends");
+    let status = tokio::task::spawn_blocking(move || server.wait().unwrap()).await.unwrap();
+    assert!(status.success(), "{status}");
+    let took = stopping.elapsed();
+    assert!(took < Duration::from_secs(20), "the stop waited {took:?}: a stream held it open");
+}
