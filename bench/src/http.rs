@@ -35,6 +35,8 @@ impl Reply {
 #[derive(Clone)]
 pub struct Api {
     client: reqwest::Client,
+    /// For live pages: no timeout on the whole exchange.
+    streams: reqwest::Client,
     base: String,
     pub recorder: Arc<Recorder>,
     /// Responses slower than this count as trivial errors.
@@ -53,12 +55,25 @@ impl Api {
         pacer: Option<Arc<Pacer>>,
     ) -> anyhow::Result<Self> {
         let mut client = reqwest::Client::builder().timeout(timeout).pool_max_idle_per_host(1024).tcp_nodelay(true);
+        let mut streams = reqwest::Client::builder()
+            .connect_timeout(timeout)
+            // A live page pings every 15 s: a longer silence is a dead stream.
+            .read_timeout(Duration::from_secs(30))
+            .tcp_nodelay(true);
         if let Some(path) = ca_file {
             let pem = std::fs::read(path).map_err(|error| anyhow::anyhow!("--ca-file {}: {error}", path.display()))?;
-            client = client.add_root_certificate(reqwest::Certificate::from_pem(&pem)?);
+            let ca = reqwest::Certificate::from_pem(&pem)?;
+            client = client.add_root_certificate(ca.clone());
+            streams = streams.add_root_certificate(ca);
         }
-        let client = client.build()?;
-        Ok(Self { client, base: base.trim_end_matches('/').to_owned(), recorder, slow, pacer })
+        let (client, streams) = (client.build()?, streams.build()?);
+        Ok(Self { client, streams, base: base.trim_end_matches('/').to_owned(), recorder, slow, pacer })
+    }
+
+    /// A request for a stream (a live page): no limit on the whole
+    /// exchange, only on the silence between two reads.
+    pub fn stream(&self, path: &str) -> RequestBuilder {
+        self.streams.get(format!("{}{}", self.base, path))
     }
 
     pub fn request(&self, method: Method, path: &str) -> RequestBuilder {

@@ -8,6 +8,7 @@
 mod boards;
 mod context;
 mod http;
+pub mod live;
 mod model;
 mod moderation;
 mod pacer;
@@ -337,6 +338,7 @@ async fn load(ctx: Arc<Context>, args: &BenchArgs) -> u32 {
         tasks.push(tokio::spawn(scenario::walker(Arc::clone(&ctx))));
     }
     tasks.push(tokio::spawn(boards::archivist(Arc::clone(&ctx))));
+    tasks.push(tokio::spawn(live::viewers(Arc::clone(&ctx))));
     if ctx.admin_token.is_some() {
         tasks.push(tokio::spawn(moderation::moderator(Arc::clone(&ctx))));
     }

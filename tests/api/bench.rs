@@ -258,7 +258,12 @@ async fn the_bench_passes_an_independent_server_that_reads_the_contract_otherwis
     let outcome = server.bench(4, &out).await;
     assert!(outcome.summary.pass, "{}\n{:#?}", outcome.verdict, outcome.summary.messages);
     let paths: Vec<&str> = outcome.summary.endpoints.iter().map(|e| e.path.as_str()).collect();
-    for expected in ["/api/boards/{board}/scores", "/api/admin/users/{id}/ban", "/api/rankings/{board}/users"] {
+    for expected in [
+        "/api/boards/{board}/scores",
+        "/api/admin/users/{id}/ban",
+        "/api/rankings/{board}/users",
+        "/api/rankings/{board}/live",
+    ] {
         assert!(paths.contains(&expected), "{expected} not exercised: {paths:?}");
     }
 }
@@ -278,6 +283,16 @@ async fn the_bench_fails_a_lowest_wins_board_ranked_highest_first_in_every_run()
             outcome.verdict
         );
     }
+}
+
+/// A live page that sends an older page after a newer one fails the run.
+#[actix_web::test]
+async fn the_bench_fails_a_live_page_that_steps_back() {
+    let server = ContractServer::start(Some("live-steps-back"));
+    let out = tempfile::tempdir().unwrap();
+    let outcome = server.bench(4, &out).await;
+    assert!(!outcome.summary.pass, "the planted fault went unnoticed");
+    assert!(outcome.verdict.contains("an older page"), "{}", outcome.verdict);
 }
 
 /// Dense ranks (1, 2, 2, 3) instead of competition ranks fail every run.

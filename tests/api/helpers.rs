@@ -477,31 +477,9 @@ pub fn ranks_and_ids(page: &Value) -> Vec<(i64, i64)> {
         .collect()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::replace_database;
-
-    #[test]
-    fn replaces_the_database_in_a_url() {
-        assert_eq!(replace_database("mysql://root@127.0.0.1:3306/test", "x"), "mysql://root@127.0.0.1:3306/x");
-        assert_eq!(replace_database("mysql://root@localhost", "x"), "mysql://root@localhost/x");
-        assert_eq!(replace_database("mysql://u:p@h/db?ssl-mode=disabled", "x"), "mysql://u:p@h/x?ssl-mode=disabled");
-    }
-}
-
-/// One server-sent event of a live page.
-#[derive(Debug)]
-pub struct Event {
-    pub name: String,
-    pub id: Option<String>,
-    pub data: Value,
-}
-
-/// Reads events from a `text/event-stream` response.
-pub struct Events {
-    response: Response,
-    buffer: String,
-}
+/// A live page's events, read with the bench's reader (a client of the
+/// contract).
+pub struct Events(hiscore_bench::live::LiveEvents);
 
 impl Events {
     pub async fn open(app: &TestApp, path: &str, last_event_id: Option<&str>) -> Self {
@@ -517,38 +495,25 @@ impl Events {
         let response = request.send().await.expect("request");
         assert_eq!(response.status(), StatusCode::OK, "{url}");
         assert_eq!(response.headers()["content-type"], "text/event-stream", "{url}");
-        Self { response, buffer: String::new() }
+        Self(hiscore_bench::live::LiveEvents::new(response))
     }
 
     /// The next event (pings skipped), or `None` if none came within `wait`
     /// or the stream ended.
-    pub async fn next(&mut self, wait: Duration) -> Option<Event> {
-        let deadline = tokio::time::Instant::now() + wait;
-        loop {
-            if let Some(end) = self.buffer.find("\n\n") {
-                let block: String = self.buffer.drain(..end + 2).collect();
-                if let Some(event) = parse_event(&block) {
-                    return Some(event);
-                }
-                continue; // a comment (`: ping`)
-            }
-            let chunk = tokio::time::timeout_at(deadline, self.response.chunk()).await.ok()?;
-            let chunk = chunk.expect("the stream reads")?; // None: it ended
-            self.buffer.push_str(std::str::from_utf8(&chunk).expect("UTF-8"));
-        }
+    pub async fn next(&mut self, wait: Duration) -> Option<hiscore_bench::live::LiveEvent> {
+        let next = tokio::time::timeout(wait, self.0.next()).await.ok()?;
+        next.expect("a well-formed stream")
     }
 }
 
-fn parse_event(block: &str) -> Option<Event> {
-    let (mut name, mut id, mut data) = (None, None, None);
-    for line in block.lines() {
-        if let Some(value) = line.strip_prefix("event: ") {
-            name = Some(value.to_owned());
-        } else if let Some(value) = line.strip_prefix("id: ") {
-            id = Some(value.to_owned());
-        } else if let Some(value) = line.strip_prefix("data: ") {
-            data = Some(serde_json::from_str(value).expect("data is JSON"));
-        }
+#[cfg(test)]
+mod tests {
+    use super::replace_database;
+
+    #[test]
+    fn replaces_the_database_in_a_url() {
+        assert_eq!(replace_database("mysql://root@127.0.0.1:3306/test", "x"), "mysql://root@127.0.0.1:3306/x");
+        assert_eq!(replace_database("mysql://root@localhost", "x"), "mysql://root@localhost/x");
+        assert_eq!(replace_database("mysql://u:p@h/db?ssl-mode=disabled", "x"), "mysql://u:p@h/x?ssl-mode=disabled");
     }
-    Some(Event { name: name?, id, data: data? })
 }

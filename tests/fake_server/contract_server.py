@@ -12,6 +12,9 @@ so that a bench which only accepts hiscore's choices fails here.
                                     began (hiscore walks the live board and
                                     leaves out entries changed since)
     around a player                 `radius` entries either side, no next_*
+    a live page                     asked again every 300 ms, ids of another
+                                    digest, the connection closed at the end
+                                    instead of chunked
 
 Everything lives in memory behind one lock. It serves what `hiscore bench`
 sends; `reset` accepts only null or `*/N * * * * *` with N dividing 60 (the
@@ -21,6 +24,8 @@ bench's resetting board), anything else is 422 `invalid_reset`.
 it in every run:
     lowest-wins-highest-first   `asc` boards ordered and ranked as `desc`
     dense-ranks                 ties followed by 1, 2, 2, 3 instead of 1, 2, 2, 4
+    live-steps-back             a live page sends, after each new page, the
+                                one before it again
 """
 
 import argparse
@@ -32,6 +37,7 @@ import random
 import re
 import secrets
 import threading
+import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -256,6 +262,8 @@ class Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         parts = [p for p in url.path.split("/") if p]
+        if method == "GET" and len(parts) == 4 and parts[:2] == ["api", "rankings"] and parts[3] == "live":
+            return self.live(parts[2], query)
         try:
             body = json.loads(raw) if raw else None
         except ValueError:
@@ -281,6 +289,49 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+    def live(self, board_id, query):
+        """The page as server-sent events: again whenever it differs."""
+        def read():
+            with self.store.lock:
+                return json.dumps(ranking_page(self.store, board_id, query)).encode()
+        try:
+            body = read()
+        except Reject as rejected:
+            return self.answer(rejected.status, error(rejected.code, rejected.message))
+        self.close_connection = True
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        sent, pinged = self.headers.get("Last-Event-ID"), time.monotonic()
+        earlier = None  # the page before the last one sent (for the planted fault)
+        try:
+            while True:
+                page_id = hashlib.sha1(body).hexdigest()[:20]
+                if page_id != sent:
+                    self.wfile.write(b"event: page\nid: " + page_id.encode() + b"\ndata: " + body + b"\n\n")
+                    sent = page_id
+                    if earlier is not None and self.store.fault == "live-steps-back":
+                        earlier_id = hashlib.sha1(earlier).hexdigest()[:20].encode()
+                        self.wfile.write(b"event: page\nid: " + earlier_id + b"\ndata: " + earlier + b"\n\n")
+                        sent = None
+                    earlier = body
+                elif time.monotonic() - pinged > 15:
+                    self.wfile.write(b": ping\n\n")
+                    pinged = time.monotonic()
+                self.wfile.flush()
+                time.sleep(0.3)
+                try:
+                    body = read()
+                except Reject as rejected:
+                    ended = json.dumps(error(rejected.code, rejected.message)).encode()
+                    self.wfile.write(b"event: ended\ndata: " + ended + b"\n\n")
+                    self.wfile.flush()
+                    return
+        except (BrokenPipeError, ConnectionResetError):
+            return
 
     # ------------------------------------------------------------ routing
 
@@ -613,7 +664,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=0, help="0: any free port (printed on the first line)")
     parser.add_argument("--admin-token")
-    parser.add_argument("--fault", choices=["lowest-wins-highest-first", "dense-ranks"])
+    parser.add_argument("--fault", choices=["lowest-wins-highest-first", "dense-ranks", "live-steps-back"])
     args = parser.parse_args()
     Handler.store = Store(args.admin_token, args.fault)
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
