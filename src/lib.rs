@@ -13,7 +13,8 @@
 //! - The engines: [`scoring`] (the group-committed writer, the only way
 //!   scores are written), [`rank`] (ranks and pages from three sources),
 //!   [`boards`] (custom boards and their periods), [`cache`], [`limits`],
-//!   [`auth`] (password hashing, session tokens).
+//!   [`auth`] (password hashing, session tokens), [`live`] (live pages'
+//!   watchers and stream limits).
 //! - Infrastructure: [`store`] (all SQL, both dialects), [`redis`] (the
 //!   client and every key).
 //! - [`domain`]: validated values, no I/O; [`error`]: every error code, its

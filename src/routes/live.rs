@@ -228,6 +228,51 @@ fn event(name: &str, id: Option<&str>, data: &[u8]) -> Bytes {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::live::LiveHub;
+
+    fn page(body: &'static [u8], read_at: std::time::Instant) -> LivePage {
+        LivePage::new(Bytes::from_static(body), read_at)
+    }
+
+    /// Time stands still but for the timers: each wait ends at the next ping.
+    #[tokio::test(start_paused = true)]
+    async fn a_viewer_gets_news_only_and_a_ping_every_15_seconds_and_ends_at_the_drain() {
+        let hub = Arc::new(LiveHub::new(1, 1));
+        let slot = hub.open("10.0.0.1").unwrap();
+        let (sender, updates) = watch::channel(None);
+        let first = page(b"{\"n\":1}", std::time::Instant::now());
+        let mut viewer = Viewer::new(updates, first.clone(), false, hub.closing(), slot);
+        assert!(viewer.next_event().await.unwrap().starts_with(b"event: page\nid: "));
+
+        let quiet = tokio::time::Instant::now();
+        assert_eq!(&viewer.next_event().await.unwrap()[..], b": ping\n\n");
+        assert_eq!(quiet.elapsed(), PING_EVERY);
+        // The page it holds again, or a page read before it: no news.
+        sender.send_replace(Some(Published::Page(Arc::new(first.clone()))));
+        assert_eq!(&viewer.next_event().await.unwrap()[..], b": ping\n\n");
+        let older = page(b"{\"n\":0}", first.read_at - Duration::from_millis(1));
+        sender.send_replace(Some(Published::Page(Arc::new(older))));
+        assert_eq!(&viewer.next_event().await.unwrap()[..], b": ping\n\n");
+        // A newer page is sent at once.
+        let newer = page(b"{\"n\":2}", std::time::Instant::now());
+        sender.send_replace(Some(Published::Page(Arc::new(newer.clone()))));
+        assert_eq!(viewer.next_event().await.unwrap(), page_event(&newer));
+
+        hub.close();
+        assert_eq!(viewer.next_event().await, None, "a draining instance ends the stream");
+    }
+
+    #[tokio::test]
+    async fn a_client_holding_the_page_waits_for_the_next_one() {
+        let hub = Arc::new(LiveHub::new(1, 1));
+        let (sender, updates) = watch::channel(None);
+        let first = page(b"{\"n\":1}", std::time::Instant::now());
+        let mut viewer = Viewer::new(updates, first, true, hub.closing(), hub.open("a").unwrap());
+        let gone = ApiError::new(crate::error::ErrorCode::BoardNotFound).envelope();
+        sender.send_replace(Some(Published::Ended(gone.clone())));
+        assert_eq!(viewer.next_event().await, Some(event("ended", None, &gone)), "no first page: it holds it");
+        assert_eq!(viewer.next_event().await, None);
+    }
 
     #[test]
     fn an_event_is_name_id_and_one_data_line() {

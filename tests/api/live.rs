@@ -9,7 +9,11 @@ use serde_json::json;
 use crate::backend_tests;
 use crate::helpers::{assert_error, json_of, ranks_and_ids, spawn_app_on, Backend, Events, TestDatabase, ADMIN};
 
-backend_tests!(a_live_page_follows_posts_made_on_any_instance, a_live_window_ends_when_its_player_goes,);
+backend_tests!(
+    a_live_page_follows_posts_made_on_any_instance,
+    a_live_window_ends_when_its_player_goes,
+    a_current_live_page_moves_into_the_next_period,
+);
 
 /// How long a test waits for an event the contract promises within 1 s
 /// (slack for a loaded CI machine).
@@ -80,6 +84,23 @@ async fn a_live_window_ends_when_its_player_goes(backend: Backend) {
     assert_eq!(ended.name, "ended");
     assert_eq!(ended.data["error"]["code"], "user_not_found");
     assert!(stream.next(Duration::from_millis(500)).await.is_none(), "the stream ends after `ended`");
+}
+
+/// At a reset the page of `current` follows its board into the new period
+/// (the choice hiscore makes; its `period` says which).
+async fn a_current_live_page_moves_into_the_next_period(backend: Backend) {
+    let db = TestDatabase::new(&backend).await;
+    let app = spawn_app_on(&db, &["--admin-token", ADMIN]).await;
+    app.create_board(&json!({"id": "ticking", "name": "Ticking", "reset": "* * * * * *", "archive_periods": 10})).await;
+    let ann = app.register("ann").await;
+    let posted = app.post_board_score(&ann, "ticking", 5).await;
+    let mut stream = Events::open(&app, "/api/rankings/ticking/live", None).await;
+    let first = stream.next(PROMISED).await.expect("the first page");
+    let index = first.data["period"]["index"].as_i64().unwrap();
+    assert!(index >= posted["period"]["index"].as_i64().unwrap());
+    let next = stream.next(PROMISED).await.expect("a page at the reset");
+    assert_eq!(next.data["period"]["index"], index + 1, "{}", next.data);
+    assert_eq!(next.data["entries"], json!([]), "a new period starts empty");
 }
 
 #[actix_web::test]
