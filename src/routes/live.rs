@@ -20,10 +20,11 @@ use futures_util::stream;
 use serde::Deserialize;
 use tokio::sync::watch;
 
+use super::rankings::AroundQuery;
 use super::schemas::BoardPath;
 use super::{client_address, parse_id, paths};
 use crate::domain::{parse_offset, PageLimit, PeriodSelector, Radius};
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorCode};
 use crate::live::{LivePage, LiveQuery, Published, StreamSlot, Updates};
 use crate::state::AppState;
 use crate::usecases::live;
@@ -65,12 +66,6 @@ pub async fn page(
     open_stream(&state, &request, query).await
 }
 
-#[derive(Deserialize)]
-pub struct LiveAroundQuery {
-    radius: Option<String>,
-    period: Option<String>,
-}
-
 #[utoipa::path(get, path = paths::RANKING_AROUND_LIVE, operation_id = "getRankingAroundLive", summary = "The entries around a player, pushed again whenever they change (server-sent events)", tag = "rankings",
     params(
         crate::routes::schemas::BoardPath,
@@ -87,11 +82,11 @@ pub async fn around(
     state: web::Data<AppState>,
     request: HttpRequest,
     path: web::Path<(String, String)>,
-    query: web::Query<LiveAroundQuery>,
+    query: web::Query<AroundQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let (board, user_id) = path.into_inner();
     let query = LiveQuery::Around {
-        user_id: parse_id(&user_id, crate::error::ErrorCode::UserNotFound)?,
+        user_id: parse_id(&user_id, ErrorCode::UserNotFound)?,
         board,
         period: PeriodSelector::parse(query.period.as_deref())?,
         radius: Radius::parse(query.radius.as_deref())?.value(),
@@ -268,7 +263,7 @@ mod tests {
         let (sender, updates) = watch::channel(None);
         let first = page(b"{\"n\":1}", std::time::Instant::now());
         let mut viewer = Viewer::new(updates, first, true, hub.closing(), hub.open("a").unwrap());
-        let gone = ApiError::new(crate::error::ErrorCode::BoardNotFound).envelope();
+        let gone = ApiError::new(ErrorCode::BoardNotFound).envelope();
         sender.send_replace(Some(Published::Ended(gone.clone())));
         assert_eq!(viewer.next_event().await, Some(event("ended", None, &gone)), "no first page: it holds it");
         assert_eq!(viewer.next_event().await, None);

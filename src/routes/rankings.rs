@@ -60,8 +60,8 @@ pub async fn page(
 
 #[derive(Deserialize)]
 pub struct AroundQuery {
-    radius: Option<String>,
-    period: Option<String>,
+    pub(super) radius: Option<String>,
+    pub(super) period: Option<String>,
 }
 
 #[utoipa::path(get, path = paths::RANKING_AROUND, operation_id = "getRankingAround", summary = "The entries around a player", tag = "rankings",
