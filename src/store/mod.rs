@@ -144,8 +144,18 @@ impl From<sqlx::Error> for StoreError {
             sqlx::Error::Decode(_) | sqlx::Error::ColumnDecode { .. } | sqlx::Error::ColumnNotFound(_) => {
                 Self::Corrupt(error.to_string())
             }
-            // SQLSTATE 40001: deadlock (MySQL 1213) or serialization failure.
-            sqlx::Error::Database(ref db) if db.code().as_deref() == Some("40001") => Self::Conflict(error),
+            // SQLSTATE 40001: deadlock (MySQL 1213) or serialization failure;
+            // SQLite's SQLITE_BUSY_SNAPSHOT (517): a read snapshot older than
+            // a commit it would write over. Either way: run it again.
+            sqlx::Error::Database(ref db) if matches!(db.code().as_deref(), Some("40001" | "517")) => {
+                Self::Conflict(error)
+            }
+            // SQLite still locked after its busy timeout (SQLITE_BUSY 5,
+            // SQLITE_BUSY_RECOVERY 261, SQLITE_LOCKED 6): too busy to answer
+            // now, a 503 to retry, not a bug.
+            sqlx::Error::Database(ref db) if matches!(db.code().as_deref(), Some("5" | "261" | "6")) => {
+                Self::Unavailable(error)
+            }
             // A statement stopped at its time limit (MariaDB 1969, SQLSTATE
             // 70100; MySQL 3024): the database is too busy to answer now.
             sqlx::Error::Database(ref db)
@@ -744,6 +754,23 @@ fn is_unique_violation(error: &sqlx::Error) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// SQLite still locked by another writer is a 503 to retry, not a bug.
+    #[tokio::test]
+    async fn a_locked_sqlite_is_unavailable_not_a_bug() {
+        use sqlx::Connection as _;
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}/locked.db?mode=rwc", dir.path().display());
+        let mut holder = sqlx::SqliteConnection::connect(&url).await.unwrap();
+        sqlx::query("PRAGMA journal_mode = WAL").execute(&mut holder).await.unwrap();
+        sqlx::query("BEGIN IMMEDIATE").execute(&mut holder).await.unwrap();
+        let mut other = sqlx::SqliteConnection::connect(&url).await.unwrap();
+        sqlx::query("PRAGMA busy_timeout = 0").execute(&mut other).await.unwrap();
+        let locked = sqlx::query("BEGIN IMMEDIATE").execute(&mut other).await.unwrap_err();
+        let error = StoreError::from(locked);
+        assert!(matches!(error, StoreError::Unavailable(_)), "{error:?}");
+        assert_eq!(ApiError::from(error).code(), ErrorCode::DatabaseUnavailable);
+    }
 
     /// A conflict runs the write again, up to WRITE_ATTEMPTS in all; any
     /// other failure, or the last conflict, is the answer.
