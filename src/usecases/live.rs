@@ -22,6 +22,7 @@ use tokio::sync::watch;
 
 use super::boards::resolve;
 use super::rankings::{self, PageRequest};
+use crate::domain::Timestamp;
 use crate::error::ApiError;
 use crate::live::{LivePage, LiveQuery, Published, Updates};
 use crate::state::AppState;
@@ -65,6 +66,7 @@ pub fn watch(state: &Data<AppState>, query: LiveQuery) -> Updates {
 /// database or Redis briefly away) is asked again at the next tick.
 async fn run_watcher(state: Data<AppState>, query: LiveQuery, sender: watch::Sender<Option<Published>>) {
     let mut last_id = None::<String>;
+    let mut asked_at = None::<Unchanged>;
     loop {
         tokio::select! {
             _ = sender.closed() => {
@@ -75,7 +77,13 @@ async fn run_watcher(state: Data<AppState>, query: LiveQuery, sender: watch::Sen
             }
             _ = tokio::time::sleep(WATCH_EVERY) => {}
         }
-        match answer(&state, &query).await {
+        let now = unchanged_since(&state, &query);
+        if now.is_some() && now == asked_at {
+            continue;
+        }
+        let answered = answer(&state, &query).await;
+        asked_at = now.filter(|_| answered.is_ok());
+        match answered {
             Ok(page) if last_id.as_deref() != Some(&page.id) => {
                 last_id = Some(page.id.clone());
                 sender.send_replace(Some(Published::Page(Arc::new(page))));
@@ -91,4 +99,27 @@ async fn run_watcher(state: Data<AppState>, query: LiveQuery, sender: watch::Sen
             }
         }
     }
+}
+
+/// What a single instance's answer depends on besides the query: the rank
+/// engine's version (any change to its boards, names included, moves it)
+/// and the board's period in force. While both hold, the answer is the one
+/// already published, exactly as a kept page is served (`cache::pages`), so
+/// an idle watcher costs an atomic read and a clock, not a read. With Redis
+/// other instances change the boards without this version: `None`, ask.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Unchanged {
+    version: u64,
+    period: Option<i64>,
+}
+
+fn unchanged_since(state: &AppState, query: &LiveQuery) -> Option<Unchanged> {
+    if state.redis.is_some() {
+        return None;
+    }
+    let board = match query {
+        LiveQuery::Page { board, .. } | LiveQuery::Around { board, .. } => board,
+    };
+    let period = state.boards.get(board).map(|custom| custom.period_at(Timestamp::now()).index);
+    Some(Unchanged { version: state.ranks.version(), period })
 }
