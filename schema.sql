@@ -102,6 +102,10 @@ CREATE TABLE IF NOT EXISTS boards (
   min_score BIGINT NOT NULL,
   max_score BIGINT NOT NULL,
   created_at BIGINT NOT NULL,
+  -- the least time between two posts of one player (NULL: none), and who
+  -- posts: 'players' (sessions) or 'server' (server keys only)
+  min_interval_ms BIGINT NULL,
+  writers VARCHAR(8) CHARACTER SET ascii COLLATE ascii_bin NOT NULL DEFAULT 'players',
   UNIQUE KEY boards_id (id)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
@@ -197,4 +201,22 @@ CREATE TABLE IF NOT EXISTS audit_log (
 CREATE TABLE IF NOT EXISTS secrets (
   name VARCHAR(32) CHARACTER SET ascii COLLATE ascii_bin NOT NULL PRIMARY KEY,
   value VARCHAR(128) CHARACTER SET ascii COLLATE ascii_bin NOT NULL
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+-- The rules of the built-in boards (no catalog row), present once set.
+CREATE TABLE IF NOT EXISTS builtin_board_rules (
+  board VARCHAR(8) CHARACTER SET ascii COLLATE ascii_bin NOT NULL PRIMARY KEY,
+  min_interval_ms BIGINT NULL,
+  writers VARCHAR(8) CHARACTER SET ascii COLLATE ascii_bin NOT NULL DEFAULT 'players'
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+-- Server keys, stored as the SHA-256 of the key (shown once, at creation);
+-- a revoked key keeps its row with `revoked_at` set.
+CREATE TABLE IF NOT EXISTS server_keys (
+  id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
+  name VARCHAR(128) NOT NULL,
+  key_hash CHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  created_at BIGINT NOT NULL,
+  revoked_at BIGINT NULL,
+  UNIQUE KEY server_keys_hash (key_hash)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;

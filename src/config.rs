@@ -279,6 +279,10 @@ pub struct RateSettings {
     #[arg(long, env = "RATE_POSTS_PER_PLAYER", default_value_t = 50)]
     pub rate_posts_per_player: u32,
 
+    /// Score posts per server key per second, for any players (0: no limit).
+    #[arg(long, env = "RATE_POSTS_PER_KEY", default_value_t = 1000)]
+    pub rate_posts_per_key: u32,
+
     /// A player's own renames per hour (0: no limit); admins' renames are
     /// not limited.
     #[arg(long, env = "RATE_RENAMES_PER_PLAYER", default_value_t = 10)]

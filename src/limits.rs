@@ -37,6 +37,8 @@ pub enum Limit {
     LoginPerAddress,
     RegistrationPerAddress,
     PostsPerPlayer,
+    /// Posts with one server key (for any players).
+    PostsPerKey,
     /// A plausibility bound: the least time between two posts of one player.
     PostInterval,
     /// Wrong admin tokens from an address.
@@ -61,6 +63,7 @@ pub fn rates(settings: &RateSettings) -> Vec<(Limit, Rate)> {
         (Limit::AdminPerAddress, Rate { events: ADMIN_ATTEMPTS_PER_MINUTE, per: minute }),
         (Limit::RegistrationPerAddress, Rate { events: settings.rate_register_per_address, per: minute }),
         (Limit::PostsPerPlayer, Rate { events: settings.rate_posts_per_player, per: Duration::from_secs(1) }),
+        (Limit::PostsPerKey, Rate { events: settings.rate_posts_per_key, per: Duration::from_secs(1) }),
         (Limit::RenamesPerPlayer, Rate { events: settings.rate_renames_per_player, per: Duration::from_secs(3600) }),
         // One post per interval, no burst.
         (
@@ -74,12 +77,13 @@ pub fn rates(settings: &RateSettings) -> Vec<(Limit, Rate)> {
 }
 
 impl Limit {
-    pub const ALL: [Limit; 8] = [
+    pub const ALL: [Limit; 9] = [
         Self::LoginPerAccount,
         Self::LoginPerAccountAddress,
         Self::LoginPerAddress,
         Self::RegistrationPerAddress,
         Self::PostsPerPlayer,
+        Self::PostsPerKey,
         Self::PostInterval,
         Self::AdminPerAddress,
         Self::RenamesPerPlayer,
@@ -93,6 +97,7 @@ impl Limit {
             Self::LoginPerAddress => "login-address",
             Self::RegistrationPerAddress => "register-address",
             Self::PostsPerPlayer => "posts-player",
+            Self::PostsPerKey => "posts-key",
             Self::PostInterval => "post-interval",
             Self::AdminPerAddress => "admin-address",
             Self::RenamesPerPlayer => "renames-player",
@@ -108,6 +113,7 @@ impl Limit {
             Self::LoginPerAddress => "too many login attempts from this address; wait a little",
             Self::RegistrationPerAddress => "too many registrations from this address; wait a little",
             Self::PostsPerPlayer => "scores are arriving faster than a game can produce them; slow down",
+            Self::PostsPerKey => "too many posts with this server key; slow down",
             Self::PostInterval => "a game cannot end this soon after the last one; wait a little",
             Self::AdminPerAddress => "too many wrong admin tokens from this address; wait a little",
             Self::RenamesPerPlayer => "too many renames; a display name can change a few times an hour",

@@ -66,6 +66,8 @@ pub struct Metrics {
     open_fds: IntGauge,
     /// 429 and 503 answers by reason (a limit's name, or the 503's code).
     rejections: IntCounterVec,
+    /// Score posts made with each server key (by the key's id).
+    pub server_key_posts: IntCounterVec,
 }
 
 /// What `/metrics` reads at each scrape.
@@ -132,6 +134,10 @@ impl Metrics {
             Opts::new("hiscore_rejections_total", "Requests told to come back later (429, 503), by reason"),
             &["reason"],
         )?;
+        let server_key_posts = IntCounterVec::new(
+            Opts::new("hiscore_server_key_posts_total", "Score posts made with a live server key, by the key's id"),
+            &["key"],
+        )?;
         let build_info = IntGaugeVec::new(Opts::new("hiscore_build_info", "The running version"), &["version"])?;
         build_info.with_label_values(&[env!("CARGO_PKG_VERSION")]).set(1);
         registry.register(Box::new(requests.clone()))?;
@@ -156,6 +162,7 @@ impl Metrics {
             rejections.with_label_values(&[reason]);
         }
         registry.register(Box::new(rejections.clone()))?;
+        registry.register(Box::new(server_key_posts.clone()))?;
         registry.register(Box::new(write_batch_size.clone()))?;
         registry.register(Box::new(write_conflicts.clone()))?;
         registry.register(Box::new(build_info))?;
@@ -178,6 +185,7 @@ impl Metrics {
             resident_bytes,
             open_fds,
             rejections,
+            server_key_posts,
             write_batch_size,
             write_conflicts,
         })

@@ -9,10 +9,10 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 use utoipa::ToSchema;
 
-use crate::boards::{BoardSpec, Period};
+use crate::boards::{BoardSpec, Period, PostRules};
 use crate::domain::{Board, BoardKey, CursorKeys, Timestamp};
 use crate::rank::{Page, UserRanks};
-use crate::store::{ScoreRow, UserRow};
+use crate::store::{ScoreRow, ServerKeyRow, UserRow};
 
 /// A rendered page and its entity tag: a digest of the body and of the
 /// board's version when it was read, so it changes whenever the page or
@@ -291,6 +291,12 @@ pub struct BoardView {
     pub created_at: Option<Timestamp>,
     /// The period in force.
     pub period: PeriodView,
+    /// The least time in ms between two posts of one player (null: none).
+    #[schema(required = true)]
+    pub min_interval_ms: Option<i64>,
+    /// `players` (sessions post) or `server` (only server keys post).
+    #[schema(example = "players")]
+    pub writers: &'static str,
 }
 
 impl BoardView {
@@ -307,11 +313,13 @@ impl BoardView {
             max_score: spec.max_score,
             created_at: Some(spec.created_at),
             period: period.into(),
+            min_interval_ms: spec.rules.min_interval_ms,
+            writers: spec.rules.writers.as_str(),
         }
     }
 
     /// `best` or `total`; `max_score` is the configured plausibility bound.
-    pub fn builtin(board: Board, max_score: i64) -> Self {
+    pub fn builtin(board: Board, max_score: i64, rules: PostRules) -> Self {
         let (id, name, operator) = match board {
             Board::Total => ("total", "Total score", "total"),
             Board::Best | Board::Custom(_) => ("best", "Best score", "best"),
@@ -328,6 +336,8 @@ impl BoardView {
             max_score,
             created_at: None,
             period: PeriodView::BUILTIN,
+            min_interval_ms: rules.min_interval_ms,
+            writers: rules.writers.as_str(),
         }
     }
 }
@@ -423,9 +433,10 @@ pub struct AuditEntry {
     /// Who: `admin:` and a fingerprint of the admin token (never the token).
     pub actor: String,
     /// `ban`, `unban`, `delete_score`, `rename`, `create_board`,
-    /// `rename_board`, `delete_board` or `initialize`.
+    /// `update_board`, `delete_board`, `create_key`, `revoke_key` or
+    /// `initialize`.
     pub action: String,
-    /// What: `user:{id}` or `board:{id}`, or `data` for initialize.
+    /// What: `user:{id}`, `board:{id}` or `key:{id}`, or `data` for initialize.
     pub target: String,
     /// The action's details (a reason, a score id, old and new names…).
     #[schema(value_type = Object)]
@@ -439,4 +450,35 @@ pub struct AuditLog {
     /// Pass as `before` for older records; null at the end.
     #[schema(required = true)]
     pub next_before: Option<i64>,
+}
+
+/// A server key, without its value.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ServerKeyView {
+    pub id: i64,
+    pub name: String,
+    pub created_at: Timestamp,
+}
+
+impl From<ServerKeyRow> for ServerKeyView {
+    fn from(row: ServerKeyRow) -> Self {
+        Self { id: row.id, name: row.name, created_at: row.created_at }
+    }
+}
+
+/// `POST /api/admin/keys`: the key itself, shown this once.
+#[derive(Serialize, ToSchema)]
+pub struct ServerKeyCreated {
+    pub id: i64,
+    pub name: String,
+    /// `Authorization: Bearer <key>` on posts; only its hash is stored.
+    #[schema(example = "hsk_Xq3…")]
+    pub key: String,
+    pub created_at: Timestamp,
+}
+
+/// `GET /api/admin/keys`: the live keys, oldest first.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ServerKeyList {
+    pub keys: Vec<ServerKeyView>,
 }

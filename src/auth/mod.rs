@@ -1,9 +1,11 @@
-//! Who is calling: password hashing and session tokens (the HTTP
+//! Who is calling: password hashing, session tokens and server keys (the HTTP
 //! extractors that use them are `routes/extractors.rs`). Never logs a
 //! password or a token.
 
 mod password;
+mod server_key;
 mod session;
 
 pub use password::{HashPolicy, PasswordHasher, Verification};
+pub use server_key::ServerKey;
 pub use session::{expired_session_cookie, session_cookie, SessionToken, COOKIE_NAME};

@@ -15,9 +15,7 @@ pub struct SessionToken(String);
 
 impl SessionToken {
     pub fn generate() -> Self {
-        let mut bytes = [0u8; 32];
-        rand::rngs::OsRng.fill_bytes(&mut bytes);
-        Self(URL_SAFE_NO_PAD.encode(bytes))
+        Self(random_secret())
     }
 
     pub fn from_client(raw: &str) -> Self {
@@ -30,9 +28,21 @@ impl SessionToken {
 
     /// What the database stores and looks up: hex SHA-256 of the token.
     pub fn hash(&self) -> String {
-        let digest = Sha256::digest(self.0.as_bytes());
-        digest.iter().map(|b| format!("{b:02x}")).collect()
+        sha256_hex(&self.0)
     }
+}
+
+/// 256 random bits, URL-safe base64 without padding (43 characters).
+pub(super) fn random_secret() -> String {
+    let mut bytes = [0u8; 32];
+    rand::rngs::OsRng.fill_bytes(&mut bytes);
+    URL_SAFE_NO_PAD.encode(bytes)
+}
+
+/// Hex SHA-256: how tokens and keys are stored. A plain hash suffices for
+/// 256 random bits (no guessing to slow down, unlike a password).
+pub(super) fn sha256_hex(text: &str) -> String {
+    Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The `session` cookie that login and registration set; `secure`: sent

@@ -14,7 +14,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, RwLock};
 
 pub use self::schedule::{parse_timezone, Schedule};
-use crate::domain::{Board, BoardPeriod, Operator, Order, Timestamp};
+use crate::domain::{Board, BoardPeriod, Operator, Order, Timestamp, Writers};
 
 /// The default score range of a custom board (the contract's).
 pub const DEFAULT_MIN_SCORE: i64 = 0;
@@ -24,6 +24,18 @@ pub const DEFAULT_MAX_SCORE: i64 = 1_000_000_000;
 pub const SCORE_LIMIT: i64 = 1_000_000_000_000_000;
 pub const DEFAULT_ARCHIVE_PERIODS: i64 = 10;
 pub const MAX_ARCHIVE_PERIODS: i64 = 1_000;
+/// The longest `min_interval_ms` a board takes: a day.
+pub const MAX_MIN_INTERVAL_MS: i64 = 86_400_000;
+
+/// What a post to a board must pass besides its score range (v3 score
+/// integrity). Unlike the rest of a board's definition, these change by
+/// `PATCH`, on custom and built-in boards alike.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PostRules {
+    /// The least time between two posts of one player to the board.
+    pub min_interval_ms: Option<i64>,
+    pub writers: Writers,
+}
 
 /// One period of a board.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,6 +62,7 @@ pub struct BoardSpec {
     pub min_score: i64,
     pub max_score: i64,
     pub created_at: Timestamp,
+    pub rules: PostRules,
 }
 
 impl BoardSpec {
@@ -146,10 +159,12 @@ impl PeriodClock {
     }
 }
 
-/// The custom boards this instance knows, by id and by number.
+/// The custom boards this instance knows, by id and by number, and the
+/// rules of the built-in ones.
 #[derive(Default)]
 pub struct Registry {
     boards: RwLock<Catalog>,
+    builtin_rules: RwLock<HashMap<Board, PostRules>>,
 }
 
 #[derive(Default)]
@@ -188,12 +203,12 @@ impl Registry {
         board
     }
 
-    /// A new name for a board, keeping its clock.
-    pub fn rename(&self, id: &str, name: &str) {
+    /// A board's new name and rules, keeping its clock.
+    pub fn amend(&self, id: &str, name: &str, rules: PostRules) {
         if let Ok(mut catalog) = self.boards.write() {
             let Some(old) = catalog.by_id.get(id).cloned() else { return };
             let renamed = Arc::new(CustomBoard {
-                spec: BoardSpec { name: name.to_owned(), ..old.spec.clone() },
+                spec: BoardSpec { name: name.to_owned(), rules, ..old.spec.clone() },
                 clock: PeriodClock {
                     schedule: old.clock.schedule.clone(),
                     state: Mutex::new(old.clock.state.lock().map(|s| s.clone()).unwrap_or_default()),
@@ -202,6 +217,17 @@ impl Registry {
             });
             catalog.by_id.insert(id.to_owned(), Arc::clone(&renamed));
             catalog.by_number.insert(renamed.spec.number, renamed);
+        }
+    }
+
+    /// The rules of a built-in board (the defaults until set).
+    pub fn builtin_rules(&self, board: Board) -> PostRules {
+        self.builtin_rules.read().ok().and_then(|rules| rules.get(&board).copied()).unwrap_or_default()
+    }
+
+    pub fn set_builtin_rules(&self, board: Board, rules: PostRules) {
+        if let Ok(mut all) = self.builtin_rules.write() {
+            all.insert(board, rules);
         }
     }
 
@@ -215,7 +241,10 @@ impl Registry {
 
     /// Replaces the catalog with `boards` (a reload from the database),
     /// keeping the clocks of boards that did not change.
-    pub fn replace(&self, boards: Vec<CustomBoard>) {
+    pub fn replace(&self, boards: Vec<CustomBoard>, builtin_rules: HashMap<Board, PostRules>) {
+        if let Ok(mut rules) = self.builtin_rules.write() {
+            *rules = builtin_rules;
+        }
         let Ok(mut catalog) = self.boards.write() else { return };
         let mut fresh = Catalog::default();
         for board in boards {
@@ -247,6 +276,7 @@ mod tests {
             min_score: 0,
             max_score: 10,
             created_at: Timestamp::from_millis(1_000),
+            rules: PostRules::default(),
         }
     }
 

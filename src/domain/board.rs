@@ -76,6 +76,42 @@ impl Operator {
     }
 }
 
+/// Who may post to a board (v3 score integrity).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Writers {
+    /// Players, with their sessions (and server keys too).
+    #[default]
+    Players,
+    /// Only server keys: the game's servers post for the players.
+    Server,
+}
+
+impl Writers {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Players => "players",
+            Self::Server => "server",
+        }
+    }
+
+    /// A stored or sent value; `None` for anything else.
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "players" => Some(Self::Players),
+            "server" => Some(Self::Server),
+            _ => None,
+        }
+    }
+
+    pub fn parse(raw: Option<&Value>) -> Result<Self, ApiError> {
+        match raw {
+            None | Some(Value::Null) => Ok(Self::Players),
+            Some(Value::String(text)) => Self::from_name(text).ok_or_else(|| ErrorCode::InvalidWriters.into()),
+            _ => Err(ErrorCode::InvalidWriters.into()),
+        }
+    }
+}
+
 /// One leaderboard: a built-in one, or a custom board by its number (the
 /// catalog's key, never reused, so that a board deleted and created again
 /// under the same id shares nothing with its predecessor).

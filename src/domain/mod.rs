@@ -13,7 +13,7 @@ mod page;
 mod score;
 mod timestamp;
 
-pub use board::{Board, BoardId, BoardName, BoardPeriod, Metadata, Operator, Order, PeriodSelector};
+pub use board::{Board, BoardId, BoardName, BoardPeriod, Metadata, Operator, Order, PeriodSelector, Writers};
 pub use credentials::{LoginName, Password};
 pub use cursor::{derive_secret, BoardKey, Cursor, CursorKeys, Walk};
 pub use display_name::DisplayName;

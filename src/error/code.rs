@@ -58,12 +58,15 @@ error_codes! {
         "log in first: send Authorization: Bearer <token> or the session cookie"),
     InvalidSession = (401, "invalid_session", "the session token is unknown, expired or logged out"),
     InvalidCredentials = (401, "invalid_credentials", "wrong login name or password"),
+    InvalidServerKey = (401, "invalid_server_key", "the server key is unknown or revoked"),
     AdminTokenRequired = (401, "admin_token_required", "send Authorization: Bearer $ADMIN_TOKEN"),
     // 403: known, but not allowed.
     InvalidAdminToken = (403, "invalid_admin_token", "wrong admin token"),
     BuiltinBoard = (403, "builtin_board",
-        "the built-in boards cannot be changed or deleted; their scores are posted to /api/scores"),
+        "the built-in boards take only rule changes (min_interval_ms, writers) and cannot be deleted; their scores \
+         are posted to /api/scores"),
     Banned = (403, "banned", "this player is banned"),
+    ServerOnly = (403, "server_only", "only the game's servers post to this board, with a server key"),
     // 404: nothing there.
     NotFound = (404, "not_found", "no such route"),
     UserNotFound = (404, "user_not_found", "no user with that id"),
@@ -71,6 +74,7 @@ error_codes! {
     UserNotOnBoard = (404, "user_not_on_board", "the player has no entry on this board in this period"),
     PeriodNotFound = (404, "period_not_found", "no such period of this board (never existed, or no longer kept)"),
     ScoreNotFound = (404, "score_not_found", "no score with that id on this board"),
+    KeyNotFound = (404, "key_not_found", "no server key with that id"),
     // 405, 408, 409, 413, 415.
     MethodNotAllowed = (405, "method_not_allowed", "method not allowed"),
     RequestTimeout = (408, "request_timeout", "the request body did not arrive in time"),
@@ -105,6 +109,10 @@ error_codes! {
         "min_score must be an integer from -1000000000000000 to 1000000000000000"),
     InvalidMaxScore = (422, "invalid_max_score",
         "max_score must be an integer from min_score to 1000000000000000"),
+    InvalidMinIntervalMs = (422, "invalid_min_interval_ms",
+        "min_interval_ms must be null or an integer from 1 to 86400000 (a day)"),
+    InvalidWriters = (422, "invalid_writers", "writers must be `players` or `server`"),
+    InvalidUserId = (422, "invalid_user_id", "a post with a server key names its player: user_id, a positive integer"),
     InvalidMetadata = (422, "invalid_metadata", "metadata must be a JSON object of at most 1 KiB"),
     InvalidReason = (422, "invalid_reason", "reason must be 1 to 500 characters without control characters"),
     InvalidCurrentPassword = (422, "invalid_current_password",

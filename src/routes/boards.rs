@@ -5,7 +5,6 @@ use actix_web::http::header::ContentType;
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
 
-use super::extractors::AuthUser;
 use super::paths;
 use super::schemas::{BoardPath, CustomBoardPath};
 use super::JsonObject;
@@ -15,6 +14,7 @@ use crate::scoring::Posted;
 use crate::state::AppState;
 use crate::usecases::boards;
 use crate::usecases::moderation::Actor;
+use crate::usecases::scores::Author;
 
 #[utoipa::path(get, path = paths::BOARDS, operation_id = "listBoards", summary = "List the boards (built-in and custom)", tag = "boards",
     responses((status = 200, description = "The built-in boards first, then the custom ones by id", body = crate::views::BoardList)))]
@@ -54,6 +54,7 @@ pub async fn periods(
 
 #[utoipa::path(post, path = paths::BOARD_SCORES, operation_id = "postBoardScore", summary = "Post a score to a custom board", tag = "boards",
     security(("bearer" = []), ("session_cookie" = [])),
+    description = "With a player's session, for that player; with a server key (`Authorization: Bearer hsk_…`), for the body's `user_id` (404 `user_not_found` for an unknown or banned player). A `server` board refuses sessions (403 `server_only`); a post sooner than the board's `min_interval_ms` after the player's previous one is 429 with `Retry-After`.",
     params(
         crate::routes::schemas::CustomBoardPath,
         ("Idempotency-Key" = Option<String>, Header, pattern = "^[!-~]{1,64}$", description = "As on `/api/scores`: a repeat of the same request returns the first response (200); another request with the same key is 422"),
@@ -65,14 +66,14 @@ pub async fn periods(
     ))]
 pub async fn post_score(
     state: web::Data<AppState>,
-    auth: AuthUser,
+    author: Author,
     request: HttpRequest,
     path: web::Path<CustomBoardPath>,
     body: JsonObject,
 ) -> Result<HttpResponse, ApiError> {
     let key =
         IdempotencyKey::from_header_values(request.headers().get_all(IdempotencyKey::HEADER).map(|v| v.as_bytes()))?;
-    Ok(posted(boards::post(&state, &path.board, auth.owner(), &body, key).await?))
+    Ok(posted(boards::post(&state, &path.board, author, &body, key).await?))
 }
 
 /// A post's answer: 201 with the new body, or 200 with the first one again.
@@ -95,18 +96,18 @@ pub async fn create(state: web::Data<AppState>, actor: Actor, body: JsonObject) 
     Ok(HttpResponse::Created().json(board))
 }
 
-#[utoipa::path(patch, path = paths::ADMIN_BOARD, operation_id = "renameBoard", summary = "Rename a custom board", tag = "boards",
+#[utoipa::path(patch, path = paths::ADMIN_BOARD, operation_id = "updateBoard", summary = "Rename a custom board, or change a board's rules", tag = "boards",
     security(("bearer" = [])),
-    params(crate::routes::schemas::CustomBoardPath),
-    request_body = crate::routes::schemas::RenameBoardRequest,
+    params(crate::routes::schemas::BoardPath),
+    request_body = crate::routes::schemas::UpdateBoardRequest,
     responses((status = 200, body = crate::views::BoardView)))]
-pub async fn rename(
+pub async fn update(
     state: web::Data<AppState>,
     actor: Actor,
-    path: web::Path<CustomBoardPath>,
+    path: web::Path<BoardPath>,
     body: JsonObject,
 ) -> Result<HttpResponse, ApiError> {
-    let board = boards::rename(&state, &actor, &path.board, &body).await?;
+    let board = boards::update(&state, &actor, &path.board, &body).await?;
     Ok(HttpResponse::Ok().json(board))
 }
 

@@ -12,10 +12,13 @@ use actix_web::dev::Payload;
 use futures_util::future::LocalBoxFuture;
 
 use super::client_address;
-use crate::auth::{SessionToken, COOKIE_NAME};
+use crate::auth::{ServerKey, SessionToken, COOKIE_NAME};
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
+use crate::telemetry::Metrics;
+use crate::usecases::keys;
 use crate::usecases::moderation::Actor;
+use crate::usecases::scores::Author;
 use crate::usecases::sessions::{self, SessionOwner};
 
 /// A caller with a live session. Put it in a handler's arguments to require one.
@@ -48,6 +51,39 @@ impl FromRequest for AuthUser {
 impl AuthUser {
     pub fn owner(&self) -> SessionOwner {
         SessionOwner { user_id: self.user_id, generation: self.generation }
+    }
+}
+
+/// Who posts a score: a server key (`Authorization: Bearer hsk_…`, looked
+/// up in the database on every post, so a revoked key is refused at once
+/// on every instance) or else a player's session, as `AuthUser`.
+impl FromRequest for Author {
+    type Error = ApiError;
+    type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let state = req.app_data::<web::Data<AppState>>().cloned();
+        let metrics = req.app_data::<web::Data<Metrics>>().cloned();
+        let server_key = bearer_token(req).and_then(ServerKey::from_bearer);
+        let session = AuthUser::from_request(req, payload);
+        Box::pin(async move {
+            let state = state.ok_or_else(|| ApiError::internal(anyhow::anyhow!("AppState missing")))?;
+            if let Some(key) = server_key {
+                if let Some(id) = keys::authenticate(&state, &key).await? {
+                    if let Some(metrics) = metrics {
+                        metrics.server_key_posts.with_label_values(&[&id.0.to_string()]).inc();
+                    }
+                    return Ok(Self::Server(id));
+                }
+                // A session token may begin like a key (1 in 64^4): it is
+                // still a session. Anything else is a dead key.
+                return session
+                    .await
+                    .map(|user| Self::Player(user.owner()))
+                    .map_err(|_| ErrorCode::InvalidServerKey.into());
+            }
+            Ok(Self::Player(session.await?.owner()))
+        })
     }
 }
 

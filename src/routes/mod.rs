@@ -9,6 +9,7 @@ mod docs;
 mod encoded_separators;
 mod extractors;
 mod health;
+mod keys;
 mod live;
 mod me;
 mod moderation;
@@ -83,9 +84,9 @@ routes! {
             InvalidSession, Banned, InvalidCredentials, InvalidPassword, TooManyRequests, HashingBusy, DatabaseUnavailable],
     },
     paths::SCORES => {
-        post: scores::post_score => [InvalidJson, InvalidBody, InvalidIdempotencyKey, SessionRequired, InvalidSession, Banned,
-            PayloadTooLarge, RequestTimeout, UnsupportedMediaType, InvalidScore, IdempotencyKeyReused, TooManyRequests,
-            DatabaseUnavailable, WriteQueueFull, WriteFailed, ShuttingDown],
+        post: scores::post_score => [InvalidJson, InvalidBody, InvalidIdempotencyKey, SessionRequired, InvalidSession,
+            InvalidServerKey, Banned, ServerOnly, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, UserNotFound, InvalidScore,
+            InvalidUserId, IdempotencyKeyReused, TooManyRequests, DatabaseUnavailable, WriteQueueFull, WriteFailed, ShuttingDown],
     },
     paths::RANKING => {
         get: rankings::page => [InvalidLimit, InvalidOffset, InvalidCursor, InvalidPeriod, InvalidQuery, BoardNotFound,
@@ -113,19 +114,21 @@ routes! {
         get: boards::periods => [InvalidLimit, InvalidBefore, InvalidQuery, BoardNotFound, DatabaseUnavailable],
     },
     paths::BOARD_SCORES => {
-        post: boards::post_score => [InvalidJson, InvalidBody, InvalidIdempotencyKey, SessionRequired, InvalidSession, Banned,
-            PayloadTooLarge, RequestTimeout, UnsupportedMediaType, BoardNotFound, BuiltinBoard, InvalidScore, InvalidMetadata,
-            IdempotencyKeyReused, TooManyRequests, DatabaseUnavailable, WriteQueueFull, WriteFailed, ShuttingDown],
+        post: boards::post_score => [InvalidJson, InvalidBody, InvalidIdempotencyKey, SessionRequired, InvalidSession,
+            InvalidServerKey, Banned, ServerOnly, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, BoardNotFound, BuiltinBoard,
+            UserNotFound, InvalidScore, InvalidMetadata, InvalidUserId, IdempotencyKeyReused, TooManyRequests, DatabaseUnavailable,
+            WriteQueueFull, WriteFailed, ShuttingDown],
     },
     paths::ADMIN_BOARDS => {
         post: boards::create => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, AdminTokenRequired,
             InvalidAdminToken, TooManyRequests, NotFound, BoardExists, InvalidId, InvalidName, InvalidOrder, InvalidOperator,
-            InvalidReset, InvalidTimezone, InvalidArchivePeriods, InvalidMinScore, InvalidMaxScore,
-            DatabaseUnavailable],
+            InvalidReset, InvalidTimezone, InvalidArchivePeriods, InvalidMinScore, InvalidMaxScore, InvalidMinIntervalMs,
+            InvalidWriters, DatabaseUnavailable],
     },
     paths::ADMIN_BOARD => {
-        patch: boards::rename => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, AdminTokenRequired,
-            InvalidAdminToken, TooManyRequests, NotFound, BoardNotFound, BuiltinBoard, InvalidName, DatabaseUnavailable],
+        patch: boards::update => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, AdminTokenRequired,
+            InvalidAdminToken, TooManyRequests, NotFound, BoardNotFound, BuiltinBoard, InvalidName, InvalidMinIntervalMs,
+            InvalidWriters, DatabaseUnavailable],
         delete: boards::delete => [AdminTokenRequired, InvalidAdminToken, TooManyRequests, NotFound, BoardNotFound, BuiltinBoard,
             DatabaseUnavailable],
     },
@@ -150,6 +153,15 @@ routes! {
     paths::ADMIN_AUDIT => {
         get: moderation::audit => [InvalidLimit, InvalidBefore, InvalidQuery, AdminTokenRequired, InvalidAdminToken, TooManyRequests,
             NotFound, DatabaseUnavailable],
+    },
+    paths::ADMIN_KEYS => {
+        post: keys::create => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, AdminTokenRequired,
+            InvalidAdminToken, TooManyRequests, NotFound, InvalidName, DatabaseUnavailable],
+        get: keys::list => [AdminTokenRequired, InvalidAdminToken, TooManyRequests, NotFound, DatabaseUnavailable],
+    },
+    paths::ADMIN_KEY => {
+        delete: keys::revoke => [AdminTokenRequired, InvalidAdminToken, TooManyRequests, NotFound, KeyNotFound,
+            DatabaseUnavailable],
     },
     paths::ADMIN_INITIALIZE => {
         post: admin::initialize => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, AdminTokenRequired, InvalidAdminToken, TooManyRequests,

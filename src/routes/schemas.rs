@@ -66,6 +66,10 @@ pub struct ScoreRequest {
     /// An integer in 0..=1,000,000,000 (floats, strings, negatives: 422 `invalid_score`).
     #[schema(example = 1200, minimum = 0, maximum = 1_000_000_000)]
     pub score: i64,
+    /// With a server key only: the player the post is for (a player's
+    /// session posts for the player, whatever this says).
+    #[schema(minimum = 1)]
+    pub user_id: Option<i64>,
 }
 
 /// `POST /api/boards/{board}/scores`.
@@ -78,10 +82,14 @@ pub struct BoardScoreRequest {
     /// otherwise), stored with the post and shown with the entry it sets.
     #[schema(value_type = Option<Object>)]
     pub metadata: Option<serde_json::Value>,
+    /// With a server key only: the player the post is for.
+    #[schema(minimum = 1)]
+    pub user_id: Option<i64>,
 }
 
-/// `POST /api/admin/boards`: everything but `id` and `name` has a default,
-/// and only `name` can change later.
+/// `POST /api/admin/boards`: everything but `id` and `name` has a default;
+/// only `name` and the rule fields (`min_interval_ms`, `writers`) can
+/// change later.
 #[derive(Serialize, ToSchema)]
 pub struct BoardRequest {
     /// 1..64 characters of `[a-z0-9_-]`; `best` and `total` are taken.
@@ -109,12 +117,35 @@ pub struct BoardRequest {
     pub min_score: Option<i64>,
     /// Default 1,000,000,000; at least `min_score`.
     pub max_score: Option<i64>,
+    /// The least time in ms between two posts of one player to the board,
+    /// 1..86,400,000; null (default): none. Sooner: 429 with `Retry-After`.
+    #[schema(minimum = 1, maximum = 86_400_000)]
+    pub min_interval_ms: Option<i64>,
+    /// `players` (default) or `server`: only server keys post (a
+    /// player's session gets 403 `server_only`).
+    #[schema(example = "players")]
+    pub writers: Option<String>,
 }
 
-/// `PATCH /api/admin/boards/{board}`.
+/// `PATCH /api/admin/boards/{board}`: the fields to change; a field left
+/// out keeps its value, a null rule field clears it. The built-in boards
+/// take the rule fields only.
 #[derive(Serialize, ToSchema)]
-pub struct RenameBoardRequest {
+pub struct UpdateBoardRequest {
+    /// Custom boards only.
     #[schema(min_length = 1, max_length = 128)]
+    pub name: Option<String>,
+    #[schema(minimum = 1, maximum = 86_400_000)]
+    pub min_interval_ms: Option<i64>,
+    #[schema(example = "server")]
+    pub writers: Option<String>,
+}
+
+/// `POST /api/admin/keys`.
+#[derive(Serialize, ToSchema)]
+pub struct CreateKeyRequest {
+    /// What the key is for, 1..128 characters (e.g. the server fleet).
+    #[schema(example = "match servers eu-west", min_length = 1, max_length = 128)]
     pub name: String,
 }
 

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use sqlx::AnyConnection;
 
-use super::{BatchError, Job, Pending, Post, Target};
+use super::{BatchError, Job, Pending, Post, Poster, Target};
 use crate::domain::{Score, Timestamp};
 use crate::error::ErrorCode;
 use crate::rank::RankEngine;
@@ -25,7 +25,7 @@ impl Players {
     /// session was checked), their data replaced by an initialize since
     /// (the id may now name a generated player), or banned.
     pub(super) fn refusal(&self, post: &Post) -> Option<ErrorCode> {
-        refusal(self.rows.get(&post.user_id), post.generation)
+        refusal(self.rows.get(&post.user_id), post.by)
     }
 
     pub(super) fn display_name(&self, id: i64) -> &str {
@@ -33,13 +33,17 @@ impl Players {
     }
 }
 
-/// Why a post of a session of `generation` cannot go to this (locked) row.
-fn refusal(row: Option<&UserRow>, generation: i64) -> Option<ErrorCode> {
-    match row {
-        None => Some(ErrorCode::InvalidSession),
-        Some(row) if row.generation != generation => Some(ErrorCode::InvalidSession),
-        Some(row) if row.banned_at.is_some() => Some(ErrorCode::Banned),
-        Some(_) => None,
+/// Why a post by `by` cannot go to this (locked) row. A server key names
+/// a player who must exist and not be banned (404 either way: a banned
+/// player is unknown to others); a session must belong to the current data.
+fn refusal(row: Option<&UserRow>, by: Poster) -> Option<ErrorCode> {
+    match (row, by) {
+        (None, Poster::Server) => Some(ErrorCode::UserNotFound),
+        (Some(row), Poster::Server) if row.banned_at.is_some() => Some(ErrorCode::UserNotFound),
+        (None, Poster::Player { .. }) => Some(ErrorCode::InvalidSession),
+        (Some(row), Poster::Player { generation }) if row.generation != generation => Some(ErrorCode::InvalidSession),
+        (Some(row), Poster::Player { .. }) if row.banned_at.is_some() => Some(ErrorCode::Banned),
+        (Some(_), _) => None,
     }
 }
 
@@ -174,10 +178,15 @@ mod tests {
             banned_at: None,
             generation: 2,
         };
-        assert_eq!(refusal(Some(&row), 2), None);
-        assert_eq!(refusal(Some(&row), 1), Some(ErrorCode::InvalidSession));
-        assert_eq!(refusal(None, 2), Some(ErrorCode::InvalidSession));
-        let banned = UserRow { banned_at: Some(Timestamp::from_millis(5)), ..row };
-        assert_eq!(refusal(Some(&banned), 2), Some(ErrorCode::Banned));
+        let session = |generation| Poster::Player { generation };
+        assert_eq!(refusal(Some(&row), session(2)), None);
+        assert_eq!(refusal(Some(&row), session(1)), Some(ErrorCode::InvalidSession));
+        assert_eq!(refusal(None, session(2)), Some(ErrorCode::InvalidSession));
+        let banned = UserRow { banned_at: Some(Timestamp::from_millis(5)), ..row.clone() };
+        assert_eq!(refusal(Some(&banned), session(2)), Some(ErrorCode::Banned));
+        // A server key names any player of the current data, never a banned or missing one.
+        assert_eq!(refusal(Some(&row), Poster::Server), None);
+        assert_eq!(refusal(Some(&banned), Poster::Server), Some(ErrorCode::UserNotFound));
+        assert_eq!(refusal(None, Poster::Server), Some(ErrorCode::UserNotFound));
     }
 }

@@ -17,6 +17,7 @@
 
 mod builtin;
 mod custom;
+mod pace;
 
 pub(crate) use builtin::count_post;
 pub(crate) use custom::{entry_change, next_entry};
@@ -67,14 +68,26 @@ pub enum Target {
     Custom { board: Arc<CustomBoard>, metadata: Option<Metadata> },
 }
 
+/// Who hands a post over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Poster {
+    /// The player, with a session of this data generation.
+    Player { generation: i64 },
+    /// A game server, with a server key, for the player the post names.
+    Server,
+}
+
 /// A post as a handler hands it over.
 pub struct Post {
     pub user_id: i64,
-    /// The data generation the player's session belongs to.
-    pub generation: i64,
+    pub by: Poster,
     pub score: Score,
     pub target: Target,
     pub key: Option<IdempotencyKey>,
+    /// The least time since the player's previous post to the board, in
+    /// ms (its `min_interval_ms`; for `/api/scores`, the longer of the
+    /// built-in boards'), checked by the writer under the player's lock.
+    pub min_interval_ms: Option<i64>,
 }
 
 /// What was answered to a post's `Idempotency-Key` before, if it was used:
@@ -355,6 +368,7 @@ impl Writer {
         // players' rows, then boards, then entries.
         let mut players = builtin::lock_players(store, &mut tx, batch).await?;
         let custom = custom::lock(store, &mut tx, batch, &players, now, self.policy.planted_fault).await?;
+        let mut pace = pace::Pace::read(store, &mut tx, batch).await?;
         for (index, job) in batch.iter().enumerate() {
             let board_gone = match &job.post.target {
                 Target::Builtin => None,
@@ -386,6 +400,20 @@ impl Writer {
                 claimed.insert((user, key.as_str()), (index, &job.fingerprint));
             } else {
                 pending[index] = Pending::ReplayStored;
+            }
+        }
+
+        // The boards' minimum intervals, in the batch's order, after the
+        // replays: a replay is not a new post.
+        for (index, job) in batch.iter().enumerate() {
+            if !matches!(pending[index], Pending::New) {
+                continue;
+            }
+            if let Err(refusal) = pace.admit(&job.post, now) {
+                if let Some(key) = &job.post.key {
+                    store.release_idempotency_key(&mut tx, job.post.user_id, key).await?;
+                }
+                pending[index] = Pending::Failed(refusal);
             }
         }
 

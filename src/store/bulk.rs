@@ -11,7 +11,7 @@ const USER_ROWS_PER_INSERT: usize = 2_000;
 const SCORE_ROWS_PER_INSERT: usize = 5_000;
 
 /// Everything initialize replaces (not `data_generation`, which counts them).
-const TABLES: [&str; 10] = [
+const TABLES: [&str; 12] = [
     "users",
     "scores",
     "sessions",
@@ -22,6 +22,8 @@ const TABLES: [&str; 10] = [
     "board_entries",
     "board_scores",
     "audit_log",
+    "builtin_board_rules",
+    "server_keys",
 ];
 
 impl Store {

@@ -22,10 +22,21 @@ pub struct BoardRow {
     pub min_score: i64,
     pub max_score: i64,
     pub created_at: Timestamp,
+    pub min_interval_ms: Option<i64>,
+    pub writers: String,
 }
 
 const BOARD_COLUMNS: &str = "number, id, name, sort_order, operator, reset, timezone, archive_periods, min_score, \
-                             max_score, created_at";
+                             max_score, created_at, min_interval_ms, writers";
+
+/// The rules of a built-in board, as stored once set.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct BuiltinRulesRow {
+    /// `best` or `total`.
+    pub board: String,
+    pub min_interval_ms: Option<i64>,
+    pub writers: String,
+}
 
 /// A period that began.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, sqlx::FromRow)]
@@ -109,6 +120,8 @@ pub struct NewBoard<'a> {
     pub min_score: i64,
     pub max_score: i64,
     pub created_at: Timestamp,
+    pub min_interval_ms: Option<i64>,
+    pub writers: &'a str,
 }
 
 impl Store {
@@ -117,7 +130,7 @@ impl Store {
         let mut tx = self.begin_write().await?;
         let sql = self.insert_sql(
             "INSERT INTO boards (id, name, sort_order, operator, reset, timezone, archive_periods, min_score, \
-             max_score, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             max_score, created_at, min_interval_ms, writers) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             "number",
         );
         let query = self
@@ -131,7 +144,9 @@ impl Store {
             .bind(board.archive_periods)
             .bind(board.min_score)
             .bind(board.max_score)
-            .bind(board.created_at);
+            .bind(board.created_at)
+            .bind(board.min_interval_ms)
+            .bind(board.writers);
         let number =
             self.insert_returning_id(&mut tx, query).await.map_err(StoreError::taken_as(UniqueKey::BoardId))?;
         self.sql("INSERT INTO board_periods (board, period, starts_at, ends_at, players) VALUES (?, 0, ?, ?, 0)")
@@ -170,13 +185,50 @@ impl Store {
         Ok(())
     }
 
-    /// Renames a board; `false` when there is no such board.
-    pub async fn rename_board(&self, id: &str, name: &str) -> StoreResult<bool> {
+    /// A board's new name and rules; `false` when there is no such board.
+    pub async fn amend_board(
+        &self,
+        id: &str,
+        name: &str,
+        min_interval_ms: Option<i64>,
+        writers: &str,
+    ) -> StoreResult<bool> {
         let mut tx = self.begin_write().await?;
-        let done = self.sql("UPDATE boards SET name = ? WHERE id = ?").bind(name).bind(id).execute(&mut *tx).await?;
+        let done = self
+            .sql("UPDATE boards SET name = ?, min_interval_ms = ?, writers = ? WHERE id = ?")
+            .bind(name)
+            .bind(min_interval_ms)
+            .bind(writers)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
         self.bump_catalog_version(&mut tx).await?;
         tx.commit().await?;
         Ok(done.rows_affected() > 0)
+    }
+
+    /// The rules set on the built-in boards.
+    pub async fn builtin_rules(&self) -> StoreResult<Vec<BuiltinRulesRow>> {
+        let mut conn = self.conn().await?;
+        Ok(self
+            .sql_as("SELECT board, min_interval_ms, writers FROM builtin_board_rules ORDER BY board")
+            .fetch_all(&mut *conn)
+            .await?)
+    }
+
+    /// Sets a built-in board's rules (every instance reloads them with the catalog).
+    pub async fn set_builtin_rules(&self, rules: &BuiltinRulesRow) -> StoreResult<()> {
+        let mut tx = self.begin_write().await?;
+        self.sql("DELETE FROM builtin_board_rules WHERE board = ?").bind(&rules.board).execute(&mut *tx).await?;
+        self.sql("INSERT INTO builtin_board_rules (board, min_interval_ms, writers) VALUES (?, ?, ?)")
+            .bind(&rules.board)
+            .bind(rules.min_interval_ms)
+            .bind(&rules.writers)
+            .execute(&mut *tx)
+            .await?;
+        self.bump_catalog_version(&mut tx).await?;
+        tx.commit().await?;
+        Ok(())
     }
 
     /// Deletes a board from the catalog; `false` when there is no such

@@ -46,6 +46,22 @@ impl Store {
     }
 
     /// Stores the response of a claimed key (same transaction as the claim).
+    /// Gives back a key this transaction claimed for a post it then refused
+    /// (a board's minimum interval): the refusal is not an answer to replay.
+    pub async fn release_idempotency_key(
+        &self,
+        conn: &mut AnyConnection,
+        user_id: i64,
+        key: &IdempotencyKey,
+    ) -> StoreResult<()> {
+        self.sql("DELETE FROM idempotency_keys WHERE user_id = ? AND idem_key = ? AND status = 0")
+            .bind(user_id)
+            .bind(key.as_str())
+            .execute(&mut *conn)
+            .await?;
+        Ok(())
+    }
+
     pub async fn save_idempotent_response(
         &self,
         conn: &mut AnyConnection,

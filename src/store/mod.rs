@@ -19,6 +19,7 @@ mod moderation;
 mod rows;
 mod scores;
 mod secrets;
+mod server_keys;
 mod sessions;
 mod standings;
 mod users;
@@ -39,9 +40,13 @@ use sqlx::{Any, AnyConnection, AnyPool, ConnectOptions, Executor, Transaction};
 
 pub use self::board_reads::{KeyWithMetadata, MiddleRead, WalkedKey};
 pub use self::board_writes::{EntryWrite, NewBoardPost, PeriodPlayers};
-pub use self::custom_boards::{BoardRow, BoardScoreRow, EntryRow, NewBoard, PeriodRow, Purge, WarmEntry, WarmPeriod};
+pub use self::custom_boards::{
+    BoardRow, BoardScoreRow, BuiltinRulesRow, EntryRow, NewBoard, PeriodRow, Purge, WarmEntry, WarmPeriod,
+};
 pub use self::moderation::{AuditRecord, AuditRow};
 pub use self::rows::{ScoreRow, Standing, UserRow};
+pub use self::scores::PostLog;
+pub use self::server_keys::ServerKeyRow;
 pub use self::standings::{FinalPlace, PeriodState, StandingKey};
 pub use self::users::NewUser;
 

@@ -2,6 +2,7 @@
 //! initialize (wipe everything, load a generated dataset, and make every
 //! instance forget what it cached about the old data).
 
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
@@ -63,7 +64,7 @@ pub async fn initialize(state: &AppState, actor: &Actor, spec: DatasetSpec) -> R
         }
     }
     state.store.replace_all(&data, &password_hash, generation).await?;
-    state.boards.replace(Vec::new());
+    state.boards.replace(Vec::new(), HashMap::new());
     state.caches.reset();
     if let Some(redis) = &state.redis {
         // Sessions and custom boards are wiped with the data: their cached

@@ -9,6 +9,7 @@ pub mod accounts;
 pub mod admin;
 pub mod boards;
 pub mod jobs;
+pub mod keys;
 pub mod live;
 pub mod moderation;
 pub mod operations;

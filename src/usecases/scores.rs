@@ -1,29 +1,85 @@
-//! Posting a score to the built-in boards: the per-player limits, then the
-//! group-committed writer.
+//! Posting a score: who may post for whom (a player's session, or a game
+//! server's key for any player), the boards' writers and intervals, the
+//! rate limits, then the group-committed writer.
 
-use crate::domain::{IdempotencyKey, Score};
-use crate::error::ApiError;
+use serde_json::{Map, Value};
+
+use crate::boards::PostRules;
+use crate::domain::{Board, IdempotencyKey, Score, Writers};
+use crate::error::{ApiError, ErrorCode};
 use crate::limits::Limit;
-use crate::scoring::{self, Post, Posted, Target};
+use crate::scoring::{self, Post, Posted, Poster, Target};
 use crate::state::AppState;
+use crate::usecases::keys::KeyId;
 use crate::usecases::sessions::SessionOwner;
 
-pub async fn post(
-    state: &AppState,
-    owner: SessionOwner,
-    score: Score,
-    key: Option<IdempotencyKey>,
-) -> Result<Posted, ApiError> {
-    let SessionOwner { user_id, generation } = owner;
-    submit(state, Post { user_id, generation, score, target: Target::Builtin, key }).await
+/// Who posts a score.
+#[derive(Debug, Clone, Copy)]
+pub enum Author {
+    /// A player, for themselves.
+    Player(SessionOwner),
+    /// A game server with a live key, for the player the body names.
+    Server(KeyId),
 }
 
-/// Hands a post to the writer after the per-player limits. A repeated
+impl Author {
+    /// The player the post is for, and who hands it over: a server key
+    /// names the player as the body's `user_id` (a player's session posts
+    /// for the player alone, whatever the body says).
+    pub fn poster(self, body: &Map<String, Value>) -> Result<(i64, Poster), ApiError> {
+        match self {
+            Self::Player(SessionOwner { user_id, generation }) => Ok((user_id, Poster::Player { generation })),
+            Self::Server(_) => {
+                let user_id =
+                    body.get("user_id").and_then(Value::as_i64).filter(|id| *id > 0).ok_or(ErrorCode::InvalidUserId)?;
+                Ok((user_id, Poster::Server))
+            }
+        }
+    }
+
+    /// 403 `server_only` for a player's session on a board only servers write.
+    pub fn may_write(self, rules: PostRules) -> Result<(), ApiError> {
+        match (self, rules.writers) {
+            (Self::Player(_), Writers::Server) => Err(ErrorCode::ServerOnly.into()),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// The built-in boards take one post together: both boards' rules hold
+/// (server-only if either is, the longer interval).
+fn builtin_rules(state: &AppState) -> PostRules {
+    let [best, total] = Board::BUILTIN.map(|board| state.boards.builtin_rules(board));
+    PostRules {
+        min_interval_ms: best.min_interval_ms.max(total.min_interval_ms),
+        writers: if best.writers == Writers::Server { best.writers } else { total.writers },
+    }
+}
+
+/// `POST /api/scores`.
+pub async fn post(
+    state: &AppState,
+    author: Author,
+    body: &Map<String, Value>,
+    key: Option<IdempotencyKey>,
+) -> Result<Posted, ApiError> {
+    let score = Score::parse(body.get("score"), state.settings.max_score)?;
+    let rules = builtin_rules(state);
+    author.may_write(rules)?;
+    let (user_id, by) = author.poster(body)?;
+    let post = Post { user_id, by, score, target: Target::Builtin, key, min_interval_ms: rules.min_interval_ms };
+    submit(state, author, post).await
+}
+
+/// Hands a post to the writer after the rate limits. A repeated
 /// `Idempotency-Key` is answered from what was stored, without the writer
 /// (a retry after a lost answer, whatever the minimum interval says now),
 /// and counts against the posts-per-player limit like any post: a client
 /// looping on one key is held to the same pace as one posting new scores.
-pub async fn submit(state: &AppState, post: Post) -> Result<Posted, ApiError> {
+pub async fn submit(state: &AppState, author: Author, post: Post) -> Result<Posted, ApiError> {
+    if let Author::Server(KeyId(id)) = author {
+        state.limits.check(Limit::PostsPerKey, &id.to_string()).await?;
+    }
     let player = post.user_id.to_string();
     if let Some(answer) = scoring::replayed(&state.store, &post).await? {
         state.limits.check(Limit::PostsPerPlayer, &player).await?;

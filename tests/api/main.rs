@@ -21,6 +21,7 @@ mod fuzz;
 mod galera;
 mod galera_ids;
 mod instances;
+mod integrity;
 mod limits;
 mod live;
 mod migrations;

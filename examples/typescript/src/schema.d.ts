@@ -52,8 +52,8 @@ export interface paths {
         delete: operations["deleteBoard"];
         options?: never;
         head?: never;
-        /** Rename a custom board */
-        patch: operations["renameBoard"];
+        /** Rename a custom board, or change a board's rules */
+        patch: operations["updateBoard"];
         trace?: never;
     };
     "/api/admin/boards/{board}/scores/{id}": {
@@ -85,6 +85,41 @@ export interface paths {
         /** Wipe everything and load a generated dataset */
         post: operations["initializeDataset"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The live server keys, without their values */
+        get: operations["listServerKeys"];
+        put?: never;
+        /** Make a server key (shown only in this answer) */
+        post: operations["createServerKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke a server key */
+        delete: operations["revokeServerKey"];
         options?: never;
         head?: never;
         patch?: never;
@@ -202,7 +237,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Post a score to a custom board */
+        /**
+         * Post a score to a custom board
+         * @description With a player's session, for that player; with a server key (`Authorization: Bearer hsk_…`), for the body's `user_id` (404 `user_not_found` for an unknown or banned player). A `server` board refuses sessions (403 `server_only`); a post sooner than the board's `min_interval_ms` after the player's previous one is 429 with `Retry-After`.
+         */
         post: operations["postBoardScore"];
         delete?: never;
         options?: never;
@@ -357,7 +395,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Post a score to the built-in boards */
+        /**
+         * Post a score to the built-in boards
+         * @description With a player's session, for that player; with a server key (`Authorization: Bearer hsk_…`), for the body's `user_id`. When either built-in board is server-only (`writers`), a session gets 403 `server_only`; their `min_interval_ms` (the longer one) holds per player.
+         */
         post: operations["postScore"];
         delete?: never;
         options?: never;
@@ -528,7 +569,8 @@ export interface components {
         AuditEntry: {
             /**
              * @description `ban`, `unban`, `delete_score`, `rename`, `create_board`,
-             *     `rename_board`, `delete_board` or `initialize`.
+             *     `update_board`, `delete_board`, `create_key`, `revoke_key` or
+             *     `initialize`.
              */
             action: string;
             /** @description Who: `admin:` and a fingerprint of the admin token (never the token). */
@@ -538,7 +580,7 @@ export interface components {
             detail: Record<string, never>;
             /** Format: int64 */
             id: number;
-            /** @description What: `user:{id}` or `board:{id}`, or `data` for initialize. */
+            /** @description What: `user:{id}`, `board:{id}` or `key:{id}`, or `data` for initialize. */
             target: string;
         };
         /** @description `GET /api/admin/audit`. */
@@ -575,8 +617,9 @@ export interface components {
             boards: components["schemas"]["BoardView"][];
         };
         /**
-         * @description `POST /api/admin/boards`: everything but `id` and `name` has a default,
-         *     and only `name` can change later.
+         * @description `POST /api/admin/boards`: everything but `id` and `name` has a default;
+         *     only `name` and the rule fields (`min_interval_ms`, `writers`) can
+         *     change later.
          */
         BoardRequest: {
             /**
@@ -594,6 +637,12 @@ export interface components {
              * @description Default 1,000,000,000; at least `min_score`.
              */
             max_score?: number | null;
+            /**
+             * Format: int64
+             * @description The least time in ms between two posts of one player to the board,
+             *     1..86,400,000; null (default): none. Sooner: 429 with `Retry-After`.
+             */
+            min_interval_ms?: number | null;
             /**
              * Format: int64
              * @description Default 0.
@@ -624,6 +673,12 @@ export interface components {
              * @example Europe/Paris
              */
             timezone?: string | null;
+            /**
+             * @description `players` (default) or `server`: only server keys post (a
+             *     player's session gets 403 `server_only`).
+             * @example players
+             */
+            writers?: string | null;
         };
         /** @description `POST /api/boards/{board}/scores`. */
         BoardScoreRequest: {
@@ -638,6 +693,11 @@ export interface components {
              * @example 83250
              */
             score: number;
+            /**
+             * Format: int64
+             * @description With a server key only: the player the post is for.
+             */
+            user_id?: number | null;
         };
         /** @description The answer to a post on a custom board. */
         BoardScoreResult: {
@@ -667,6 +727,11 @@ export interface components {
             id: string;
             /** Format: int64 */
             max_score: number;
+            /**
+             * Format: int64
+             * @description The least time in ms between two posts of one player (null: none).
+             */
+            min_interval_ms: number | null;
             /** Format: int64 */
             min_score: number;
             name: string;
@@ -680,6 +745,11 @@ export interface components {
             reset: string | null;
             /** @example UTC */
             timezone: string;
+            /**
+             * @description `players` (sessions post) or `server` (only server keys post).
+             * @example players
+             */
+            writers: string;
         };
         /** @description `PATCH /api/me`: a display name, a password, or both. */
         ChangeMeRequest: {
@@ -688,6 +758,14 @@ export interface components {
             display_name?: string | null;
             /** @description A new password (8 to 72 bytes); needs `current_password`. */
             password?: string | null;
+        };
+        /** @description `POST /api/admin/keys`. */
+        CreateKeyRequest: {
+            /**
+             * @description What the key is for, 1..128 characters (e.g. the server fleet).
+             * @example match servers eu-west
+             */
+            name: string;
         };
         /** @description `DELETE /api/me`. */
         EraseMeRequest: {
@@ -703,7 +781,7 @@ export interface components {
              * @description snake_case; each response lists the codes it can carry
              * @enum {string}
              */
-            code: "invalid_json" | "invalid_body" | "invalid_query" | "invalid_path" | "invalid_limit" | "invalid_offset" | "invalid_cursor" | "invalid_radius" | "invalid_before" | "invalid_ids" | "invalid_idempotency_key" | "invalid_period" | "session_required" | "invalid_session" | "invalid_credentials" | "admin_token_required" | "invalid_admin_token" | "builtin_board" | "banned" | "not_found" | "user_not_found" | "board_not_found" | "user_not_on_board" | "period_not_found" | "score_not_found" | "method_not_allowed" | "request_timeout" | "login_name_taken" | "board_exists" | "already_banned" | "not_banned" | "payload_too_large" | "unsupported_media_type" | "invalid_login_name" | "invalid_password" | "invalid_display_name" | "invalid_score" | "invalid_users" | "invalid_scores" | "invalid_seed" | "idempotency_key_reused" | "invalid_id" | "invalid_name" | "invalid_order" | "invalid_operator" | "invalid_reset" | "invalid_timezone" | "invalid_archive_periods" | "invalid_min_score" | "invalid_max_score" | "invalid_metadata" | "invalid_reason" | "invalid_current_password" | "invalid_change" | "too_many_requests" | "internal_error" | "database_unavailable" | "hashing_busy" | "write_queue_full" | "write_failed" | "shutting_down" | "too_many_streams";
+            code: "invalid_json" | "invalid_body" | "invalid_query" | "invalid_path" | "invalid_limit" | "invalid_offset" | "invalid_cursor" | "invalid_radius" | "invalid_before" | "invalid_ids" | "invalid_idempotency_key" | "invalid_period" | "session_required" | "invalid_session" | "invalid_credentials" | "invalid_server_key" | "admin_token_required" | "invalid_admin_token" | "builtin_board" | "banned" | "server_only" | "not_found" | "user_not_found" | "board_not_found" | "user_not_on_board" | "period_not_found" | "score_not_found" | "key_not_found" | "method_not_allowed" | "request_timeout" | "login_name_taken" | "board_exists" | "already_banned" | "not_banned" | "payload_too_large" | "unsupported_media_type" | "invalid_login_name" | "invalid_password" | "invalid_display_name" | "invalid_score" | "invalid_users" | "invalid_scores" | "invalid_seed" | "idempotency_key_reused" | "invalid_id" | "invalid_name" | "invalid_order" | "invalid_operator" | "invalid_reset" | "invalid_timezone" | "invalid_archive_periods" | "invalid_min_score" | "invalid_max_score" | "invalid_min_interval_ms" | "invalid_writers" | "invalid_user_id" | "invalid_metadata" | "invalid_reason" | "invalid_current_password" | "invalid_change" | "too_many_requests" | "internal_error" | "database_unavailable" | "hashing_busy" | "write_queue_full" | "write_failed" | "shutting_down" | "too_many_streams";
             /** @description Human text, never internals */
             message: string;
         };
@@ -835,10 +913,6 @@ export interface components {
              */
             password: string;
         };
-        /** @description `PATCH /api/admin/boards/{board}`. */
-        RenameBoardRequest: {
-            name: string;
-        };
         /** @description `PATCH /api/admin/users/{id}`. */
         RenameUserRequest: {
             display_name: string;
@@ -856,6 +930,12 @@ export interface components {
              * @example 1200
              */
             score: number;
+            /**
+             * Format: int64
+             * @description With a server key only: the player the post is for (a player's
+             *     session posts for the player, whatever this says).
+             */
+            user_id?: number | null;
         };
         ScoreResult: {
             new_best: boolean;
@@ -868,6 +948,29 @@ export interface components {
             id: number;
             /** Format: int64 */
             score: number;
+        };
+        /** @description `POST /api/admin/keys`: the key itself, shown this once. */
+        ServerKeyCreated: {
+            created_at: components["schemas"]["Timestamp"];
+            /** Format: int64 */
+            id: number;
+            /**
+             * @description `Authorization: Bearer <key>` on posts; only its hash is stored.
+             * @example hsk_Xq3…
+             */
+            key: string;
+            name: string;
+        };
+        /** @description `GET /api/admin/keys`: the live keys, oldest first. */
+        ServerKeyList: {
+            keys: components["schemas"]["ServerKeyView"][];
+        };
+        /** @description A server key, without its value. */
+        ServerKeyView: {
+            created_at: components["schemas"]["Timestamp"];
+            /** Format: int64 */
+            id: number;
+            name: string;
         };
         /** @description Registration and login answer with the player and their new token. */
         SessionCreated: {
@@ -884,6 +987,19 @@ export interface components {
          * @example 2026-11-30T08:00:00.123Z
          */
         Timestamp: string;
+        /**
+         * @description `PATCH /api/admin/boards/{board}`: the fields to change; a field left
+         *     out keeps its value, a null rule field clears it. The built-in boards
+         *     take the rule fields only.
+         */
+        UpdateBoardRequest: {
+            /** Format: int64 */
+            min_interval_ms?: number | null;
+            /** @description Custom boards only. */
+            name?: string | null;
+            /** @example server */
+            writers?: string | null;
+        };
         /** @description A player's current entry on one board. */
         UserBoardEntry: {
             achieved_at: null | components["schemas"]["Timestamp"];
@@ -1137,7 +1253,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `invalid_id`, `invalid_name`, `invalid_order`, `invalid_operator`, `invalid_reset`, `invalid_timezone`, `invalid_archive_periods`, `invalid_min_score`, `invalid_max_score` */
+            /** @description `invalid_id`, `invalid_name`, `invalid_order`, `invalid_operator`, `invalid_reset`, `invalid_timezone`, `invalid_archive_periods`, `invalid_min_score`, `invalid_max_score`, `invalid_min_interval_ms`, `invalid_writers` */
             422: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -1280,19 +1396,19 @@ export interface operations {
             };
         };
     };
-    renameBoard: {
+    updateBoard: {
         parameters: {
             query?: never;
             header?: never;
             path: {
-                /** @description A custom board's id */
+                /** @description `best`, `total` or a custom board's id */
                 board: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["RenameBoardRequest"];
+                "application/json": components["schemas"]["UpdateBoardRequest"];
             };
         };
         responses: {
@@ -1383,7 +1499,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `invalid_name` */
+            /** @description `invalid_name`, `invalid_min_interval_ms`, `invalid_writers` */
             422: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -1620,6 +1736,342 @@ export interface operations {
             };
             /** @description `invalid_users`, `invalid_scores`, `invalid_seed` */
             422: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `too_many_requests` */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listServerKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Oldest first */
+            200: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServerKeyList"];
+                };
+            };
+            /** @description `admin_token_required` */
+            401: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `invalid_admin_token` */
+            403: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found` */
+            404: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `too_many_requests` */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    createServerKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateKeyRequest"];
+            };
+        };
+        responses: {
+            /** @description The key: `Authorization: Bearer <key>` on posts for any player and to server-only boards; only its hash is stored */
+            201: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServerKeyCreated"];
+                };
+            };
+            /** @description `invalid_json`, `invalid_body` */
+            400: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `admin_token_required` */
+            401: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `invalid_admin_token` */
+            403: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found` */
+            404: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `request_timeout` */
+            408: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `invalid_name` */
+            422: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `too_many_requests` */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    revokeServerKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The key's id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked: the next post with it is 401 `invalid_server_key`, on every instance */
+            204: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `admin_token_required` */
+            401: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `invalid_admin_token` */
+            403: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`, `key_not_found` */
+            404: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
                     "X-Request-Id"?: string;
@@ -2408,7 +2860,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `session_required`, `invalid_session` */
+            /** @description `session_required`, `invalid_session`, `invalid_server_key` */
             401: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -2419,7 +2871,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `banned`, `builtin_board` */
+            /** @description `banned`, `server_only`, `builtin_board` */
             403: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -2430,7 +2882,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `board_not_found` */
+            /** @description `board_not_found`, `user_not_found` */
             404: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -2474,7 +2926,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `invalid_score`, `invalid_metadata`, `idempotency_key_reused` */
+            /** @description `invalid_score`, `invalid_metadata`, `invalid_user_id`, `idempotency_key_reused` */
             422: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -3438,7 +3890,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `session_required`, `invalid_session` */
+            /** @description `session_required`, `invalid_session`, `invalid_server_key` */
             401: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -3449,8 +3901,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `banned` */
+            /** @description `banned`, `server_only` */
             403: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `user_not_found` */
+            404: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
                     "X-Request-Id"?: string;
@@ -3493,7 +3956,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `invalid_score`, `idempotency_key_reused` */
+            /** @description `invalid_score`, `invalid_user_id`, `idempotency_key_reused` */
             422: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */

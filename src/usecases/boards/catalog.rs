@@ -7,13 +7,13 @@ use serde_json::{Map, Value};
 
 use super::{resolve, resolve_custom, BoardRef};
 use crate::boards::{
-    parse_timezone, BoardSpec, CustomBoard, Period, Schedule, DEFAULT_ARCHIVE_PERIODS, DEFAULT_MAX_SCORE,
-    DEFAULT_MIN_SCORE, MAX_ARCHIVE_PERIODS, SCORE_LIMIT,
+    parse_timezone, BoardSpec, CustomBoard, Period, PostRules, Schedule, DEFAULT_ARCHIVE_PERIODS, DEFAULT_MAX_SCORE,
+    DEFAULT_MIN_SCORE, MAX_ARCHIVE_PERIODS, MAX_MIN_INTERVAL_MS, SCORE_LIMIT,
 };
-use crate::domain::{Board, BoardId, BoardName, Operator, Order, Timestamp};
+use crate::domain::{Board, BoardId, BoardName, Operator, Order, Timestamp, Writers};
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
-use crate::store::{BoardRow, NewBoard, PeriodRow};
+use crate::store::{BoardRow, BuiltinRulesRow, NewBoard, PeriodRow};
 use crate::usecases::moderation::{self, Actor};
 use crate::views::{BoardList, BoardView, PeriodEntry, PeriodList};
 
@@ -28,6 +28,27 @@ struct Definition {
     archive_periods: i64,
     min_score: i64,
     max_score: i64,
+    rules: PostRules,
+}
+
+/// The rule fields (`min_interval_ms`, `writers`) a body sets over
+/// `rules`: a field left out keeps its value, a null one clears it.
+fn amended_rules(body: &Map<String, Value>, rules: PostRules) -> Result<PostRules, ApiError> {
+    let min_interval_ms = match body.get("min_interval_ms") {
+        None => rules.min_interval_ms,
+        Some(Value::Null) => None,
+        Some(value) => Some(
+            value
+                .as_i64()
+                .filter(|ms| (1..=MAX_MIN_INTERVAL_MS).contains(ms))
+                .ok_or(ErrorCode::InvalidMinIntervalMs)?,
+        ),
+    };
+    let writers = match body.get("writers") {
+        None => rules.writers,
+        raw => Writers::parse(raw)?,
+    };
+    Ok(PostRules { min_interval_ms, writers })
 }
 
 fn integer(
@@ -80,7 +101,8 @@ fn definition(body: &Map<String, Value>) -> Result<Definition, ApiError> {
         integer(body.get("min_score"), DEFAULT_MIN_SCORE, -SCORE_LIMIT..=SCORE_LIMIT, ErrorCode::InvalidMinScore)?;
     let max_score =
         integer(body.get("max_score"), DEFAULT_MAX_SCORE, min_score..=SCORE_LIMIT, ErrorCode::InvalidMaxScore)?;
-    Ok(Definition { id, name, order, operator, reset, timezone, archive_periods, min_score, max_score })
+    let rules = amended_rules(body, PostRules::default())?;
+    Ok(Definition { id, name, order, operator, reset, timezone, archive_periods, min_score, max_score, rules })
 }
 
 fn spec_of(row: BoardRow) -> Result<BoardSpec, ApiError> {
@@ -91,6 +113,7 @@ fn spec_of(row: BoardRow) -> Result<BoardSpec, ApiError> {
         _ => return Err(corrupt("sort_order")),
     };
     let operator = Operator::parse(Some(&Value::String(row.operator.clone()))).map_err(|_| corrupt("operator"))?;
+    let writers = Writers::from_name(&row.writers).ok_or_else(|| corrupt("writers"))?;
     Ok(BoardSpec {
         number: row.number,
         id: row.id,
@@ -103,7 +126,19 @@ fn spec_of(row: BoardRow) -> Result<BoardSpec, ApiError> {
         min_score: row.min_score,
         max_score: row.max_score,
         created_at: row.created_at,
+        rules: PostRules { min_interval_ms: row.min_interval_ms, writers },
     })
+}
+
+/// The built-in boards' rules as stored (unknown rows are skipped).
+fn builtin_rules_of(rows: Vec<BuiltinRulesRow>) -> HashMap<Board, PostRules> {
+    rows.into_iter()
+        .filter_map(|row| {
+            let board = Board::builtin(&row.board)?;
+            let writers = Writers::from_name(&row.writers)?;
+            Some((board, PostRules { min_interval_ms: row.min_interval_ms, writers }))
+        })
+        .collect()
 }
 
 /// Loads the catalog from the database into this instance's registry
@@ -127,7 +162,8 @@ pub async fn reload_catalog(state: &AppState) -> Result<(), ApiError> {
             Err(error) => tracing::error!(number, %error, "a board of the catalog cannot be loaded"),
         }
     }
-    state.boards.replace(boards);
+    let builtin_rules = builtin_rules_of(state.store.builtin_rules().await?);
+    state.boards.replace(boards, builtin_rules);
     Ok(())
 }
 
@@ -146,6 +182,8 @@ pub async fn create(state: &AppState, actor: &Actor, body: &Map<String, Value>) 
         min_score: definition.min_score,
         max_score: definition.max_score,
         created_at,
+        min_interval_ms: definition.rules.min_interval_ms,
+        writers: definition.rules.writers.as_str(),
     };
     let spec = BoardSpec {
         number: 0,
@@ -159,6 +197,7 @@ pub async fn create(state: &AppState, actor: &Actor, body: &Map<String, Value>) 
         min_score: definition.min_score,
         max_score: definition.max_score,
         created_at,
+        rules: definition.rules,
     };
     let first = Period { index: 0, start: created_at, end: None };
     let first_end = CustomBoard::new(spec.clone(), first)?.period_at(created_at).end;
@@ -171,23 +210,59 @@ pub async fn create(state: &AppState, actor: &Actor, body: &Map<String, Value>) 
     Ok(view)
 }
 
-/// Renames a custom board (the only change a board takes).
-pub async fn rename(
+/// `PATCH`: a custom board's name and rules, or a built-in board's rules
+/// (the rest of a definition is fixed at creation).
+pub async fn update(
     state: &AppState,
     actor: &Actor,
     id: &str,
     body: &Map<String, Value>,
 ) -> Result<BoardView, ApiError> {
-    resolve_custom(state, id).await?;
-    let name = BoardName::parse(body.get("name"))?;
-    if !state.store.rename_board(id, name.as_str()).await? {
+    let board = match resolve(state, id).await? {
+        BoardRef::Builtin(board) => return update_builtin(state, actor, board, body).await,
+        BoardRef::Custom(board) => board,
+    };
+    let name = match body.get("name") {
+        None => board.spec.name.clone(),
+        raw => BoardName::parse(raw)?.as_str().to_owned(),
+    };
+    let rules = amended_rules(body, board.spec.rules)?;
+    let writers = rules.writers.as_str();
+    if !state.store.amend_board(id, &name, rules.min_interval_ms, writers).await? {
         return Err(ErrorCode::BoardNotFound.into());
     }
-    state.boards.rename(id, name.as_str());
+    state.boards.amend(id, &name, rules);
     let board = state.boards.get(id).ok_or(ErrorCode::BoardNotFound)?;
-    let detail = serde_json::json!({"name": board.spec.name});
-    moderation::record(state, actor, "rename_board", &format!("board:{id}"), detail).await;
+    let detail = serde_json::json!({"name": name, "min_interval_ms": rules.min_interval_ms, "writers": writers});
+    moderation::record(state, actor, "update_board", &format!("board:{id}"), detail).await;
     Ok(BoardView::custom(&board.spec, board.period_at(Timestamp::now())))
+}
+
+/// A built-in board takes its rule fields and nothing else.
+async fn update_builtin(
+    state: &AppState,
+    actor: &Actor,
+    board: Board,
+    body: &Map<String, Value>,
+) -> Result<BoardView, ApiError> {
+    if body.keys().any(|field| field != "min_interval_ms" && field != "writers") {
+        return Err(ErrorCode::BuiltinBoard.into());
+    }
+    let rules = amended_rules(body, state.boards.builtin_rules(board))?;
+    let id = board.to_string();
+    let writers = rules.writers.as_str();
+    state
+        .store
+        .set_builtin_rules(&BuiltinRulesRow {
+            board: id.clone(),
+            min_interval_ms: rules.min_interval_ms,
+            writers: writers.to_owned(),
+        })
+        .await?;
+    state.boards.set_builtin_rules(board, rules);
+    let detail = serde_json::json!({"min_interval_ms": rules.min_interval_ms, "writers": writers});
+    moderation::record(state, actor, "update_board", &format!("board:{id}"), detail).await;
+    Ok(BoardView::builtin(board, state.settings.max_score, rules))
 }
 
 /// Deletes a custom board with everything posted to it.
@@ -206,7 +281,9 @@ pub async fn delete(state: &AppState, actor: &Actor, id: &str) -> Result<(), Api
 /// Every board, the built-ins first.
 pub fn list(state: &AppState) -> BoardList {
     let now = Timestamp::now();
-    let builtins = Board::BUILTIN.iter().map(|board| BoardView::builtin(*board, state.settings.max_score));
+    let builtins = Board::BUILTIN
+        .iter()
+        .map(|board| BoardView::builtin(*board, state.settings.max_score, state.boards.builtin_rules(*board)));
     let custom = state.boards.all().into_iter().map(|board| BoardView::custom(&board.spec, board.period_at(now)));
     BoardList { boards: builtins.chain(custom).collect() }
 }
@@ -214,7 +291,9 @@ pub fn list(state: &AppState) -> BoardList {
 /// One board.
 pub async fn get(state: &AppState, id: &str) -> Result<BoardView, ApiError> {
     Ok(match resolve(state, id).await? {
-        BoardRef::Builtin(board) => BoardView::builtin(board, state.settings.max_score),
+        BoardRef::Builtin(board) => {
+            BoardView::builtin(board, state.settings.max_score, state.boards.builtin_rules(board))
+        }
         BoardRef::Custom(custom) => BoardView::custom(&custom.spec, custom.period_at(Timestamp::now())),
     })
 }

@@ -7,7 +7,7 @@ mod catalog;
 mod posts;
 mod purges;
 
-pub use self::catalog::{create, delete, get, list, periods, reload_catalog, rename};
+pub use self::catalog::{create, delete, get, list, periods, reload_catalog, update};
 pub use self::posts::{history, post, user_boards};
 pub(in crate::usecases) use self::purges::{purge_deleted_boards, purge_expired};
 

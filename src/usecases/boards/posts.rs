@@ -12,26 +12,25 @@ use crate::error::{ApiError, ErrorCode};
 use crate::scoring::{Post, Posted, Target};
 use crate::state::AppState;
 use crate::store::BoardScoreRow;
-use crate::usecases::sessions::SessionOwner;
+use crate::usecases::scores::{self, Author};
 use crate::views::{BoardHistory, BoardHistoryItem, Metadata as MetadataView, PeriodView, UserBoardEntry, UserBoards};
 
 /// Posts a score to a custom board (the built-ins take theirs at `/api/scores`).
 pub async fn post(
     state: &AppState,
     id: &str,
-    owner: SessionOwner,
+    author: Author,
     body: &Map<String, Value>,
     key: Option<IdempotencyKey>,
 ) -> Result<Posted, ApiError> {
-    let SessionOwner { user_id, generation } = owner;
     let board = resolve_custom(state, id).await?;
+    author.may_write(board.spec.rules)?;
+    let (user_id, by) = author.poster(body)?;
     let score = Score::parse_in(body.get("score"), board.spec.min_score, board.spec.max_score)?;
     let metadata = Metadata::parse(body.get("metadata"))?;
-    crate::usecases::scores::submit(
-        state,
-        Post { user_id, generation, score, target: Target::Custom { board, metadata }, key },
-    )
-    .await
+    let min_interval_ms = board.spec.rules.min_interval_ms;
+    let target = Target::Custom { board, metadata };
+    scores::submit(state, author, Post { user_id, by, score, target, key, min_interval_ms }).await
 }
 
 /// A player's posts to a custom board, newest first.

@@ -1,0 +1,45 @@
+//! Server keys (v3 score integrity): made and revoked by an admin, used by
+//! a game's servers to post for any player and to the server-only boards.
+
+use serde_json::{json, Map, Value};
+
+use crate::auth::ServerKey;
+use crate::domain::{BoardName, Timestamp};
+use crate::error::{ApiError, ErrorCode};
+use crate::state::AppState;
+use crate::usecases::moderation::{self, Actor};
+use crate::views::{ServerKeyCreated, ServerKeyList, ServerKeyView};
+
+/// A post's server key, once it was found live.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyId(pub i64);
+
+/// Makes a key; its value is in this answer only.
+pub async fn create(state: &AppState, actor: &Actor, body: &Map<String, Value>) -> Result<ServerKeyCreated, ApiError> {
+    let name = BoardName::parse(body.get("name"))?;
+    let key = ServerKey::generate();
+    let created_at = Timestamp::now();
+    let id = state.store.insert_server_key(name.as_str(), &key.hash(), created_at).await?;
+    moderation::record(state, actor, "create_key", &format!("key:{id}"), json!({"name": name.as_str()})).await;
+    Ok(ServerKeyCreated { id, name: name.as_str().to_owned(), key: key.as_str().to_owned(), created_at })
+}
+
+pub async fn list(state: &AppState) -> Result<ServerKeyList, ApiError> {
+    let keys = state.store.server_keys().await?.into_iter().map(ServerKeyView::from).collect();
+    Ok(ServerKeyList { keys })
+}
+
+/// Revokes a key: the next post with it is refused, on every instance
+/// (each post looks its key up in the database).
+pub async fn revoke(state: &AppState, actor: &Actor, id: i64) -> Result<(), ApiError> {
+    if !state.store.revoke_server_key(id, Timestamp::now()).await? {
+        return Err(ErrorCode::KeyNotFound.into());
+    }
+    moderation::record(state, actor, "revoke_key", &format!("key:{id}"), json!({})).await;
+    Ok(())
+}
+
+/// The live key a post presents, if it is one.
+pub async fn authenticate(state: &AppState, key: &ServerKey) -> Result<Option<KeyId>, ApiError> {
+    Ok(state.store.server_key_by_hash(&key.hash()).await?.map(|row| KeyId(row.id)))
+}
