@@ -43,6 +43,8 @@ CREATE TABLE IF NOT EXISTS scores (
   user_id BIGINT NOT NULL,
   score BIGINT NOT NULL,
   created_at BIGINT NOT NULL,
+  -- 'accepted', or 'held' for review, or 'rejected' (see held_posts)
+  status VARCHAR(8) CHARACTER SET ascii COLLATE ascii_bin NOT NULL DEFAULT 'accepted',
   KEY scores_by_user (user_id, id)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
@@ -106,6 +108,10 @@ CREATE TABLE IF NOT EXISTS boards (
   -- posts: 'players' (sessions) or 'server' (server keys only)
   min_interval_ms BIGINT NULL,
   writers VARCHAR(8) CHARACTER SET ascii COLLATE ascii_bin NOT NULL DEFAULT 'players',
+  -- posts held for review: better than hold_beyond, or better than the
+  -- player's entry by more than hold_jump times (NULL: no such rule)
+  hold_beyond BIGINT NULL,
+  hold_jump DOUBLE NULL,
   UNIQUE KEY boards_id (id)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
@@ -180,6 +186,7 @@ CREATE TABLE IF NOT EXISTS board_scores (
   score BIGINT NOT NULL,
   metadata VARCHAR(1024) NULL,
   created_at BIGINT NOT NULL,
+  status VARCHAR(8) CHARACTER SET ascii COLLATE ascii_bin NOT NULL DEFAULT 'accepted',
   KEY board_scores_by_user (user_id, board, id),
   KEY board_scores_by_period (board, period, user_id, id)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
@@ -207,7 +214,9 @@ CREATE TABLE IF NOT EXISTS secrets (
 CREATE TABLE IF NOT EXISTS builtin_board_rules (
   board VARCHAR(8) CHARACTER SET ascii COLLATE ascii_bin NOT NULL PRIMARY KEY,
   min_interval_ms BIGINT NULL,
-  writers VARCHAR(8) CHARACTER SET ascii COLLATE ascii_bin NOT NULL DEFAULT 'players'
+  writers VARCHAR(8) CHARACTER SET ascii COLLATE ascii_bin NOT NULL DEFAULT 'players',
+  hold_beyond BIGINT NULL,
+  hold_jump DOUBLE NULL
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
 -- Server keys, stored as the SHA-256 of the key (shown once, at creation);
@@ -219,4 +228,19 @@ CREATE TABLE IF NOT EXISTS server_keys (
   created_at BIGINT NOT NULL,
   revoked_at BIGINT NULL,
   UNIQUE KEY server_keys_hash (key_hash)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+-- The review queue: one row per held post (`board` 0: the /api/scores
+-- log, else a custom board's number), oldest first; decided ones keep
+-- their row with `decided_at` set.
+CREATE TABLE IF NOT EXISTS held_posts (
+  id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
+  board BIGINT NOT NULL,
+  post_id BIGINT NOT NULL,
+  user_id BIGINT NOT NULL,
+  period BIGINT NOT NULL,
+  rule VARCHAR(16) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  decided_at BIGINT NULL,
+  UNIQUE KEY held_posts_post (board, post_id),
+  KEY held_posts_open (decided_at, id)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;

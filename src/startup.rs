@@ -85,9 +85,14 @@ impl Application {
             store.clone(),
             ranks.clone(),
             Arc::clone(&caches),
+            Arc::clone(&boards),
             policy,
             &background,
-            WriterMetrics { batch_sizes: metrics.write_batch_size.clone(), conflicts: metrics.write_conflicts.clone() },
+            WriterMetrics {
+                batch_sizes: metrics.write_batch_size.clone(),
+                conflicts: metrics.write_conflicts.clone(),
+                reviews: metrics.reviews.clone(),
+            },
         );
         let limits = RateLimits::new(&crate::limits::rates(&settings.rates), redis.clone());
         let cursor_keys = cursor_keys(&settings, &store).await?;
@@ -106,6 +111,7 @@ impl Application {
             draining: Arc::default(),
             live: Arc::clone(&live),
             cursor_keys,
+            reviews: metrics.reviews.clone(),
         });
         let draining = Arc::clone(&state.draining);
         boards::reload_catalog(&state).await.map_err(|error| anyhow::anyhow!("loading the board catalog: {error}"))?;

@@ -45,4 +45,6 @@ pub struct AppState {
     pub live: Arc<LiveHub>,
     /// What ranking cursors are signed and checked with.
     pub cursor_keys: CursorKeys,
+    /// Posts held for review, accepted and rejected (`hiscore_reviews_total`).
+    pub reviews: prometheus::IntCounterVec,
 }

@@ -68,6 +68,8 @@ pub struct Metrics {
     rejections: IntCounterVec,
     /// Score posts made with each server key (by the key's id).
     pub server_key_posts: IntCounterVec,
+    /// Posts held for review, and the decisions on them (`held`, `accepted`, `rejected`).
+    pub reviews: IntCounterVec,
 }
 
 /// What `/metrics` reads at each scrape.
@@ -138,6 +140,16 @@ impl Metrics {
             Opts::new("hiscore_server_key_posts_total", "Score posts made with a live server key, by the key's id"),
             &["key"],
         )?;
+        let reviews = IntCounterVec::new(
+            Opts::new(
+                "hiscore_reviews_total",
+                "Score posts held for review (held), and the decisions on them (accepted, rejected)",
+            ),
+            &["outcome"],
+        )?;
+        for outcome in ["held", "accepted", "rejected"] {
+            reviews.with_label_values(&[outcome]);
+        }
         let build_info = IntGaugeVec::new(Opts::new("hiscore_build_info", "The running version"), &["version"])?;
         build_info.with_label_values(&[env!("CARGO_PKG_VERSION")]).set(1);
         registry.register(Box::new(requests.clone()))?;
@@ -163,6 +175,7 @@ impl Metrics {
         }
         registry.register(Box::new(rejections.clone()))?;
         registry.register(Box::new(server_key_posts.clone()))?;
+        registry.register(Box::new(reviews.clone()))?;
         registry.register(Box::new(write_batch_size.clone()))?;
         registry.register(Box::new(write_conflicts.clone()))?;
         registry.register(Box::new(build_info))?;
@@ -186,6 +199,7 @@ impl Metrics {
             open_fds,
             rejections,
             server_key_posts,
+            reviews,
             write_batch_size,
             write_conflicts,
         })

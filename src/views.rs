@@ -10,7 +10,7 @@ use sha2::{Digest, Sha256};
 use utoipa::ToSchema;
 
 use crate::boards::{BoardSpec, Period, PostRules};
-use crate::domain::{Board, BoardKey, CursorKeys, Timestamp};
+use crate::domain::{Board, BoardKey, CursorKeys, PostStatus, Timestamp};
 use crate::rank::{Page, UserRanks};
 use crate::store::{ScoreRow, ServerKeyRow, UserRow};
 
@@ -116,11 +116,15 @@ pub struct ScoreView {
     pub id: i64,
     pub score: i64,
     pub created_at: Timestamp,
+    /// `accepted`, `held` (for review: counts for nothing until accepted) or `rejected`.
+    #[schema(example = "accepted")]
+    pub status: &'static str,
 }
 
 impl From<&ScoreRow> for ScoreView {
     fn from(row: &ScoreRow) -> Self {
-        Self { id: row.id, score: row.score, created_at: row.created_at }
+        let status = PostStatus::from_stored(&row.status).as_str();
+        Self { id: row.id, score: row.score, created_at: row.created_at, status }
     }
 }
 
@@ -297,6 +301,13 @@ pub struct BoardView {
     /// `players` (sessions post) or `server` (only server keys post).
     #[schema(example = "players")]
     pub writers: &'static str,
+    /// A post better than this in the board's order is held for review (null: none).
+    #[schema(required = true)]
+    pub hold_beyond: Option<i64>,
+    /// A post better than the player's entry by more than this factor is
+    /// held for review (null: none).
+    #[schema(required = true)]
+    pub hold_jump: Option<f64>,
 }
 
 impl BoardView {
@@ -315,6 +326,8 @@ impl BoardView {
             period: period.into(),
             min_interval_ms: spec.rules.min_interval_ms,
             writers: spec.rules.writers.as_str(),
+            hold_beyond: spec.rules.hold_beyond,
+            hold_jump: spec.rules.hold_jump,
         }
     }
 
@@ -338,6 +351,8 @@ impl BoardView {
             period: PeriodView::BUILTIN,
             min_interval_ms: rules.min_interval_ms,
             writers: rules.writers.as_str(),
+            hold_beyond: rules.hold_beyond,
+            hold_jump: rules.hold_jump,
         }
     }
 }
@@ -374,14 +389,19 @@ pub struct BoardScoreView {
     pub created_at: Timestamp,
     #[schema(required = true)]
     pub metadata: Option<Metadata>,
+    /// `accepted`, `held` (for review: counts for nothing until accepted) or `rejected`.
+    #[schema(example = "accepted")]
+    pub status: &'static str,
 }
 
-/// The answer to a post on a custom board.
+/// The answer to a post on a custom board (201), or to a post held for
+/// review (202: `entry` as it was, null if the player had none).
 #[derive(Debug, Serialize, ToSchema)]
 pub struct BoardScoreResult {
     pub score: BoardScoreView,
     /// The player's entry after this post, with its rank.
-    pub entry: RankingEntry,
+    #[schema(required = true)]
+    pub entry: Option<RankingEntry>,
     /// Whether the entry's score changed.
     pub improved: bool,
     /// The period the post counted in.
@@ -396,6 +416,9 @@ pub struct BoardHistoryItem {
     pub created_at: Timestamp,
     #[schema(required = true)]
     pub metadata: Option<Metadata>,
+    /// `accepted`, `held` or `rejected`.
+    #[schema(example = "accepted")]
+    pub status: &'static str,
     /// The period the post counted in.
     pub period: PeriodView,
 }
@@ -481,4 +504,37 @@ pub struct ServerKeyCreated {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ServerKeyList {
     pub keys: Vec<ServerKeyView>,
+}
+
+/// A post waiting for review (`GET /api/admin/held`).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct HeldPost {
+    /// The post (`status` `held`); posts of `/api/scores` have no metadata.
+    pub score: BoardScoreView,
+    /// The board whose log holds it: a custom board's id, or `best` for
+    /// `/api/scores` (which feeds both built-in boards).
+    pub board: String,
+    pub user_id: i64,
+    /// `hold_beyond` or `hold_jump`.
+    pub rule: String,
+    /// The period the post belongs to (and counts in once accepted).
+    pub period: PeriodView,
+}
+
+/// `GET /api/admin/held`: oldest first.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct HeldList {
+    pub held: Vec<HeldPost>,
+    /// Pass as `after` for the next page; null at the end.
+    #[schema(required = true)]
+    pub next_after: Option<i64>,
+}
+
+/// `POST /api/admin/held/{score_id}`: the post as decided, and the
+/// player's entry on its board and period now (null when none).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Decided {
+    pub score: BoardScoreView,
+    #[schema(value_type = Option<RankingEntry>, required = true)]
+    pub entry: Option<serde_json::Value>,
 }

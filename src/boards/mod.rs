@@ -30,11 +30,60 @@ pub const MAX_MIN_INTERVAL_MS: i64 = 86_400_000;
 /// What a post to a board must pass besides its score range (v3 score
 /// integrity). Unlike the rest of a board's definition, these change by
 /// `PATCH`, on custom and built-in boards alike.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct PostRules {
     /// The least time between two posts of one player to the board.
     pub min_interval_ms: Option<i64>,
     pub writers: Writers,
+    /// A post better than this (in the board's order) is held for review.
+    pub hold_beyond: Option<i64>,
+    /// A post better than the player's entry by more than this factor is
+    /// held for review (always > 1).
+    pub hold_jump: Option<f64>,
+}
+
+/// Which rule held a post for review.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HoldRule {
+    Beyond,
+    Jump,
+}
+
+impl HoldRule {
+    /// The board field's name, as the review queue shows it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Beyond => "hold_beyond",
+            Self::Jump => "hold_jump",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "hold_beyond" => Some(Self::Beyond),
+            "hold_jump" => Some(Self::Jump),
+            _ => None,
+        }
+    }
+}
+
+impl PostRules {
+    /// The rule that holds `score` for review on a board of `order`, given
+    /// the player's current entry there (none yet: `hold_beyond` alone).
+    /// `desc`: beyond when score > hold_beyond, a jump when score > entry ×
+    /// hold_jump; `asc`: score < hold_beyond, score < entry ÷ hold_jump.
+    pub fn holds(&self, order: Order, score: i64, entry: Option<i64>) -> Option<HoldRule> {
+        if self.hold_beyond.is_some_and(|beyond| order.better(score, beyond)) {
+            return Some(HoldRule::Beyond);
+        }
+        let (jump, entry) = (self.hold_jump?, entry?);
+        let (score, entry) = (score as f64, entry as f64);
+        let jumped = match order {
+            Order::Desc => score > entry * jump,
+            Order::Asc => score < entry / jump,
+        };
+        jumped.then_some(HoldRule::Jump)
+    }
 }
 
 /// One period of a board.
@@ -46,8 +95,9 @@ pub struct Period {
     pub end: Option<Timestamp>,
 }
 
-/// A custom board's definition (everything but the name is fixed at creation).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A custom board's definition (everything but the name and the rules is
+/// fixed at creation).
+#[derive(Debug, Clone, PartialEq)]
 pub struct BoardSpec {
     /// The catalog's key (never reused).
     pub number: i64,
@@ -334,6 +384,21 @@ mod tests {
         board.period_at(Timestamp::from_millis(1_796_112_000_000 + 2_001_000));
         let new: Vec<i64> = board.periods_after(current).iter().map(|period| period.index).collect();
         assert_eq!(new, [current + 1]);
+    }
+
+    #[test]
+    fn posts_are_held_beyond_a_bound_or_for_a_jump_in_the_boards_order() {
+        let rules = PostRules { hold_beyond: Some(1_000), hold_jump: Some(2.0), ..PostRules::default() };
+        assert_eq!(rules.holds(Order::Desc, 1_001, None), Some(HoldRule::Beyond));
+        assert_eq!(rules.holds(Order::Desc, 1_000, None), None, "not better than the bound");
+        assert_eq!(rules.holds(Order::Desc, 900, None), None, "no entry: the bound alone");
+        assert_eq!(rules.holds(Order::Desc, 201, Some(100)), Some(HoldRule::Jump));
+        assert_eq!(rules.holds(Order::Desc, 200, Some(100)), None, "exactly the factor is not more");
+        // Lower is better: beyond is below the bound, a jump divides.
+        assert_eq!(rules.holds(Order::Asc, 999, None), Some(HoldRule::Beyond));
+        assert_eq!(rules.holds(Order::Asc, 49_999, Some(100_000)), Some(HoldRule::Jump));
+        assert_eq!(rules.holds(Order::Asc, 50_000, Some(100_000)), None);
+        assert_eq!(PostRules::default().holds(Order::Desc, i64::MAX, Some(0)), None);
     }
 
     #[test]

@@ -19,5 +19,5 @@ pub use cursor::{derive_secret, BoardKey, Cursor, CursorKeys, Walk};
 pub use display_name::DisplayName;
 pub use idempotency_key::IdempotencyKey;
 pub use page::{parse_before, parse_offset, PageLimit, Radius, UserIds};
-pub use score::Score;
+pub use score::{PostStatus, Score};
 pub use timestamp::Timestamp;

@@ -4,6 +4,35 @@ use serde_json::Value;
 
 use crate::error::{ApiError, ErrorCode};
 
+/// What became of a post (v3 score integrity): it counts (`Accepted`), or
+/// waits for review (`Held`), or was refused by a reviewer (`Rejected`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PostStatus {
+    Accepted,
+    Held,
+    Rejected,
+}
+
+impl PostStatus {
+    /// As stored and as clients see it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Accepted => "accepted",
+            Self::Held => "held",
+            Self::Rejected => "rejected",
+        }
+    }
+
+    /// A stored value; anything unknown counts as accepted (the column's default).
+    pub fn from_stored(text: &str) -> Self {
+        match text {
+            "held" => Self::Held,
+            "rejected" => Self::Rejected,
+            _ => Self::Accepted,
+        }
+    }
+}
+
 /// A posted score: an integer in `0..=MAX`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Score(i64);

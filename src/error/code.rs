@@ -63,8 +63,8 @@ error_codes! {
     // 403: known, but not allowed.
     InvalidAdminToken = (403, "invalid_admin_token", "wrong admin token"),
     BuiltinBoard = (403, "builtin_board",
-        "the built-in boards take only rule changes (min_interval_ms, writers) and cannot be deleted; their scores \
-         are posted to /api/scores"),
+        "the built-in boards take only rule changes (min_interval_ms, writers, hold_beyond, hold_jump) and cannot \
+         be deleted; their scores are posted to /api/scores"),
     Banned = (403, "banned", "this player is banned"),
     ServerOnly = (403, "server_only", "only the game's servers post to this board, with a server key"),
     // 404: nothing there.
@@ -82,6 +82,9 @@ error_codes! {
     BoardExists = (409, "board_exists", "a board with that id exists"),
     AlreadyBanned = (409, "already_banned", "the player is banned already"),
     NotBanned = (409, "not_banned", "the player is not banned"),
+    AlreadyDecided = (409, "already_decided", "this held post was accepted or rejected already"),
+    AmbiguousScore = (409, "ambiguous_score",
+        "a post of /api/scores and a custom board's post are held with this id: send `board` to say which"),
     PayloadTooLarge = (413, "payload_too_large", "request body is too large"),
     UnsupportedMediaType = (415, "unsupported_media_type",
         "request body must be JSON (Content-Type: application/json)"),
@@ -111,6 +114,10 @@ error_codes! {
         "max_score must be an integer from min_score to 1000000000000000"),
     InvalidMinIntervalMs = (422, "invalid_min_interval_ms",
         "min_interval_ms must be null or an integer from 1 to 86400000 (a day)"),
+    InvalidHoldBeyond = (422, "invalid_hold_beyond",
+        "hold_beyond must be null or an integer from -1000000000000000 to 1000000000000000"),
+    InvalidHoldJump = (422, "invalid_hold_jump", "hold_jump must be null or a number greater than 1 (at most 1000000)"),
+    InvalidDecision = (422, "invalid_decision", "decision must be `accept` or `reject`; note, if sent, at most 500 characters"),
     InvalidWriters = (422, "invalid_writers", "writers must be `players` or `server`"),
     InvalidUserId = (422, "invalid_user_id", "a post with a server key names its player: user_id, a positive integer"),
     InvalidMetadata = (422, "invalid_metadata", "metadata must be a JSON object of at most 1 KiB"),

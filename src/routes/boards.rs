@@ -62,6 +62,7 @@ pub async fn periods(
     request_body = crate::routes::schemas::BoardScoreRequest,
     responses(
         (status = 201, description = "Accepted; `entry` is the player's entry after this post", body = crate::views::BoardScoreResult),
+        (status = 202, description = "Held for review by the board's `hold_beyond` or `hold_jump`: counts for nothing until accepted; `entry` as it was (null if none), `improved` false", body = crate::views::BoardScoreResult),
         (status = 200, description = "A replay of an `Idempotency-Key`: the first body again", body = crate::views::BoardScoreResult),
     ))]
 pub async fn post_score(
@@ -76,10 +77,12 @@ pub async fn post_score(
     Ok(posted(boards::post(&state, &path.board, author, &body, key).await?))
 }
 
-/// A post's answer: 201 with the new body, or 200 with the first one again.
+/// A post's answer: 201 with the new body, 202 when it was held for
+/// review, or 200 with the first answer again.
 pub(super) fn posted(posted: Posted) -> HttpResponse {
     match posted {
         Posted::Created(body) => HttpResponse::Created().content_type(ContentType::json()).body(body),
+        Posted::Held(body) => HttpResponse::Accepted().content_type(ContentType::json()).body(body),
         Posted::Replayed(body) => HttpResponse::Ok()
             .content_type(ContentType::json())
             .insert_header(("Idempotent-Replayed", "true"))

@@ -16,6 +16,7 @@ mod moderation;
 pub mod openapi;
 mod paths;
 mod rankings;
+mod reviews;
 mod schemas;
 mod scores;
 mod sessions;
@@ -123,12 +124,12 @@ routes! {
         post: boards::create => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, AdminTokenRequired,
             InvalidAdminToken, TooManyRequests, NotFound, BoardExists, InvalidId, InvalidName, InvalidOrder, InvalidOperator,
             InvalidReset, InvalidTimezone, InvalidArchivePeriods, InvalidMinScore, InvalidMaxScore, InvalidMinIntervalMs,
-            InvalidWriters, DatabaseUnavailable],
+            InvalidWriters, InvalidHoldBeyond, InvalidHoldJump, DatabaseUnavailable],
     },
     paths::ADMIN_BOARD => {
         patch: boards::update => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, AdminTokenRequired,
             InvalidAdminToken, TooManyRequests, NotFound, BoardNotFound, BuiltinBoard, InvalidName, InvalidMinIntervalMs,
-            InvalidWriters, DatabaseUnavailable],
+            InvalidWriters, InvalidHoldBeyond, InvalidHoldJump, DatabaseUnavailable],
         delete: boards::delete => [AdminTokenRequired, InvalidAdminToken, TooManyRequests, NotFound, BoardNotFound, BuiltinBoard,
             DatabaseUnavailable],
     },
@@ -162,6 +163,15 @@ routes! {
     paths::ADMIN_KEY => {
         delete: keys::revoke => [AdminTokenRequired, InvalidAdminToken, TooManyRequests, NotFound, KeyNotFound,
             DatabaseUnavailable],
+    },
+    paths::ADMIN_HELD => {
+        get: reviews::list => [InvalidLimit, InvalidQuery, AdminTokenRequired, InvalidAdminToken, TooManyRequests, NotFound,
+            BoardNotFound, DatabaseUnavailable],
+    },
+    paths::ADMIN_HELD_POST => {
+        post: reviews::decide => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, UnsupportedMediaType,
+            AdminTokenRequired, InvalidAdminToken, TooManyRequests, NotFound, ScoreNotFound, BoardNotFound, UserNotFound,
+            InvalidDecision, AlreadyDecided, AmbiguousScore, DatabaseUnavailable],
     },
     paths::ADMIN_INITIALIZE => {
         post: admin::initialize => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, AdminTokenRequired, InvalidAdminToken, TooManyRequests,

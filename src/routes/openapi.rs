@@ -75,6 +75,8 @@ impl Modify for SessionAuth {
         super::keys::create,
         super::keys::list,
         super::keys::revoke,
+        super::reviews::list,
+        super::reviews::decide,
         super::admin::initialize,
     ),
     components(schemas(
@@ -85,6 +87,7 @@ impl Modify for SessionAuth {
         views::BoardScoreView, views::BoardScoreResult, views::BoardHistoryItem, views::BoardHistory,
         views::UserBoardEntry, views::UserBoards, views::Metadata, BoardScoreRequest, BoardRequest,
         UpdateBoardRequest, CreateKeyRequest, views::ServerKeyView, views::ServerKeyCreated, views::ServerKeyList,
+        DecisionRequest, views::HeldPost, views::HeldList, views::Decided,
         BanRequest, RenameUserRequest, ChangeMeRequest, EraseMeRequest, views::AuditEntry,
         views::AuditLog, views::Initialized,
     )),

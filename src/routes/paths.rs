@@ -32,4 +32,6 @@ pub const ADMIN_USER_BAN: &str = "/api/admin/users/{id}/ban";
 pub const ADMIN_AUDIT: &str = "/api/admin/audit";
 pub const ADMIN_KEYS: &str = "/api/admin/keys";
 pub const ADMIN_KEY: &str = "/api/admin/keys/{id}";
+pub const ADMIN_HELD: &str = "/api/admin/held";
+pub const ADMIN_HELD_POST: &str = "/api/admin/held/{score_id}";
 pub const ADMIN_INITIALIZE: &str = "/api/admin/initialize";

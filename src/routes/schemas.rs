@@ -66,8 +66,8 @@ pub struct ScoreRequest {
     /// An integer in 0..=1,000,000,000 (floats, strings, negatives: 422 `invalid_score`).
     #[schema(example = 1200, minimum = 0, maximum = 1_000_000_000)]
     pub score: i64,
-    /// With a server key only: the player the post is for (a player's
-    /// session posts for the player, whatever this says).
+    /// With a server key: the player the post is for (a player's session
+    /// posts for that player; if sent, it must be their own id).
     #[schema(minimum = 1)]
     pub user_id: Option<i64>,
 }
@@ -125,6 +125,11 @@ pub struct BoardRequest {
     /// player's session gets 403 `server_only`).
     #[schema(example = "players")]
     pub writers: Option<String>,
+    /// A post better than this (in the board's order) is held for review (202).
+    pub hold_beyond: Option<i64>,
+    /// A post better than the player's entry by more than this factor
+    /// (> 1) is held for review (202).
+    pub hold_jump: Option<f64>,
 }
 
 /// `PATCH /api/admin/boards/{board}`: the fields to change; a field left
@@ -139,6 +144,22 @@ pub struct UpdateBoardRequest {
     pub min_interval_ms: Option<i64>,
     #[schema(example = "server")]
     pub writers: Option<String>,
+    pub hold_beyond: Option<i64>,
+    pub hold_jump: Option<f64>,
+}
+
+/// `POST /api/admin/held/{score_id}`.
+#[derive(Serialize, ToSchema)]
+pub struct DecisionRequest {
+    /// `accept` or `reject`.
+    #[schema(example = "accept")]
+    pub decision: String,
+    /// Why, for the audit log (at most 500 characters).
+    #[schema(max_length = 500)]
+    pub note: Option<String>,
+    /// Which board's post, when a post of `/api/scores` (`best`) and a
+    /// custom board's post are both held with this id.
+    pub board: Option<String>,
 }
 
 /// `POST /api/admin/keys`.

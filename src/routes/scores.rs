@@ -16,6 +16,7 @@ use crate::usecases::scores::{self, Author};
     request_body = crate::routes::schemas::ScoreRequest,
     responses(
         (status = 201, description = "Accepted; `user` already reflects this post", body = crate::views::ScoreResult),
+        (status = 202, description = "Held for review by a built-in board's `hold_beyond` or `hold_jump`: counts for nothing until accepted; `user` as it was, `new_best` false", body = crate::views::ScoreResult),
         (status = 200, description = "A replay of an `Idempotency-Key`: the first body again", body = crate::views::ScoreResult),
     ))]
 pub async fn post_score(

@@ -7,10 +7,11 @@ use std::collections::HashMap;
 use sqlx::AnyConnection;
 
 use super::{BatchError, Job, Pending, Post, Poster, Target};
-use crate::domain::{Score, Timestamp};
+use crate::boards::{HoldRule, PostRules};
+use crate::domain::{Order, PostStatus, Score, Timestamp};
 use crate::error::ErrorCode;
 use crate::rank::RankEngine;
-use crate::store::{Store, UserRow};
+use crate::store::{NewHold, Store, UserRow, BUILTIN_LOG};
 use crate::views::{Me, ScoreResult, ScoreView};
 
 /// The rows of the batch's players, locked, and their totals before the
@@ -70,10 +71,30 @@ pub(super) async fn lock_players(
     Ok(Players { rows, before })
 }
 
+/// The built-in boards' rules: a post to `/api/scores` is held when
+/// either board's `hold_beyond` or `hold_jump` says so (`best` judged
+/// against the player's best, `total` against their total).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Rules {
+    pub best: PostRules,
+    pub total: PostRules,
+}
+
+impl Rules {
+    fn holds(&self, row: &UserRow, score: i64) -> Option<HoldRule> {
+        let played = row.play_count > 0;
+        self.best
+            .holds(Order::Desc, score, played.then_some(row.best_score))
+            .or_else(|| self.total.holds(Order::Desc, score, played.then_some(row.total_score)))
+    }
+}
+
 /// Appends the new posts to the log in one INSERT, applies each in order
 /// (sum, max, count and the `best_at` of the first strictly greater score,
 /// also for several posts of one player), renders their answers, and
-/// writes every changed row in one UPDATE.
+/// writes every changed row in one UPDATE. A post the boards' rules hold
+/// is logged as held and changes nothing (202).
+#[allow(clippy::too_many_arguments)]
 pub(super) async fn apply(
     store: &Store,
     ranks: &RankEngine,
@@ -81,6 +102,7 @@ pub(super) async fn apply(
     batch: &[Job],
     pending: &mut [Pending],
     players: &mut Players,
+    rules: Rules,
     now: Timestamp,
 ) -> Result<Changed, BatchError> {
     let new_posts: Vec<(usize, i64, Score)> = batch
@@ -92,20 +114,56 @@ pub(super) async fn apply(
     if new_posts.is_empty() {
         return Ok(Changed::default());
     }
-    let log: Vec<(i64, Score)> = new_posts.iter().map(|(_, user, score)| (*user, *score)).collect();
+    // Which posts are held, judged in order against each player's row as
+    // the batch's earlier posts leave it (the ids are not known yet).
+    let mut running = players.rows.clone();
+    let held: Vec<Option<HoldRule>> = new_posts
+        .iter()
+        .map(|(_, user_id, score)| {
+            let row = running.get_mut(user_id)?;
+            let rule = rules.holds(row, score.value());
+            if rule.is_none() {
+                count_post(row, score.value(), 0, now);
+            }
+            rule
+        })
+        .collect();
+    let log: Vec<(i64, Score, PostStatus)> = new_posts
+        .iter()
+        .zip(&held)
+        .map(|((_, user, score), rule)| {
+            (*user, *score, if rule.is_some() { PostStatus::Held } else { PostStatus::Accepted })
+        })
+        .collect();
     let ids = store.insert_scores(conn, &log, now).await?;
+    let holds: Vec<NewHold> = new_posts
+        .iter()
+        .zip(&held)
+        .zip(&ids)
+        .filter_map(|(((_, user_id, _), rule), post_id)| {
+            Some(NewHold {
+                board: BUILTIN_LOG,
+                post_id: *post_id,
+                user_id: *user_id,
+                period: 0,
+                rule: rule.as_ref()?.as_str(),
+            })
+        })
+        .collect();
+    store.insert_holds(conn, &holds).await?;
+
     let mut applied = Vec::with_capacity(new_posts.len());
-    for ((index, user_id, score), score_id) in new_posts.iter().zip(ids) {
+    for (((index, user_id, score), score_id), rule) in new_posts.iter().zip(ids).zip(&held) {
         let Some(row) = players.rows.get_mut(user_id) else { continue };
-        let new_best = count_post(row, score.value(), score_id, now);
-        row.version += 1;
+        let status = if rule.is_some() { PostStatus::Held } else { PostStatus::Accepted };
+        let new_best = rule.is_none() && {
+            let new_best = count_post(row, score.value(), score_id, now);
+            row.version += 1;
+            new_best
+        };
         // The player as this post left them (a later post of the batch may move them again).
-        applied.push((
-            *index,
-            ScoreView { id: score_id, score: score.value(), created_at: now },
-            new_best,
-            row.clone(),
-        ));
+        let view = ScoreView { id: score_id, score: score.value(), created_at: now, status: status.as_str() };
+        applied.push((*index, view, new_best, row.clone()));
     }
     // Ranks count players with strictly greater scores, and a player's
     // own previous entry never counts (scores only rise), so the engine
@@ -114,7 +172,9 @@ pub(super) async fn apply(
     let user_ranks = ranks.ranks_of_on(conn, &rows).await?;
     for ((index, score, new_best, row), user_ranks) in applied.iter().zip(user_ranks) {
         let result = ScoreResult { score: score.clone(), new_best: *new_best, user: Me::new(row, user_ranks) };
-        pending[*index] = Pending::Created { body: serde_json::to_string(&result)? };
+        let body = serde_json::to_string(&result)?;
+        pending[*index] =
+            if score.status == PostStatus::Held.as_str() { Pending::Held { body } } else { Pending::Created { body } };
     }
 
     // One UPDATE for every player whose aggregates changed.

@@ -13,12 +13,12 @@ use sqlx::AnyConnection;
 
 use super::builtin::Players;
 use super::{BatchError, Job, Pending, Target};
-use crate::boards::{CustomBoard, Period};
+use crate::boards::{CustomBoard, HoldRule, Period};
 use crate::config::PlantedFault;
-use crate::domain::{BoardKey, Metadata, Operator, Timestamp};
+use crate::domain::{BoardKey, Metadata, Operator, PostStatus, Timestamp};
 use crate::error::ErrorCode;
 use crate::rank::{EntryChange, RankEngine};
-use crate::store::{EntryRow, EntryWrite, NewBoardPost, PeriodPlayers, Store};
+use crate::store::{EntryRow, EntryWrite, NewBoardPost, NewHold, PeriodPlayers, Store};
 use crate::views::{BoardScoreResult, BoardScoreView, Metadata as MetadataView, PeriodView, RankingEntry};
 
 /// What the batch locked for its posts to custom boards.
@@ -95,13 +95,16 @@ pub(super) async fn lock(
 /// A new post: its job's index, board, player, score and metadata.
 type NewPost<'a> = (usize, &'a Arc<CustomBoard>, i64, i64, Option<&'a Metadata>);
 
-/// A new post, after it was applied to its entry.
+/// A new post, after it was applied to its entry (or held for review,
+/// leaving the entry as it was, if there was one).
 struct Applied {
     index: usize,
     board: Arc<CustomBoard>,
+    user_id: i64,
     post: BoardScoreView,
-    entry: EntryRow,
+    entry: Option<EntryRow>,
     improved: bool,
+    held: bool,
     /// The entry before the batch, if any.
     before: Option<EntryRow>,
 }
@@ -136,57 +139,108 @@ impl Locked {
         if new_posts.is_empty() {
             return Ok(Changed::default());
         }
+        // Which posts are held, judged in order against each entry as the
+        // batch's earlier posts leave it (the post ids are not known yet).
+        let mut running = self.entries.clone();
+        let held: Vec<Option<HoldRule>> = new_posts
+            .iter()
+            .map(|(_, board, user_id, score, _)| {
+                let key = (board.spec.number, *user_id);
+                let entry = running.get(&key).cloned();
+                let rule = board.spec.rules.holds(board.spec.order, *score, entry.as_ref().map(|e| e.score));
+                if rule.is_none() {
+                    let period = self.periods[&board.spec.number].index;
+                    running.insert(key, next_entry(board, entry, *user_id, period, *score, 0, None, now).0);
+                }
+                rule
+            })
+            .collect();
+        let status_of = |rule: &Option<HoldRule>| if rule.is_some() { PostStatus::Held } else { PostStatus::Accepted };
         let log: Vec<NewBoardPost> = new_posts
             .iter()
-            .map(|(_, board, user_id, score, metadata)| NewBoardPost {
+            .zip(&held)
+            .map(|((_, board, user_id, score, metadata), rule)| NewBoardPost {
                 board: board.spec.number,
                 period: self.periods[&board.spec.number].index,
                 user_id: *user_id,
                 score: *score,
                 metadata: metadata.map(Metadata::as_str),
+                status: status_of(rule),
             })
             .collect();
         let ids = store.insert_board_posts(conn, &log, now).await?;
+        let holds: Vec<NewHold> = log
+            .iter()
+            .zip(&held)
+            .zip(&ids)
+            .filter_map(|((post, rule), post_id)| {
+                let rule = rule.as_ref()?.as_str();
+                Some(NewHold { board: post.board, post_id: *post_id, user_id: post.user_id, period: post.period, rule })
+            })
+            .collect();
+        store.insert_holds(conn, &holds).await?;
 
         let mut current = self.entries.clone();
         let mut applied = Vec::with_capacity(new_posts.len());
-        for ((index, board, user_id, score, metadata), post_id) in new_posts.iter().zip(ids) {
+        for (((index, board, user_id, score, metadata), post_id), rule) in new_posts.iter().zip(ids).zip(&held) {
             let number = board.spec.number;
             let period = self.periods[&number];
             let metadata = metadata.map(|m| m.as_str().to_owned());
             let entry = current.get(&(number, *user_id)).cloned();
-            let (entry, improved) =
-                next_entry(board, entry, *user_id, period.index, *score, post_id, metadata.clone(), now);
-            current.insert((number, *user_id), entry.clone());
+            let (entry, improved) = if rule.is_some() {
+                (entry, false)
+            } else {
+                let (entry, improved) =
+                    next_entry(board, entry, *user_id, period.index, *score, post_id, metadata.clone(), now);
+                current.insert((number, *user_id), entry.clone());
+                (Some(entry), improved)
+            };
             let post = BoardScoreView {
                 id: post_id,
                 score: *score,
                 created_at: now,
                 metadata: metadata.map(|m| MetadataView(Arc::from(m))),
+                status: status_of(rule).as_str(),
             };
             let before = self.entries.get(&(number, *user_id)).cloned();
-            applied.push(Applied { index: *index, board: Arc::clone(board), post, entry, improved, before });
+            applied.push(Applied {
+                index: *index,
+                board: Arc::clone(board),
+                user_id: *user_id,
+                post,
+                entry,
+                improved,
+                held: rule.is_some(),
+                before,
+            });
         }
 
         // Ranks before the batch is recorded: a player's own entry from
         // before the batch is still there, so it is taken out where it
         // ranked strictly above the new score.
-        let scores: Vec<_> = applied.iter().map(|a| (a.board.spec.period(a.entry.period), a.entry.score)).collect();
+        let ranked: Vec<(&Applied, &EntryRow)> =
+            applied.iter().filter_map(|a| a.entry.as_ref().map(|entry| (a, entry))).collect();
+        let scores: Vec<_> = ranked.iter().map(|(a, entry)| (a.board.spec.period(entry.period), entry.score)).collect();
         let board_ranks = ranks.ranks_of_scores_on(conn, &scores).await?;
-        for (a, rank) in applied.iter().zip(board_ranks) {
-            let board = a.board.spec.period(a.entry.period);
-            let own_above = a.before.as_ref().is_some_and(|before| board.order.better(before.score, a.entry.score));
+        let mut entries: HashMap<usize, RankingEntry> = HashMap::new();
+        for ((a, entry), rank) in ranked.iter().zip(board_ranks) {
+            let board = a.board.spec.period(entry.period);
+            let own_above = a.before.as_ref().is_some_and(|before| board.order.better(before.score, entry.score));
             let rank = rank - i64::from(own_above);
-            let name = self.names.get(&a.entry.user_id).map_or("", String::as_str);
-            let key = BoardKey { score: a.entry.score, at: a.entry.achieved_at.millis(), id: a.entry.user_id };
-            let metadata = a.entry.metadata.as_deref().map(Arc::from);
+            let name = self.names.get(&entry.user_id).map_or("", String::as_str);
+            let key = BoardKey { score: entry.score, at: entry.achieved_at.millis(), id: entry.user_id };
+            let metadata = entry.metadata.as_deref().map(Arc::from);
+            entries.insert(a.index, RankingEntry::new(board.board, rank, key, name, metadata));
+        }
+        for a in &applied {
             let result = BoardScoreResult {
                 score: a.post.clone(),
-                entry: RankingEntry::new(board.board, rank, key, name, metadata),
+                entry: entries.remove(&a.index),
                 improved: a.improved,
                 period: PeriodView::from(self.periods[&a.board.spec.number]),
             };
-            pending[a.index] = Pending::Created { body: serde_json::to_string(&result)? };
+            let body = serde_json::to_string(&result)?;
+            pending[a.index] = if a.held { Pending::Held { body } } else { Pending::Created { body } };
         }
 
         // Each written entry takes the next change number of its period,
@@ -194,10 +248,10 @@ impl Locked {
         // counts.
         let mut finals: Vec<(EntryRow, &Arc<CustomBoard>)> = Vec::new();
         let mut seen = HashSet::new();
-        for a in applied.iter().rev() {
+        for a in applied.iter().rev().filter(|a| !a.held) {
             let number = a.board.spec.number;
-            if seen.insert((number, a.entry.user_id)) {
-                finals.push((current[&(number, a.entry.user_id)].clone(), &a.board));
+            if seen.insert((number, a.user_id)) {
+                finals.push((current[&(number, a.user_id)].clone(), &a.board));
             }
         }
         finals.sort_by_key(|(entry, _)| entry.board);

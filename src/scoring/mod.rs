@@ -30,9 +30,9 @@ use sha2::{Digest, Sha256};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::background::Background;
-use crate::boards::CustomBoard;
+use crate::boards::{CustomBoard, Registry};
 use crate::cache::Caches;
-use crate::domain::{IdempotencyKey, Metadata, Score, Timestamp};
+use crate::domain::{Board, IdempotencyKey, Metadata, Score, Timestamp};
 use crate::error::{ApiError, ErrorCode};
 use crate::rank::RankEngine;
 use crate::store::{retry_conflicts, MaybeConflict, Store, StoreError};
@@ -42,6 +42,8 @@ use crate::store::{retry_conflicts, MaybeConflict, Store, StoreError};
 pub enum Posted {
     /// A new score: 201.
     Created(String),
+    /// A new score held for review (a board's `hold_beyond`, `hold_jump`): 202.
+    Held(String),
     /// A repeated `Idempotency-Key`: the first response's body again, 200.
     Replayed(String),
 }
@@ -150,6 +152,8 @@ struct Writer {
     store: Store,
     ranks: RankEngine,
     caches: Arc<Caches>,
+    /// Where the built-in boards' hold rules are read.
+    boards: Arc<Registry>,
     policy: BatchPolicy,
     background: Background,
     metrics: WriterMetrics,
@@ -162,6 +166,8 @@ pub struct WriterMetrics {
     pub batch_sizes: prometheus::Histogram,
     /// Batches rolled back by a conflict and run again.
     pub conflicts: prometheus::IntCounter,
+    /// Posts held for review (`held`).
+    pub reviews: prometheus::IntCounterVec,
 }
 
 /// Why a batch failed as a whole.
@@ -191,12 +197,13 @@ impl ScoreWriter {
         store: Store,
         ranks: RankEngine,
         caches: Arc<Caches>,
+        boards: Arc<Registry>,
         policy: BatchPolicy,
         background: &Background,
         metrics: WriterMetrics,
     ) -> Self {
         let (queue, jobs) = mpsc::channel(policy.queue.max(1));
-        let writer = Writer { store, ranks, caches, policy, background: background.clone(), metrics };
+        let writer = Writer { store, ranks, caches, boards, policy, background: background.clone(), metrics };
         background.spawn(writer.run(jobs));
         Self { queue }
     }
@@ -283,6 +290,10 @@ enum Pending {
     Created {
         body: String,
     },
+    /// Held for review: its answer (202).
+    Held {
+        body: String,
+    },
     /// The same key earlier in this batch: its answer.
     ReplayOf(usize),
     /// The key was used before this batch: the stored answer, read after commit.
@@ -332,6 +343,8 @@ impl Writer {
         .await;
         match outcome {
             Ok((pending, committed)) => {
+                let held = pending.iter().filter(|p| matches!(p, Pending::Held { .. })).count();
+                self.metrics.reviews.with_label_values(&["held"]).inc_by(held as u64);
                 self.ranks.record(&committed.builtin.rows).await;
                 self.ranks.record_entries(&committed.custom.changes).await;
                 if let Some(users) = &self.caches.users {
@@ -417,12 +430,22 @@ impl Writer {
             }
         }
 
-        let builtin = builtin::apply(store, &self.ranks, &mut tx, batch, &mut pending, &mut players, now).await?;
+        let rules = builtin::Rules {
+            best: self.boards.builtin_rules(Board::Best),
+            total: self.boards.builtin_rules(Board::Total),
+        };
+        let builtin =
+            builtin::apply(store, &self.ranks, &mut tx, batch, &mut pending, &mut players, rules, now).await?;
         let custom = custom.apply(store, &self.ranks, &mut tx, batch, &mut pending, now).await?;
 
         for (index, job) in batch.iter().enumerate() {
-            if let (Some(key), Pending::Created { body }) = (&job.post.key, &pending[index]) {
-                store.save_idempotent_response(&mut tx, job.post.user_id, key, 201, body).await?;
+            let (status, body) = match &pending[index] {
+                Pending::Created { body } => (201, body),
+                Pending::Held { body } => (202, body),
+                _ => continue,
+            };
+            if let Some(key) = &job.post.key {
+                store.save_idempotent_response(&mut tx, job.post.user_id, key, status, body).await?;
             }
         }
         tx.commit().await?;
@@ -431,12 +454,18 @@ impl Writer {
 
     /// Each job's answer, once the batch has committed.
     async fn answers(&self, batch: &[Job], pending: Vec<Pending>) -> Vec<Result<Posted, ApiError>> {
-        let bodies: Vec<Option<String>> =
-            pending.iter().map(|p| if let Pending::Created { body } = p { Some(body.clone()) } else { None }).collect();
+        let bodies: Vec<Option<String>> = pending
+            .iter()
+            .map(|p| match p {
+                Pending::Created { body } | Pending::Held { body } => Some(body.clone()),
+                _ => None,
+            })
+            .collect();
         let mut answers = Vec::with_capacity(batch.len());
         for (job, outcome) in batch.iter().zip(pending) {
             answers.push(match outcome {
                 Pending::Created { body } => Ok(Posted::Created(body)),
+                Pending::Held { body } => Ok(Posted::Held(body)),
                 Pending::ReplayOf(first) => match bodies.get(first).cloned().flatten() {
                     Some(body) => Ok(Posted::Replayed(body)),
                     None => Err(ApiError::internal(anyhow::anyhow!("a replay without its first answer"))),

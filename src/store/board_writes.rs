@@ -7,7 +7,7 @@ use sqlx::AnyConnection;
 use super::board_reads::rank_score;
 use super::custom_boards::{EntryRow, ENTRY_COLUMNS};
 use super::{placeholders, Store, StoreResult};
-use crate::domain::{Order, Timestamp};
+use crate::domain::{Order, PostStatus, Timestamp};
 
 /// A post to append to `board_scores`.
 pub struct NewBoardPost<'a> {
@@ -16,6 +16,7 @@ pub struct NewBoardPost<'a> {
     pub user_id: i64,
     pub score: i64,
     pub metadata: Option<&'a str>,
+    pub status: PostStatus,
 }
 
 /// An entry as a batch leaves it, on a board of `order`.
@@ -184,10 +185,10 @@ impl Store {
         if posts.is_empty() {
             return Ok(Vec::new());
         }
-        let columns = "INSERT INTO board_scores (board, period, user_id, score, metadata, created_at) VALUES";
+        let columns = "INSERT INTO board_scores (board, period, user_id, score, metadata, created_at, status) VALUES";
         if self.inserts_one_by_one() {
             let mut ids = Vec::with_capacity(posts.len());
-            let sql = format!("{columns} (?, ?, ?, ?, ?, ?)");
+            let sql = format!("{columns} (?, ?, ?, ?, ?, ?, ?)");
             for post in posts {
                 let query = self
                     .sql(&sql)
@@ -196,12 +197,13 @@ impl Store {
                     .bind(post.user_id)
                     .bind(post.score)
                     .bind(post.metadata)
-                    .bind(at);
+                    .bind(at)
+                    .bind(post.status.as_str());
                 ids.push(self.insert_returning_id(conn, query).await?);
             }
             return Ok(ids);
         }
-        let values = vec!["(?, ?, ?, ?, ?, ?)"; posts.len()].join(", ");
+        let values = vec!["(?, ?, ?, ?, ?, ?, ?)"; posts.len()].join(", ");
         let sql = self.insert_sql(&format!("{columns} {values}"), "id");
         let mut query = self.sql_once(&sql);
         for post in posts {
@@ -211,7 +213,8 @@ impl Store {
                 .bind(post.user_id)
                 .bind(post.score)
                 .bind(post.metadata)
-                .bind(at);
+                .bind(at)
+                .bind(post.status.as_str());
         }
         Ok(self.inserted_ids(conn, query, posts.len()).await?)
     }

@@ -9,7 +9,7 @@ use super::{Store, StoreError, StoreResult, UniqueKey};
 use crate::domain::Timestamp;
 
 /// A row of the catalog.
-#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
 pub struct BoardRow {
     pub number: i64,
     pub id: String,
@@ -22,20 +22,31 @@ pub struct BoardRow {
     pub min_score: i64,
     pub max_score: i64,
     pub created_at: Timestamp,
-    pub min_interval_ms: Option<i64>,
-    pub writers: String,
+    #[sqlx(flatten)]
+    pub rules: RulesRow,
 }
 
 const BOARD_COLUMNS: &str = "number, id, name, sort_order, operator, reset, timezone, archive_periods, min_score, \
-                             max_score, created_at, min_interval_ms, writers";
+                             max_score, created_at, min_interval_ms, writers, hold_beyond, hold_jump";
+
+/// A board's rule columns (v3 score integrity), on `boards` and on
+/// `builtin_board_rules` alike.
+#[derive(Debug, Clone, PartialEq, Default, sqlx::FromRow)]
+pub struct RulesRow {
+    pub min_interval_ms: Option<i64>,
+    /// `players` or `server`.
+    pub writers: String,
+    pub hold_beyond: Option<i64>,
+    pub hold_jump: Option<f64>,
+}
 
 /// The rules of a built-in board, as stored once set.
-#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
 pub struct BuiltinRulesRow {
     /// `best` or `total`.
     pub board: String,
-    pub min_interval_ms: Option<i64>,
-    pub writers: String,
+    #[sqlx(flatten)]
+    pub rules: RulesRow,
 }
 
 /// A period that began.
@@ -106,6 +117,8 @@ pub struct BoardScoreRow {
     pub score: i64,
     pub metadata: Option<String>,
     pub created_at: Timestamp,
+    /// `accepted`, `held` or `rejected` (see `domain::PostStatus`).
+    pub status: String,
 }
 
 /// What a new board stores.
@@ -120,8 +133,7 @@ pub struct NewBoard<'a> {
     pub min_score: i64,
     pub max_score: i64,
     pub created_at: Timestamp,
-    pub min_interval_ms: Option<i64>,
-    pub writers: &'a str,
+    pub rules: &'a RulesRow,
 }
 
 impl Store {
@@ -130,7 +142,8 @@ impl Store {
         let mut tx = self.begin_write().await?;
         let sql = self.insert_sql(
             "INSERT INTO boards (id, name, sort_order, operator, reset, timezone, archive_periods, min_score, \
-             max_score, created_at, min_interval_ms, writers) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             max_score, created_at, min_interval_ms, writers, hold_beyond, hold_jump) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             "number",
         );
         let query = self
@@ -145,8 +158,10 @@ impl Store {
             .bind(board.min_score)
             .bind(board.max_score)
             .bind(board.created_at)
-            .bind(board.min_interval_ms)
-            .bind(board.writers);
+            .bind(board.rules.min_interval_ms)
+            .bind(&board.rules.writers)
+            .bind(board.rules.hold_beyond)
+            .bind(board.rules.hold_jump);
         let number =
             self.insert_returning_id(&mut tx, query).await.map_err(StoreError::taken_as(UniqueKey::BoardId))?;
         self.sql("INSERT INTO board_periods (board, period, starts_at, ends_at, players) VALUES (?, 0, ?, ?, 0)")
@@ -186,19 +201,18 @@ impl Store {
     }
 
     /// A board's new name and rules; `false` when there is no such board.
-    pub async fn amend_board(
-        &self,
-        id: &str,
-        name: &str,
-        min_interval_ms: Option<i64>,
-        writers: &str,
-    ) -> StoreResult<bool> {
+    pub async fn amend_board(&self, id: &str, name: &str, rules: &RulesRow) -> StoreResult<bool> {
         let mut tx = self.begin_write().await?;
         let done = self
-            .sql("UPDATE boards SET name = ?, min_interval_ms = ?, writers = ? WHERE id = ?")
+            .sql(
+                "UPDATE boards SET name = ?, min_interval_ms = ?, writers = ?, hold_beyond = ?, hold_jump = ? \
+                 WHERE id = ?",
+            )
             .bind(name)
-            .bind(min_interval_ms)
-            .bind(writers)
+            .bind(rules.min_interval_ms)
+            .bind(&rules.writers)
+            .bind(rules.hold_beyond)
+            .bind(rules.hold_jump)
             .bind(id)
             .execute(&mut *tx)
             .await?;
@@ -211,7 +225,9 @@ impl Store {
     pub async fn builtin_rules(&self) -> StoreResult<Vec<BuiltinRulesRow>> {
         let mut conn = self.conn().await?;
         Ok(self
-            .sql_as("SELECT board, min_interval_ms, writers FROM builtin_board_rules ORDER BY board")
+            .sql_as(
+                "SELECT board, min_interval_ms, writers, hold_beyond, hold_jump FROM builtin_board_rules ORDER BY board",
+            )
             .fetch_all(&mut *conn)
             .await?)
     }
@@ -220,12 +236,17 @@ impl Store {
     pub async fn set_builtin_rules(&self, rules: &BuiltinRulesRow) -> StoreResult<()> {
         let mut tx = self.begin_write().await?;
         self.sql("DELETE FROM builtin_board_rules WHERE board = ?").bind(&rules.board).execute(&mut *tx).await?;
-        self.sql("INSERT INTO builtin_board_rules (board, min_interval_ms, writers) VALUES (?, ?, ?)")
-            .bind(&rules.board)
-            .bind(rules.min_interval_ms)
-            .bind(&rules.writers)
-            .execute(&mut *tx)
-            .await?;
+        self.sql(
+            "INSERT INTO builtin_board_rules (board, min_interval_ms, writers, hold_beyond, hold_jump) \
+             VALUES (?, ?, ?, ?, ?)",
+        )
+        .bind(&rules.board)
+        .bind(rules.rules.min_interval_ms)
+        .bind(&rules.rules.writers)
+        .bind(rules.rules.hold_beyond)
+        .bind(rules.rules.hold_jump)
+        .execute(&mut *tx)
+        .await?;
         self.bump_catalog_version(&mut tx).await?;
         tx.commit().await?;
         Ok(())
@@ -413,7 +434,7 @@ impl Store {
         let mut conn = self.conn().await?;
         Ok(self
             .sql_as(
-                "SELECT id, board, period, user_id, score, metadata, created_at FROM board_scores \
+                "SELECT id, board, period, user_id, score, metadata, created_at, status FROM board_scores \
                  WHERE user_id = ? AND board = ? AND id < ? ORDER BY id DESC LIMIT ?",
             )
             .bind(user_id)

@@ -14,6 +14,7 @@ mod board_reads;
 mod board_writes;
 mod bulk;
 mod custom_boards;
+mod held;
 mod idempotency;
 mod moderation;
 mod rows;
@@ -41,8 +42,9 @@ use sqlx::{Any, AnyConnection, AnyPool, ConnectOptions, Executor, Transaction};
 pub use self::board_reads::{KeyWithMetadata, MiddleRead, WalkedKey};
 pub use self::board_writes::{EntryWrite, NewBoardPost, PeriodPlayers};
 pub use self::custom_boards::{
-    BoardRow, BoardScoreRow, BuiltinRulesRow, EntryRow, NewBoard, PeriodRow, Purge, WarmEntry, WarmPeriod,
+    BoardRow, BoardScoreRow, BuiltinRulesRow, EntryRow, NewBoard, PeriodRow, Purge, RulesRow, WarmEntry, WarmPeriod,
 };
+pub use self::held::{HeldRow, NewHold, BUILTIN_LOG};
 pub use self::moderation::{AuditRecord, AuditRow};
 pub use self::rows::{ScoreRow, Standing, UserRow};
 pub use self::scores::PostLog;

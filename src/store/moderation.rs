@@ -139,13 +139,14 @@ impl Store {
         Ok(done.rows_affected() == 1)
     }
 
-    /// Every post of a player in `/api/scores`, oldest first (a recount).
+    /// Every accepted post of a player in `/api/scores`, oldest first (a
+    /// recount: held and rejected posts count for nothing).
     /// A locking read: it sees every post committed before the player's row
     /// was locked, where a plain read could see the transaction's older
     /// snapshot (MySQL's repeatable read takes it at the first plain read).
     pub async fn all_scores_of(&self, conn: &mut AnyConnection, user_id: i64) -> StoreResult<Vec<ScoreRow>> {
         let sql = format!(
-            "SELECT id, score, created_at FROM scores WHERE user_id = ? ORDER BY id{}",
+            "SELECT id, score, created_at, status FROM scores WHERE user_id = ? AND status = 'accepted' ORDER BY id{}",
             self.dialect.share_lock()
         );
         Ok(self.sql_as(&sql).bind(user_id).fetch_all(&mut *conn).await?)
@@ -193,8 +194,8 @@ impl Store {
         Ok(done.rows_affected() == 1)
     }
 
-    /// Every post of a player in one period of a board, oldest first (a
-    /// recount of their entry).
+    /// Every accepted post of a player in one period of a board, oldest
+    /// first (a recount of their entry).
     pub async fn period_posts_of(
         &self,
         conn: &mut AnyConnection,
@@ -204,8 +205,8 @@ impl Store {
     ) -> StoreResult<Vec<BoardScoreRow>> {
         // A locking read, as in `all_scores_of`.
         let sql = format!(
-            "SELECT id, board, period, user_id, score, metadata, created_at FROM board_scores \
-             WHERE board = ? AND period = ? AND user_id = ? ORDER BY id{}",
+            "SELECT id, board, period, user_id, score, metadata, created_at, status FROM board_scores \
+             WHERE board = ? AND period = ? AND user_id = ? AND status = 'accepted' ORDER BY id{}",
             self.dialect.share_lock()
         );
         Ok(self.sql_as(&sql).bind(board).bind(period).bind(user_id).fetch_all(&mut *conn).await?)

@@ -65,6 +65,8 @@ pub struct ScoreRow {
     pub id: i64,
     pub score: i64,
     pub created_at: Timestamp,
+    /// `accepted`, `held` or `rejected` (see `domain::PostStatus`).
+    pub status: String,
 }
 
 /// The aggregates that place a player on both built-in boards: what the

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use sqlx::AnyConnection;
 
 use super::{placeholders, ScoreRow, Store, StoreResult};
-use crate::domain::{Score, Timestamp};
+use crate::domain::{PostStatus, Score, Timestamp};
 
 /// Which log a player's previous post is looked up in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -17,32 +17,34 @@ pub enum PostLog {
 }
 
 impl Store {
-    /// Appends many posts in one statement; returns their ids in order
-    /// (see `InsertIds` for how each database reports them; only MySQL 8
-    /// with interleaved auto-increment locks gets one INSERT per post).
+    /// Appends many posts (player, score, status) in one statement;
+    /// returns their ids in order (see `InsertIds` for how each database
+    /// reports them; only MySQL 8 with interleaved auto-increment locks gets
+    /// one INSERT per post).
     pub async fn insert_scores(
         &self,
         conn: &mut AnyConnection,
-        posts: &[(i64, Score)],
+        posts: &[(i64, Score, PostStatus)],
         at: Timestamp,
     ) -> StoreResult<Vec<i64>> {
         if posts.is_empty() {
             return Ok(Vec::new());
         }
         if self.inserts_one_by_one() {
-            let sql = "INSERT INTO scores (user_id, score, created_at) VALUES (?, ?, ?)";
+            let sql = "INSERT INTO scores (user_id, score, created_at, status) VALUES (?, ?, ?, ?)";
             let mut ids = Vec::with_capacity(posts.len());
-            for (user_id, score) in posts {
-                let query = self.sql(sql).bind(*user_id).bind(score.value()).bind(at);
+            for (user_id, score, status) in posts {
+                let query = self.sql(sql).bind(*user_id).bind(score.value()).bind(at).bind(status.as_str());
                 ids.push(self.insert_returning_id(conn, query).await?);
             }
             return Ok(ids);
         }
-        let values = vec!["(?, ?, ?)"; posts.len()].join(", ");
-        let sql = self.insert_sql(&format!("INSERT INTO scores (user_id, score, created_at) VALUES {values}"), "id");
+        let values = vec!["(?, ?, ?, ?)"; posts.len()].join(", ");
+        let sql =
+            self.insert_sql(&format!("INSERT INTO scores (user_id, score, created_at, status) VALUES {values}"), "id");
         let mut query = self.sql_once(&sql);
-        for (user_id, score) in posts {
-            query = query.bind(*user_id).bind(score.value()).bind(at);
+        for (user_id, score, status) in posts {
+            query = query.bind(*user_id).bind(score.value()).bind(at).bind(status.as_str());
         }
         Ok(self.inserted_ids(conn, query, posts.len()).await?)
     }
@@ -56,7 +58,9 @@ impl Store {
         limit: i64,
     ) -> StoreResult<Vec<ScoreRow>> {
         Ok(self
-            .sql_as("SELECT id, score, created_at FROM scores WHERE user_id = ? AND id < ? ORDER BY id DESC LIMIT ?")
+            .sql_as(
+                "SELECT id, score, created_at, status FROM scores WHERE user_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
+            )
             .bind(user_id)
             .bind(before.unwrap_or(i64::MAX))
             .bind(limit)

@@ -15,6 +15,7 @@ pub mod moderation;
 pub mod operations;
 pub mod players;
 pub mod rankings;
+pub mod reviews;
 pub mod scores;
 pub mod sessions;
 pub mod standings;

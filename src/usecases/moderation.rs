@@ -20,7 +20,7 @@ use crate::usecases::account_changes::{in_transaction, lock_user, publish, Chang
 #[derive(Debug, Clone)]
 pub struct Actor(pub String);
 
-async fn audit(
+pub(super) async fn audit(
     state: &AppState,
     conn: &mut AnyConnection,
     actor: &Actor,
@@ -44,13 +44,7 @@ pub async fn delete_score(state: &AppState, actor: &Actor, score_id: i64) -> Res
         if !state.store.delete_score(conn, score_id, owner).await? {
             return Err(ErrorCode::ScoreNotFound.into());
         }
-        let was_listed = row.is_listed();
-        recount(&mut row, &state.store.all_scores_of(conn, owner).await?);
-        row.version += 1;
-        state.store.set_aggregates(conn, &row).await?;
-        if was_listed && !row.is_listed() {
-            state.store.add_board_players(conn, -1).await?;
-        }
+        recount_player(state, conn, &mut row).await?;
         let detail = json!({"board": "scores", "score_id": score_id, "user_id": owner});
         audit(state, conn, actor, "delete_score", &format!("user:{owner}"), detail).await?;
         let engine_left_stale = state.settings.planted_fault() == Some(PlantedFault::StaleEngineAfterDelete);
@@ -98,38 +92,82 @@ pub async fn delete_board_score(
         if !state.store.delete_board_score(conn, number, score_id, owner).await? {
             return Err(ErrorCode::ScoreNotFound.into());
         }
-        let posts = state.store.period_posts_of(conn, number, period, owner).await?;
-        let version = before.as_ref().map_or(0, |entry| entry.version) + 1;
-        let hidden = user.banned_at.is_some();
-        let entry = posts.iter().fold(None, |entry, post| {
-            let metadata = post.metadata.clone();
-            Some(next_entry(board, entry, owner, period, post.score, post.id, metadata, post.created_at).0)
-        });
-        let now_entry = match entry {
-            Some(entry) => {
-                // A new place on the board: a change walks leave out.
-                let changed = state.store.number_changes(conn, number, period, 1).await?;
-                let entry = EntryRow { version, changed, ..entry };
-                state.store.write_entries(conn, &[EntryWrite { entry: &entry, order: board.spec.order }]).await?;
-                (entry, !hidden)
-            }
-            None => {
-                state.store.delete_entry(conn, number, period, owner).await?;
-                if before.is_some() && !hidden {
-                    let start = board.recent_periods().first().map_or(Timestamp::now(), |p| p.start);
-                    let count = PeriodPlayers { board: number, period, starts_at: start, ends_at: None, added: -1 };
-                    state.store.add_period_players(conn, &[count]).await?;
-                }
-                let gone = before.clone().unwrap_or_else(|| empty_entry(number, period, owner));
-                (EntryRow { version, ..gone }, false)
-            }
-        };
+        let now_entry = recount_entry(state, conn, board, period, &user, before).await?;
         let detail = json!({"board": board.spec.id, "score_id": score_id, "user_id": owner, "period": period});
         audit(state, conn, actor, "delete_score", &format!("user:{owner}"), detail).await?;
         Ok::<_, Failure>(Changed { entries: vec![now_entry], ..Changed::default() })
     })
     .await?;
     publish(state, changed).await;
+    Ok(())
+}
+
+/// Recounts a player's entry in a board period from the period's accepted
+/// posts (replayed through the writer's own rule), after a post was removed
+/// or accepted: writes it (a change of the period, which voids its final
+/// standings), or deletes it when no post is left, and moves the period's
+/// player count either way. The board, the period and the entry (`before`)
+/// are locked by the caller, in the writer's order. Returns the entry as
+/// the rank engine must now show it.
+pub(super) async fn recount_entry(
+    state: &AppState,
+    conn: &mut AnyConnection,
+    board: &CustomBoard,
+    period: i64,
+    user: &UserRow,
+    before: Option<EntryRow>,
+) -> Result<(EntryRow, bool), Failure> {
+    let (number, owner) = (board.spec.number, user.id);
+    let posts = state.store.period_posts_of(conn, number, period, owner).await?;
+    let version = before.as_ref().map_or(0, |entry| entry.version) + 1;
+    let hidden = user.banned_at.is_some();
+    let entry = posts.iter().fold(None, |entry, post| {
+        let metadata = post.metadata.clone();
+        Some(next_entry(board, entry, owner, period, post.score, post.id, metadata, post.created_at).0)
+    });
+    let players_added = match (&before, &entry) {
+        (None, Some(_)) if !hidden => 1,
+        (Some(_), None) if !hidden => -1,
+        _ => 0,
+    };
+    if players_added != 0 {
+        let start = board.recent_periods().first().map_or(Timestamp::now(), |p| p.start);
+        let count = PeriodPlayers { board: number, period, starts_at: start, ends_at: None, added: players_added };
+        state.store.add_period_players(conn, &[count]).await?;
+    }
+    Ok(match entry {
+        Some(entry) => {
+            // A new place on the board: a change walks leave out.
+            let changed = state.store.number_changes(conn, number, period, 1).await?;
+            let entry = EntryRow { version, changed, ..entry };
+            state.store.write_entries(conn, &[EntryWrite { entry: &entry, order: board.spec.order }]).await?;
+            (entry, !hidden)
+        }
+        None => {
+            state.store.delete_entry(conn, number, period, owner).await?;
+            let gone = before.unwrap_or_else(|| empty_entry(number, period, owner));
+            (EntryRow { version, ..gone }, false)
+        }
+    })
+}
+
+/// A player's aggregates recounted from their accepted posts of
+/// `/api/scores`, written, and the built-in boards' player count moved if
+/// they joined or left them. The caller holds the player's row lock.
+pub(super) async fn recount_player(
+    state: &AppState,
+    conn: &mut AnyConnection,
+    row: &mut UserRow,
+) -> Result<(), StoreError> {
+    let was_listed = row.is_listed();
+    recount(row, &state.store.all_scores_of(conn, row.id).await?);
+    row.version += 1;
+    state.store.set_aggregates(conn, row).await?;
+    match (was_listed, row.is_listed()) {
+        (true, false) => state.store.add_board_players(conn, -1).await?,
+        (false, true) => state.store.add_board_players(conn, 1).await?,
+        _ => {}
+    }
     Ok(())
 }
 

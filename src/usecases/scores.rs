@@ -24,16 +24,22 @@ pub enum Author {
 
 impl Author {
     /// The player the post is for, and who hands it over: a server key
-    /// names the player as the body's `user_id` (a player's session posts
-    /// for the player alone, whatever the body says).
+    /// names the player as the body's `user_id`; a player's session posts
+    /// for its player, and a `user_id` it sends must be theirs.
     pub fn poster(self, body: &Map<String, Value>) -> Result<(i64, Poster), ApiError> {
+        let named = match body.get("user_id") {
+            None | Some(Value::Null) => None,
+            Some(raw) => Some(raw.as_i64().filter(|id| *id > 0).ok_or(ErrorCode::InvalidUserId)?),
+        };
         match self {
-            Self::Player(SessionOwner { user_id, generation }) => Ok((user_id, Poster::Player { generation })),
-            Self::Server(_) => {
-                let user_id =
-                    body.get("user_id").and_then(Value::as_i64).filter(|id| *id > 0).ok_or(ErrorCode::InvalidUserId)?;
-                Ok((user_id, Poster::Server))
-            }
+            Self::Player(SessionOwner { user_id, generation }) => match named {
+                Some(named) if named != user_id => Err(ApiError::with_message(
+                    ErrorCode::InvalidUserId,
+                    "a player's session posts for that player: leave user_id out (server keys name the player)",
+                )),
+                _ => Ok((user_id, Poster::Player { generation })),
+            },
+            Self::Server(_) => Ok((named.ok_or(ErrorCode::InvalidUserId)?, Poster::Server)),
         }
     }
 
@@ -47,12 +53,16 @@ impl Author {
 }
 
 /// The built-in boards take one post together: both boards' rules hold
-/// (server-only if either is, the longer interval).
+/// (server-only if either is, the longer interval; the score writer reads
+/// their hold rules itself).
 fn builtin_rules(state: &AppState) -> PostRules {
     let [best, total] = Board::BUILTIN.map(|board| state.boards.builtin_rules(board));
     PostRules {
         min_interval_ms: best.min_interval_ms.max(total.min_interval_ms),
         writers: if best.writers == Writers::Server { best.writers } else { total.writers },
+        // The writer judges each board's hold rules against its own entry.
+        hold_beyond: None,
+        hold_jump: None,
     }
 }
 

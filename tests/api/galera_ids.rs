@@ -7,7 +7,7 @@
 use futures_util::future::join_all;
 use serde_json::json;
 
-use hiscore::domain::{Score, Timestamp};
+use hiscore::domain::{PostStatus, Score, Timestamp};
 use hiscore::store::{Migrations, SqliteSync, Store};
 
 use crate::external::{free_port, start_mariadb, wait_for_port};
@@ -66,13 +66,14 @@ async fn batches_keep_one_insert_and_exact_ids_under_galera_auto_increment() {
     let statements = prometheus::IntCounter::new("statements", "statements").unwrap();
     let store =
         Store::connect(&db.url, 2, statements.clone(), Migrations::Require, SqliteSync::default()).await.unwrap();
-    let batch: Vec<(i64, Score)> =
-        (0..60).map(|n| (players[n % 20].id, Score::parse(Some(&json!(5_000 + n)), Score::MAX).unwrap())).collect();
+    let batch: Vec<(i64, Score, PostStatus)> = (0..60)
+        .map(|n| (players[n % 20].id, Score::parse(Some(&json!(5_000 + n)), Score::MAX).unwrap(), PostStatus::Accepted))
+        .collect();
     let mut conn = store.conn().await.unwrap();
     let before = statements.get();
     let ids = store.insert_scores(&mut conn, &batch, Timestamp::now()).await.unwrap();
     assert_eq!(statements.get() - before, 1, "one INSERT for the batch");
-    for ((_, score), id) in batch.iter().zip(&ids) {
+    for ((_, score, _), id) in batch.iter().zip(&ids) {
         let stored: i64 =
             sqlx::query_scalar("SELECT score FROM scores WHERE id = ?").bind(id).fetch_one(&pool).await.unwrap();
         assert_eq!(stored, score.value(), "id {id}");

@@ -8,11 +8,13 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::backend_tests;
-use crate::helpers::{assert_error, json_of, spawn_app_on, Backend, TestApp, TestDatabase, ADMIN};
+use crate::helpers::{assert_error, json_of, spawn_app_on, Backend, Player, TestApp, TestDatabase, ADMIN, PASSWORD};
 
 backend_tests!(
     a_minimum_interval_admits_one_of_many_concurrent_posts,
     server_keys_post_for_players_and_die_on_every_instance_at_once,
+    held_posts_count_once_accepted_as_if_accepted_when_made,
+    boards_match_a_model_of_random_holds_decisions_deletes_and_bans,
 );
 
 /// Instances on one database: two where they share Redis (a change
@@ -221,4 +223,255 @@ async fn server_keys_post_for_players_and_die_on_every_instance_at_once(backend:
     assert_eq!(status, StatusCode::OK);
     let (_, best) = first.get_json("/api/boards/best").await;
     assert_eq!(best["writers"], "players");
+}
+
+/// A post that must be held (202); returns its answer.
+async fn post_held(app: &TestApp, player: &Player, board: &str, score: i64) -> Value {
+    let (status, body) = app.post_board_score_raw(&player.token, board, &json!({"score": score}), None).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    assert_eq!((&body["score"]["status"], &body["improved"]), (&json!("held"), &json!(false)), "{body}");
+    body
+}
+
+async fn decide(app: &TestApp, score_id: &Value, decision: &str) -> (StatusCode, Value) {
+    let body = json!({"decision": decision, "note": "checked the replay"});
+    app.admin(Method::POST, &format!("/api/admin/held/{score_id}"), Some(&body)).await
+}
+
+async fn held_posts_count_once_accepted_as_if_accepted_when_made(backend: Backend) {
+    let db = TestDatabase::new(&backend).await;
+    let app = spawn_app_on(&db, &["--admin-token", ADMIN]).await;
+    let board = app.create_board(&json!({"id": "level", "name": "Level", "hold_beyond": 1_000, "hold_jump": 3})).await;
+    assert_eq!((&board["hold_beyond"], &board["hold_jump"]), (&json!(1_000), &json!(3.0)));
+    let ann = app.register("ann").await;
+
+    let first = app.post_board_score(&ann, "level", 100).await;
+    assert_eq!(first["score"]["status"], "accepted");
+    let beyond = post_held(&app, &ann, "level", 5_000).await;
+    assert_eq!(beyond["entry"]["score"], 100, "the entry as it was: {beyond}");
+    let jump = post_held(&app, &ann, "level", 400).await; // more than 3 × 100
+    app.post_board_score(&ann, "level", 250).await; // not more than 3 × 100
+    assert_eq!(app.ranking("level", "").await["entries"][0]["score"], 250, "held posts count for nothing");
+    let (_, history) = app.get_json(&format!("/api/users/{}/scores?board=level", ann.id)).await;
+    let statuses: Vec<&str> =
+        history["scores"].as_array().unwrap().iter().map(|p| p["status"].as_str().unwrap()).collect();
+    assert_eq!(statuses, ["accepted", "held", "held", "accepted"], "{history}");
+    // The first post of a player with no entry is judged by hold_beyond alone.
+    let bob = app.register("bob").await;
+    let bob_held = post_held(&app, &bob, "level", 2_000).await;
+    assert_eq!(bob_held["entry"], Value::Null, "no entry yet: {bob_held}");
+
+    // The queue, oldest first, a page at a time.
+    let (status, page) = app.admin(Method::GET, "/api/admin/held?limit=2", None).await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    let rules: Vec<&str> = page["held"].as_array().unwrap().iter().map(|h| h["rule"].as_str().unwrap()).collect();
+    assert_eq!(rules, ["hold_beyond", "hold_jump"]);
+    assert_eq!(page["held"][0]["score"]["id"], beyond["score"]["id"]);
+    assert_eq!((&page["held"][0]["board"], &page["held"][0]["user_id"]), (&json!("level"), &json!(ann.id)));
+    let (_, rest) =
+        app.admin(Method::GET, &format!("/api/admin/held?limit=2&after={}", page["next_after"]), None).await;
+    assert_eq!(rest["held"][0]["score"]["id"], bob_held["score"]["id"], "{rest}");
+    assert_eq!(rest["next_after"], Value::Null);
+
+    // Accepted: counted as if accepted when it was made (its time, not the decision's).
+    let (status, decided) = decide(&app, &jump["score"]["id"], "accept").await;
+    assert_eq!(status, StatusCode::OK, "{decided}");
+    assert_eq!((&decided["score"]["status"], &decided["entry"]["score"]), (&json!("accepted"), &json!(400)));
+    let entry = &app.ranking("level", "").await["entries"][0];
+    assert_eq!((&entry["score"], &entry["achieved_at"]), (&json!(400), &jump["score"]["created_at"]), "{entry}");
+    // Rejected: never counts; a second decision is refused.
+    let (status, decided) = decide(&app, &beyond["score"]["id"], "reject").await;
+    assert_eq!((status, &decided["score"]["status"]), (StatusCode::OK, &json!("rejected")), "{decided}");
+    assert_eq!(decided["entry"]["score"], 400);
+    let (status, answer) = decide(&app, &beyond["score"]["id"], "accept").await;
+    assert_error(status, &answer, 409, "already_decided");
+    let (status, answer) = decide(&app, &json!(999_999), "accept").await;
+    assert_error(status, &answer, 404, "score_not_found");
+    let (status, answer) = decide(&app, &bob_held["score"]["id"], "maybe").await;
+    assert_error(status, &answer, 422, "invalid_decision");
+    // Bob's first post, accepted, puts him on the board (and in its player count).
+    decide(&app, &bob_held["score"]["id"], "accept").await;
+    let page = app.ranking("level", "").await;
+    assert_eq!((page["total_players"].as_i64(), page["entries"][0]["user"]["id"].as_i64()), (Some(2), Some(bob.id)));
+
+    // A post held in a period that has since ended lands in that period.
+    app.create_board(&json!({"id": "sprint", "name": "Sprint", "reset": "* * * * * *", "hold_beyond": 10})).await;
+    let held = post_held(&app, &ann, "sprint", 50).await;
+    let period = held["period"]["index"].as_i64().unwrap();
+    tokio::time::sleep(Duration::from_millis(1_100)).await;
+    decide(&app, &held["score"]["id"], "accept").await;
+    let ended = app.ranking("sprint", &format!("period={period}")).await;
+    assert_eq!((ended["total_players"].as_i64(), &ended["entries"][0]["score"]), (Some(1), &json!(50)), "{ended}");
+    let current = app.ranking("sprint", "").await;
+    assert_eq!(current["total_players"], 0, "not in the period in force: {current}");
+
+    // The built-in boards hold by their rules too; an accepted post counts on both.
+    let (status, _) = app.admin(Method::PATCH, "/api/admin/boards/best", Some(&json!({"hold_beyond": 900}))).await;
+    assert_eq!(status, StatusCode::OK);
+    let cee = app.register("cee").await;
+    let (status, held) = app.post_score_raw(&cee.token, &json!({"score": 950}), None).await;
+    assert_eq!(
+        (status, &held["score"]["status"], &held["new_best"]),
+        (StatusCode::ACCEPTED, &json!("held"), &json!(false))
+    );
+    assert_eq!(held["user"]["play_count"], 0, "{held}");
+    let (_, profile) = app.get_json(&format!("/api/users/{}", cee.id)).await;
+    assert_eq!(profile["play_count"], 0, "{profile}");
+    let (_, queue) = app.admin(Method::GET, "/api/admin/held?board=best", None).await;
+    assert_eq!(queue["held"].as_array().map(Vec::len), Some(1), "{queue}");
+    let (status, decided) = app
+        .admin(
+            Method::POST,
+            &format!("/api/admin/held/{}", held["score"]["id"]),
+            Some(&json!({"decision": "accept", "board": "best"})),
+        )
+        .await;
+    assert_eq!((status, &decided["entry"]["score"]), (StatusCode::OK, &json!(950)), "{decided}");
+    let (_, profile) = app.get_json(&format!("/api/users/{}", cee.id)).await;
+    assert_eq!((&profile["best_score"], &profile["total_score"]), (&json!(950), &json!(950)), "{profile}");
+    assert_eq!(app.ranking("total", "").await["entries"][0]["user"]["id"], cee.id);
+
+    let metrics = app.get("/metrics").await.text().await.expect("metrics");
+    for line in ["hiscore_reviews_total{outcome=\"held\"} 5", "hiscore_reviews_total{outcome=\"accepted\"} 4"] {
+        assert!(metrics.contains(line), "{line} in {metrics}");
+    }
+    let (_, audit) = app.admin(Method::GET, "/api/admin/audit?limit=100", None).await;
+    let actions: Vec<&str> = audit["entries"].as_array().unwrap().iter().filter_map(|e| e["action"].as_str()).collect();
+    assert!(actions.contains(&"accept_score") && actions.contains(&"reject_score"), "{actions:?}");
+}
+
+/// What the model knows of one post: who, how much, when, and whether it counts.
+struct ModelPost {
+    id: i64,
+    player: usize,
+    score: i64,
+    created_at: Value,
+    status: &'static str,
+}
+
+/// Random posts (some held by the board's rules), decisions, removals and
+/// bans; then every entry on the board, and every player's aggregates on
+/// the built-in boards, must be what a brute-force recount of the accepted
+/// posts gives.
+async fn boards_match_a_model_of_random_holds_decisions_deletes_and_bans(backend: Backend) {
+    use rand::{Rng, SeedableRng};
+    let db = TestDatabase::new(&backend).await;
+    let app = spawn_app_on(&db, &["--admin-token", ADMIN, "--rate-posts-per-player", "0"]).await;
+    app.create_board(&json!({"id": "model", "name": "Model", "hold_beyond": 800, "hold_jump": 2.5})).await;
+    let (status, _) = app.admin(Method::PATCH, "/api/admin/boards/best", Some(&json!({"hold_jump": 3}))).await;
+    assert_eq!(status, StatusCode::OK);
+    let mut players = Vec::new();
+    for i in 0..4 {
+        players.push(app.register(&format!("model{i}")).await);
+    }
+    let mut banned = [false; 4];
+    let mut board_posts: Vec<ModelPost> = Vec::new();
+    let mut builtin_posts: Vec<ModelPost> = Vec::new();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(27);
+    for _ in 0..200 {
+        let player = rng.gen_range(0..players.len());
+        match rng.gen_range(0..10) {
+            0..=4 if !banned[player] => {
+                let score = rng.gen_range(1..1_000);
+                let builtin = rng.gen_bool(0.3);
+                let (status, body) = if builtin {
+                    app.post_score_raw(&players[player].token, &json!({"score": score}), None).await
+                } else {
+                    app.post_board_score_raw(&players[player].token, "model", &json!({"score": score}), None).await
+                };
+                assert!(status == StatusCode::CREATED || status == StatusCode::ACCEPTED, "{status} {body}");
+                let post = ModelPost {
+                    id: body["score"]["id"].as_i64().unwrap(),
+                    player,
+                    score,
+                    created_at: body["score"]["created_at"].clone(),
+                    status: if status == StatusCode::CREATED { "accepted" } else { "held" },
+                };
+                if builtin {
+                    builtin_posts.push(post)
+                } else {
+                    board_posts.push(post)
+                }
+            }
+            5..=6 => {
+                let (posts, board) =
+                    if rng.gen_bool(0.5) { (&mut board_posts, "model") } else { (&mut builtin_posts, "best") };
+                let open: Vec<usize> = (0..posts.len()).filter(|i| posts[*i].status == "held").collect();
+                let Some(&at) = open.get(rng.gen_range(0..open.len().max(1))) else { continue };
+                let decision = if rng.gen_bool(0.6) { "accept" } else { "reject" };
+                let body = json!({"decision": decision, "board": board});
+                let (status, answer) =
+                    app.admin(Method::POST, &format!("/api/admin/held/{}", posts[at].id), Some(&body)).await;
+                assert_eq!(status, StatusCode::OK, "{answer}");
+                posts[at].status = if decision == "accept" { "accepted" } else { "rejected" };
+            }
+            7 if !board_posts.is_empty() => {
+                let at = rng.gen_range(0..board_posts.len());
+                let (status, _) = app
+                    .admin(Method::DELETE, &format!("/api/admin/boards/model/scores/{}", board_posts[at].id), None)
+                    .await;
+                assert_eq!(status, StatusCode::NO_CONTENT);
+                board_posts.remove(at);
+            }
+            8 => {
+                let (method, body) = if banned[player] {
+                    (Method::DELETE, None)
+                } else {
+                    (Method::POST, Some(json!({"reason": "model"})))
+                };
+                let (status, answer) =
+                    app.admin(method, &format!("/api/admin/users/{}/ban", players[player].id), body.as_ref()).await;
+                assert_eq!(status, StatusCode::OK, "{answer}");
+                banned[player] = !banned[player];
+                if !banned[player] {
+                    // An unban ends the player's sessions: they log in again.
+                    let (status, session) = app.login(&players[player].login_name, PASSWORD).await;
+                    assert_eq!(status, StatusCode::OK, "{session}");
+                    players[player].token = session["token"].as_str().unwrap().to_owned();
+                }
+            }
+            _ => {}
+        }
+    }
+
+    // The custom board: each listed player's best accepted score, reached first.
+    let mut expected: Vec<(i64, Value, i64)> = Vec::new();
+    for (index, player) in players.iter().enumerate().filter(|(index, _)| !banned[*index]) {
+        let mut best: Option<(i64, &Value)> = None;
+        for post in board_posts.iter().filter(|p| p.player == index && p.status == "accepted") {
+            if best.is_none_or(|(score, _)| post.score > score) {
+                best = Some((post.score, &post.created_at));
+            }
+        }
+        if let Some((score, at)) = best {
+            expected.push((score, at.clone(), player.id));
+        }
+    }
+    expected.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.as_str().cmp(&b.1.as_str())).then(a.2.cmp(&b.2)));
+    let page = app.ranking("model", "limit=100").await;
+    let shown: Vec<(i64, Value, i64)> = page["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["score"].as_i64().unwrap(), e["achieved_at"].clone(), e["user"]["id"].as_i64().unwrap()))
+        .collect();
+    assert_eq!(shown, expected, "the board against the model");
+    assert_eq!(page["total_players"].as_i64(), Some(expected.len() as i64));
+
+    // The built-in boards: each player's best, total and play count.
+    for (index, player) in players.iter().enumerate().filter(|(index, _)| !banned[*index]) {
+        let accepted: Vec<&ModelPost> =
+            builtin_posts.iter().filter(|p| p.player == index && p.status == "accepted").collect();
+        let (_, profile) = app.get_json(&format!("/api/users/{}", player.id)).await;
+        let best = accepted.iter().map(|p| p.score).max().unwrap_or(0);
+        let total: i64 = accepted.iter().map(|p| p.score).sum();
+        assert_eq!(
+            (profile["best_score"].as_i64(), profile["total_score"].as_i64(), profile["play_count"].as_i64()),
+            (Some(best), Some(total), Some(accepted.len() as i64)),
+            "{profile}"
+        );
+    }
+    let listed = (0..players.len())
+        .filter(|i| !banned[*i] && builtin_posts.iter().any(|p| p.player == *i && p.status == "accepted"));
+    assert_eq!(app.ranking("best", "").await["total_players"].as_i64(), Some(listed.count() as i64));
 }

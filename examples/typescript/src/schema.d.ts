@@ -73,6 +73,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/held": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The posts held for review, oldest first */
+        get: operations["listHeldPosts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/held/{score_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Accept or reject a held post */
+        post: operations["decideHeldPost"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/initialize": {
         parameters: {
             query?: never;
@@ -612,6 +646,11 @@ export interface components {
             period: components["schemas"]["PeriodView"];
             /** Format: int64 */
             score: number;
+            /**
+             * @description `accepted`, `held` or `rejected`.
+             * @example accepted
+             */
+            status: string;
         };
         BoardList: {
             boards: components["schemas"]["BoardView"][];
@@ -627,6 +666,17 @@ export interface components {
              * @description Ended periods kept readable, 0..1000, default 10.
              */
             archive_periods?: number | null;
+            /**
+             * Format: int64
+             * @description A post better than this (in the board's order) is held for review (202).
+             */
+            hold_beyond?: number | null;
+            /**
+             * Format: double
+             * @description A post better than the player's entry by more than this factor
+             *     (> 1) is held for review (202).
+             */
+            hold_jump?: number | null;
             /**
              * @description 1..64 characters of `[a-z0-9_-]`; `best` and `total` are taken.
              * @example level-3
@@ -699,10 +749,12 @@ export interface components {
              */
             user_id?: number | null;
         };
-        /** @description The answer to a post on a custom board. */
+        /**
+         * @description The answer to a post on a custom board (201), or to a post held for
+         *     review (202: `entry` as it was, null if the player had none).
+         */
         BoardScoreResult: {
-            /** @description The player's entry after this post, with its rank. */
-            entry: components["schemas"]["RankingEntry"];
+            entry: null | components["schemas"]["RankingEntry"];
             /** @description Whether the entry's score changed. */
             improved: boolean;
             /** @description The period the post counted in. */
@@ -717,12 +769,28 @@ export interface components {
             metadata: null | components["schemas"]["Metadata"];
             /** Format: int64 */
             score: number;
+            /**
+             * @description `accepted`, `held` (for review: counts for nothing until accepted) or `rejected`.
+             * @example accepted
+             */
+            status: string;
         };
         /** @description A board as `GET /api/boards` lists it. */
         BoardView: {
             /** Format: int64 */
             archive_periods: number;
             created_at: null | components["schemas"]["Timestamp"];
+            /**
+             * Format: int64
+             * @description A post better than this in the board's order is held for review (null: none).
+             */
+            hold_beyond: number | null;
+            /**
+             * Format: double
+             * @description A post better than the player's entry by more than this factor is
+             *     held for review (null: none).
+             */
+            hold_jump: number | null;
             /** @example level-3 */
             id: string;
             /** Format: int64 */
@@ -767,6 +835,29 @@ export interface components {
              */
             name: string;
         };
+        /**
+         * @description `POST /api/admin/held/{score_id}`: the post as decided, and the
+         *     player's entry on its board and period now (null when none).
+         */
+        Decided: {
+            entry: null | components["schemas"]["RankingEntry"];
+            score: components["schemas"]["BoardScoreView"];
+        };
+        /** @description `POST /api/admin/held/{score_id}`. */
+        DecisionRequest: {
+            /**
+             * @description Which board's post, when a post of `/api/scores` (`best`) and a
+             *     custom board's post are both held with this id.
+             */
+            board?: string | null;
+            /**
+             * @description `accept` or `reject`.
+             * @example accept
+             */
+            decision: string;
+            /** @description Why, for the audit log (at most 500 characters). */
+            note?: string | null;
+        };
         /** @description `DELETE /api/me`. */
         EraseMeRequest: {
             /** @description The player's password, to confirm. */
@@ -781,7 +872,7 @@ export interface components {
              * @description snake_case; each response lists the codes it can carry
              * @enum {string}
              */
-            code: "invalid_json" | "invalid_body" | "invalid_query" | "invalid_path" | "invalid_limit" | "invalid_offset" | "invalid_cursor" | "invalid_radius" | "invalid_before" | "invalid_ids" | "invalid_idempotency_key" | "invalid_period" | "session_required" | "invalid_session" | "invalid_credentials" | "invalid_server_key" | "admin_token_required" | "invalid_admin_token" | "builtin_board" | "banned" | "server_only" | "not_found" | "user_not_found" | "board_not_found" | "user_not_on_board" | "period_not_found" | "score_not_found" | "key_not_found" | "method_not_allowed" | "request_timeout" | "login_name_taken" | "board_exists" | "already_banned" | "not_banned" | "payload_too_large" | "unsupported_media_type" | "invalid_login_name" | "invalid_password" | "invalid_display_name" | "invalid_score" | "invalid_users" | "invalid_scores" | "invalid_seed" | "idempotency_key_reused" | "invalid_id" | "invalid_name" | "invalid_order" | "invalid_operator" | "invalid_reset" | "invalid_timezone" | "invalid_archive_periods" | "invalid_min_score" | "invalid_max_score" | "invalid_min_interval_ms" | "invalid_writers" | "invalid_user_id" | "invalid_metadata" | "invalid_reason" | "invalid_current_password" | "invalid_change" | "too_many_requests" | "internal_error" | "database_unavailable" | "hashing_busy" | "write_queue_full" | "write_failed" | "shutting_down" | "too_many_streams";
+            code: "invalid_json" | "invalid_body" | "invalid_query" | "invalid_path" | "invalid_limit" | "invalid_offset" | "invalid_cursor" | "invalid_radius" | "invalid_before" | "invalid_ids" | "invalid_idempotency_key" | "invalid_period" | "session_required" | "invalid_session" | "invalid_credentials" | "invalid_server_key" | "admin_token_required" | "invalid_admin_token" | "builtin_board" | "banned" | "server_only" | "not_found" | "user_not_found" | "board_not_found" | "user_not_on_board" | "period_not_found" | "score_not_found" | "key_not_found" | "method_not_allowed" | "request_timeout" | "login_name_taken" | "board_exists" | "already_banned" | "not_banned" | "already_decided" | "ambiguous_score" | "payload_too_large" | "unsupported_media_type" | "invalid_login_name" | "invalid_password" | "invalid_display_name" | "invalid_score" | "invalid_users" | "invalid_scores" | "invalid_seed" | "idempotency_key_reused" | "invalid_id" | "invalid_name" | "invalid_order" | "invalid_operator" | "invalid_reset" | "invalid_timezone" | "invalid_archive_periods" | "invalid_min_score" | "invalid_max_score" | "invalid_min_interval_ms" | "invalid_hold_beyond" | "invalid_hold_jump" | "invalid_decision" | "invalid_writers" | "invalid_user_id" | "invalid_metadata" | "invalid_reason" | "invalid_current_password" | "invalid_change" | "too_many_requests" | "internal_error" | "database_unavailable" | "hashing_busy" | "write_queue_full" | "write_failed" | "shutting_down" | "too_many_streams";
             /** @description Human text, never internals */
             message: string;
         };
@@ -791,6 +882,31 @@ export interface components {
             redis: string;
             /** @example ok */
             status: string;
+        };
+        /** @description `GET /api/admin/held`: oldest first. */
+        HeldList: {
+            held: components["schemas"]["HeldPost"][];
+            /**
+             * Format: int64
+             * @description Pass as `after` for the next page; null at the end.
+             */
+            next_after: number | null;
+        };
+        /** @description A post waiting for review (`GET /api/admin/held`). */
+        HeldPost: {
+            /**
+             * @description The board whose log holds it: a custom board's id, or `best` for
+             *     `/api/scores` (which feeds both built-in boards).
+             */
+            board: string;
+            /** @description The period the post belongs to (and counts in once accepted). */
+            period: components["schemas"]["PeriodView"];
+            /** @description `hold_beyond` or `hold_jump`. */
+            rule: string;
+            /** @description The post (`status` `held`); posts of `/api/scores` have no metadata. */
+            score: components["schemas"]["BoardScoreView"];
+            /** Format: int64 */
+            user_id: number;
         };
         /** @description `POST /api/admin/initialize` (the body may be empty). */
         InitializeRequest: {
@@ -932,8 +1048,8 @@ export interface components {
             score: number;
             /**
              * Format: int64
-             * @description With a server key only: the player the post is for (a player's
-             *     session posts for the player, whatever this says).
+             * @description With a server key: the player the post is for (a player's session
+             *     posts for that player; if sent, it must be their own id).
              */
             user_id?: number | null;
         };
@@ -948,6 +1064,11 @@ export interface components {
             id: number;
             /** Format: int64 */
             score: number;
+            /**
+             * @description `accepted`, `held` (for review: counts for nothing until accepted) or `rejected`.
+             * @example accepted
+             */
+            status: string;
         };
         /** @description `POST /api/admin/keys`: the key itself, shown this once. */
         ServerKeyCreated: {
@@ -993,6 +1114,10 @@ export interface components {
          *     take the rule fields only.
          */
         UpdateBoardRequest: {
+            /** Format: int64 */
+            hold_beyond?: number | null;
+            /** Format: double */
+            hold_jump?: number | null;
             /** Format: int64 */
             min_interval_ms?: number | null;
             /** @description Custom boards only. */
@@ -1253,7 +1378,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `invalid_id`, `invalid_name`, `invalid_order`, `invalid_operator`, `invalid_reset`, `invalid_timezone`, `invalid_archive_periods`, `invalid_min_score`, `invalid_max_score`, `invalid_min_interval_ms`, `invalid_writers` */
+            /** @description `invalid_id`, `invalid_name`, `invalid_order`, `invalid_operator`, `invalid_reset`, `invalid_timezone`, `invalid_archive_periods`, `invalid_min_score`, `invalid_max_score`, `invalid_min_interval_ms`, `invalid_writers`, `invalid_hold_beyond`, `invalid_hold_jump` */
             422: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -1499,7 +1624,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `invalid_name`, `invalid_min_interval_ms`, `invalid_writers` */
+            /** @description `invalid_name`, `invalid_min_interval_ms`, `invalid_writers`, `invalid_hold_beyond`, `invalid_hold_jump` */
             422: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -1596,6 +1721,284 @@ export interface operations {
             };
             /** @description `not_found`, `board_not_found`, `score_not_found`, `user_not_found` */
             404: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `too_many_requests` */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listHeldPosts: {
+        parameters: {
+            query?: {
+                /** @description Only this board's held posts (`best` or `total`: those of `/api/scores`) */
+                board?: string;
+                /** @description Held posts per page (default 20) */
+                limit?: number;
+                /** @description A `next_after` from the previous page */
+                after?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Undecided held posts, oldest first */
+            200: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HeldList"];
+                };
+            };
+            /** @description `invalid_limit`, `invalid_query` */
+            400: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `admin_token_required` */
+            401: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `invalid_admin_token` */
+            403: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`, `board_not_found` */
+            404: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `too_many_requests` */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    decideHeldPost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The held post's id (as `score.id` in the list) */
+                score_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DecisionRequest"];
+            };
+        };
+        responses: {
+            /**
+             * @description Decided. Accepted: counted in its own period as if accepted when it was \
+             *             made (best, `achieved_at`, totals, ranks, the period's player count); rejected: counts for nothing, ever
+             */
+            200: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Decided"];
+                };
+            };
+            /** @description `invalid_json`, `invalid_body` */
+            400: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `admin_token_required` */
+            401: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `invalid_admin_token` */
+            403: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`, `score_not_found`, `board_not_found`, `user_not_found` */
+            404: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `request_timeout` */
+            408: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `already_decided`, `ambiguous_score` */
+            409: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `invalid_decision` */
+            422: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
                     "X-Request-Id"?: string;
@@ -2849,6 +3252,17 @@ export interface operations {
                     "application/json": components["schemas"]["BoardScoreResult"];
                 };
             };
+            /** @description Held for review by the board's `hold_beyond` or `hold_jump`: counts for nothing until accepted; `entry` as it was (null if none), `improved` false */
+            202: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BoardScoreResult"];
+                };
+            };
             /** @description `invalid_json`, `invalid_body`, `invalid_idempotency_key` */
             400: {
                 headers: {
@@ -3870,6 +4284,17 @@ export interface operations {
             };
             /** @description Accepted; `user` already reflects this post */
             201: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScoreResult"];
+                };
+            };
+            /** @description Held for review by a built-in board's `hold_beyond` or `hold_jump`: counts for nothing until accepted; `user` as it was, `new_best` false */
+            202: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
                     "X-Request-Id"?: string;

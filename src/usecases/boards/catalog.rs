@@ -13,7 +13,7 @@ use crate::boards::{
 use crate::domain::{Board, BoardId, BoardName, Operator, Order, Timestamp, Writers};
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
-use crate::store::{BoardRow, BuiltinRulesRow, NewBoard, PeriodRow};
+use crate::store::{BoardRow, BuiltinRulesRow, NewBoard, PeriodRow, RulesRow};
 use crate::usecases::moderation::{self, Actor};
 use crate::views::{BoardList, BoardView, PeriodEntry, PeriodList};
 
@@ -31,24 +31,68 @@ struct Definition {
     rules: PostRules,
 }
 
-/// The rule fields (`min_interval_ms`, `writers`) a body sets over
-/// `rules`: a field left out keeps its value, a null one clears it.
+/// The most a `hold_jump` may be: beyond it, no entry could be jumped over.
+const MAX_HOLD_JUMP: f64 = 1_000_000.0;
+
+/// The rule fields (`min_interval_ms`, `writers`, `hold_beyond`,
+/// `hold_jump`) a body sets over `rules`: a field left out keeps its
+/// value, a null one clears it.
 fn amended_rules(body: &Map<String, Value>, rules: PostRules) -> Result<PostRules, ApiError> {
-    let min_interval_ms = match body.get("min_interval_ms") {
-        None => rules.min_interval_ms,
-        Some(Value::Null) => None,
-        Some(value) => Some(
-            value
-                .as_i64()
-                .filter(|ms| (1..=MAX_MIN_INTERVAL_MS).contains(ms))
-                .ok_or(ErrorCode::InvalidMinIntervalMs)?,
-        ),
-    };
     let writers = match body.get("writers") {
         None => rules.writers,
         raw => Writers::parse(raw)?,
     };
-    Ok(PostRules { min_interval_ms, writers })
+    Ok(PostRules {
+        min_interval_ms: amended(
+            body,
+            "min_interval_ms",
+            rules.min_interval_ms,
+            ErrorCode::InvalidMinIntervalMs,
+            |v| v.as_i64().filter(|ms| (1..=MAX_MIN_INTERVAL_MS).contains(ms)),
+        )?,
+        writers,
+        hold_beyond: amended(body, "hold_beyond", rules.hold_beyond, ErrorCode::InvalidHoldBeyond, |v| {
+            v.as_i64().filter(|bound| (-SCORE_LIMIT..=SCORE_LIMIT).contains(bound))
+        })?,
+        hold_jump: amended(body, "hold_jump", rules.hold_jump, ErrorCode::InvalidHoldJump, |v| {
+            v.as_f64().filter(|jump| *jump > 1.0 && *jump <= MAX_HOLD_JUMP)
+        })?,
+    })
+}
+
+/// A nullable field of a change: left out, `current`; null, cleared; else
+/// what `parse` makes of it, or `code`.
+fn amended<T>(
+    body: &Map<String, Value>,
+    field: &str,
+    current: Option<T>,
+    code: ErrorCode,
+    parse: impl FnOnce(&Value) -> Option<T>,
+) -> Result<Option<T>, ApiError> {
+    match body.get(field) {
+        None => Ok(current),
+        Some(Value::Null) => Ok(None),
+        Some(value) => parse(value).map(Some).ok_or_else(|| code.into()),
+    }
+}
+
+/// Rules as stored; `None` for a `writers` value this version does not know.
+fn rules_of(row: &RulesRow) -> Option<PostRules> {
+    Some(PostRules {
+        min_interval_ms: row.min_interval_ms,
+        writers: Writers::from_name(&row.writers)?,
+        hold_beyond: row.hold_beyond,
+        hold_jump: row.hold_jump,
+    })
+}
+
+fn row_of(rules: PostRules) -> RulesRow {
+    RulesRow {
+        min_interval_ms: rules.min_interval_ms,
+        writers: rules.writers.as_str().to_owned(),
+        hold_beyond: rules.hold_beyond,
+        hold_jump: rules.hold_jump,
+    }
 }
 
 fn integer(
@@ -113,7 +157,7 @@ fn spec_of(row: BoardRow) -> Result<BoardSpec, ApiError> {
         _ => return Err(corrupt("sort_order")),
     };
     let operator = Operator::parse(Some(&Value::String(row.operator.clone()))).map_err(|_| corrupt("operator"))?;
-    let writers = Writers::from_name(&row.writers).ok_or_else(|| corrupt("writers"))?;
+    let rules = rules_of(&row.rules).ok_or_else(|| corrupt("writers"))?;
     Ok(BoardSpec {
         number: row.number,
         id: row.id,
@@ -126,19 +170,13 @@ fn spec_of(row: BoardRow) -> Result<BoardSpec, ApiError> {
         min_score: row.min_score,
         max_score: row.max_score,
         created_at: row.created_at,
-        rules: PostRules { min_interval_ms: row.min_interval_ms, writers },
+        rules,
     })
 }
 
 /// The built-in boards' rules as stored (unknown rows are skipped).
 fn builtin_rules_of(rows: Vec<BuiltinRulesRow>) -> HashMap<Board, PostRules> {
-    rows.into_iter()
-        .filter_map(|row| {
-            let board = Board::builtin(&row.board)?;
-            let writers = Writers::from_name(&row.writers)?;
-            Some((board, PostRules { min_interval_ms: row.min_interval_ms, writers }))
-        })
-        .collect()
+    rows.into_iter().filter_map(|row| Some((Board::builtin(&row.board)?, rules_of(&row.rules)?))).collect()
 }
 
 /// Loads the catalog from the database into this instance's registry
@@ -171,6 +209,7 @@ pub async fn reload_catalog(state: &AppState) -> Result<(), ApiError> {
 pub async fn create(state: &AppState, actor: &Actor, body: &Map<String, Value>) -> Result<BoardView, ApiError> {
     let definition = definition(body)?;
     let created_at = Timestamp::now();
+    let rules_row = row_of(definition.rules);
     let new = NewBoard {
         id: definition.id.as_str(),
         name: definition.name.as_str(),
@@ -182,8 +221,7 @@ pub async fn create(state: &AppState, actor: &Actor, body: &Map<String, Value>) 
         min_score: definition.min_score,
         max_score: definition.max_score,
         created_at,
-        min_interval_ms: definition.rules.min_interval_ms,
-        writers: definition.rules.writers.as_str(),
+        rules: &rules_row,
     };
     let spec = BoardSpec {
         number: 0,
@@ -227,15 +265,15 @@ pub async fn update(
         raw => BoardName::parse(raw)?.as_str().to_owned(),
     };
     let rules = amended_rules(body, board.spec.rules)?;
-    let writers = rules.writers.as_str();
-    if !state.store.amend_board(id, &name, rules.min_interval_ms, writers).await? {
+    if !state.store.amend_board(id, &name, &row_of(rules)).await? {
         return Err(ErrorCode::BoardNotFound.into());
     }
     state.boards.amend(id, &name, rules);
     let board = state.boards.get(id).ok_or(ErrorCode::BoardNotFound)?;
-    let detail = serde_json::json!({"name": name, "min_interval_ms": rules.min_interval_ms, "writers": writers});
+    let view = BoardView::custom(&board.spec, board.period_at(Timestamp::now()));
+    let detail = serde_json::to_value(&view).unwrap_or_default();
     moderation::record(state, actor, "update_board", &format!("board:{id}"), detail).await;
-    Ok(BoardView::custom(&board.spec, board.period_at(Timestamp::now())))
+    Ok(view)
 }
 
 /// A built-in board takes its rule fields and nothing else.
@@ -245,24 +283,18 @@ async fn update_builtin(
     board: Board,
     body: &Map<String, Value>,
 ) -> Result<BoardView, ApiError> {
-    if body.keys().any(|field| field != "min_interval_ms" && field != "writers") {
+    const RULE_FIELDS: [&str; 4] = ["min_interval_ms", "writers", "hold_beyond", "hold_jump"];
+    if body.keys().any(|field| !RULE_FIELDS.contains(&field.as_str())) {
         return Err(ErrorCode::BuiltinBoard.into());
     }
     let rules = amended_rules(body, state.boards.builtin_rules(board))?;
     let id = board.to_string();
-    let writers = rules.writers.as_str();
-    state
-        .store
-        .set_builtin_rules(&BuiltinRulesRow {
-            board: id.clone(),
-            min_interval_ms: rules.min_interval_ms,
-            writers: writers.to_owned(),
-        })
-        .await?;
+    state.store.set_builtin_rules(&BuiltinRulesRow { board: id.clone(), rules: row_of(rules) }).await?;
     state.boards.set_builtin_rules(board, rules);
-    let detail = serde_json::json!({"min_interval_ms": rules.min_interval_ms, "writers": writers});
+    let view = BoardView::builtin(board, state.settings.max_score, rules);
+    let detail = serde_json::to_value(&view).unwrap_or_default();
     moderation::record(state, actor, "update_board", &format!("board:{id}"), detail).await;
-    Ok(BoardView::builtin(board, state.settings.max_score, rules))
+    Ok(view)
 }
 
 /// Deletes a custom board with everything posted to it.

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use super::resolve_custom;
 use crate::boards::{CustomBoard, Period};
-use crate::domain::{BoardPeriod, IdempotencyKey, Metadata, Score, Timestamp};
+use crate::domain::{BoardPeriod, IdempotencyKey, Metadata, PostStatus, Score, Timestamp};
 use crate::error::{ApiError, ErrorCode};
 use crate::scoring::{Post, Posted, Target};
 use crate::state::AppState;
@@ -80,6 +80,7 @@ fn history_item(row: BoardScoreRow, period: PeriodView) -> BoardHistoryItem {
         score: row.score,
         created_at: row.created_at,
         metadata: row.metadata.map(|text| MetadataView(Arc::from(text))),
+        status: PostStatus::from_stored(&row.status).as_str(),
         period,
     }
 }
