@@ -14,6 +14,7 @@ mod moderation;
 mod pacer;
 mod registration;
 mod report;
+mod reviews;
 mod scenario;
 mod stats;
 mod threshold;
@@ -341,6 +342,7 @@ async fn load(ctx: Arc<Context>, args: &BenchArgs) -> u32 {
     tasks.push(tokio::spawn(live::viewers(Arc::clone(&ctx))));
     if ctx.admin_token.is_some() {
         tasks.push(tokio::spawn(moderation::moderator(Arc::clone(&ctx))));
+        tasks.push(tokio::spawn(reviews::reviewer(Arc::clone(&ctx))));
     }
     let progress = tokio::spawn(progress(Arc::clone(&ctx)));
     if let Some(pacer) = &ctx.api.pacer {

@@ -14,6 +14,7 @@ backend_tests!(
     a_minimum_interval_admits_one_of_many_concurrent_posts,
     server_keys_post_for_players_and_die_on_every_instance_at_once,
     held_posts_count_once_accepted_as_if_accepted_when_made,
+    a_jump_is_judged_against_the_entry_the_post_meets,
     boards_match_a_model_of_random_holds_decisions_deletes_and_bans,
 );
 
@@ -338,6 +339,36 @@ async fn held_posts_count_once_accepted_as_if_accepted_when_made(backend: Backen
     let (_, audit) = app.admin(Method::GET, "/api/admin/audit?limit=100", None).await;
     let actions: Vec<&str> = audit["entries"].as_array().unwrap().iter().filter_map(|e| e["action"].as_str()).collect();
     assert!(actions.contains(&"accept_score") && actions.contains(&"reject_score"), "{actions:?}");
+}
+
+/// `hold_jump` is judged against the entry as the score writer applies
+/// the post, not as it was when the post arrived: of two racing posts the
+/// one applied second (the larger id: the writer numbers posts in the
+/// order it applies them, under the player's lock) meets the first's
+/// entry. 190 is never held (at most twice 100); 350 is held over an
+/// entry of 100 and taken over one of 190.
+async fn a_jump_is_judged_against_the_entry_the_post_meets(backend: Backend) {
+    let db = TestDatabase::new(&backend).await;
+    let (first, second) = instances(&backend, &db).await;
+    let other = second.as_ref().unwrap_or(&first);
+    first.create_board(&json!({"id": "jumps", "name": "Jumps", "hold_jump": 2})).await;
+    await_rule(other, "jumps", "hold_jump", &json!(2.0)).await;
+    let mut orders = [0, 0];
+    for round in 0..8 {
+        let player = first.register(&format!("racer{round}")).await;
+        first.post_board_score(&player, "jumps", 100).await;
+        let (small_body, large_body) = (json!({"score": 190}), json!({"score": 350}));
+        let (small, large) = tokio::join!(
+            first.post_board_score_raw(&player.token, "jumps", &small_body, None),
+            other.post_board_score_raw(&player.token, "jumps", &large_body, None),
+        );
+        assert_eq!(small.0, StatusCode::CREATED, "{}", small.1);
+        let small_first = small.1["score"]["id"].as_i64() < large.1["score"]["id"].as_i64();
+        let expected = if small_first { StatusCode::CREATED } else { StatusCode::ACCEPTED };
+        assert_eq!(large.0, expected, "350 after 190 applied first: {small_first}; {}", large.1);
+        orders[usize::from(small_first)] += 1;
+    }
+    eprintln!("racing posts: 350 applied first {} times, 190 first {} times", orders[0], orders[1]);
 }
 
 /// What the model knows of one post: who, how much, when, and whether it counts.
