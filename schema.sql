@@ -112,6 +112,11 @@ CREATE TABLE IF NOT EXISTS boards (
   -- player's entry by more than hold_jump times (NULL: no such rule)
   hold_beyond BIGINT NULL,
   hold_jump DOUBLE NULL,
+  -- tournaments: only entrants post (0 or 1), entrants and posts per
+  -- player per period at most (NULL: no limit)
+  join_required BIGINT NOT NULL DEFAULT 0,
+  max_entrants BIGINT NULL,
+  max_attempts BIGINT NULL,
   UNIQUE KEY boards_id (id)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
@@ -243,4 +248,13 @@ CREATE TABLE IF NOT EXISTS held_posts (
   decided_at BIGINT NULL,
   UNIQUE KEY held_posts_post (board, post_id),
   KEY held_posts_open (decided_at, id)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+-- Who joined which period of a tournament board.
+CREATE TABLE IF NOT EXISTS board_entrants (
+  board BIGINT NOT NULL,
+  period BIGINT NOT NULL,
+  user_id BIGINT NOT NULL,
+  joined_at BIGINT NOT NULL,
+  PRIMARY KEY (board, period, user_id)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;

@@ -308,10 +308,22 @@ pub struct BoardView {
     /// held for review (null: none).
     #[schema(required = true)]
     pub hold_jump: Option<f64>,
+    /// Only the period's entrants post (`POST /api/boards/{id}/entrants`).
+    pub join_required: bool,
+    /// Entrants a period takes at most (null: no limit).
+    #[schema(required = true)]
+    pub max_entrants: Option<i64>,
+    /// Posts per player per period at most, held ones included (null: no limit).
+    #[schema(required = true)]
+    pub max_attempts: Option<i64>,
+    /// Entrants of the current period (null unless `join_required`).
+    #[schema(required = true)]
+    pub entrants: Option<i64>,
 }
 
 impl BoardView {
-    pub fn custom(spec: &BoardSpec, period: Period) -> Self {
+    /// A custom board; `entrants`: the current period's count, if it joins.
+    pub fn custom(spec: &BoardSpec, period: Period, entrants: Option<i64>) -> Self {
         Self {
             id: spec.id.clone(),
             name: spec.name.clone(),
@@ -328,6 +340,10 @@ impl BoardView {
             writers: spec.rules.writers.as_str(),
             hold_beyond: spec.rules.hold_beyond,
             hold_jump: spec.rules.hold_jump,
+            join_required: spec.entry.join_required,
+            max_entrants: spec.entry.max_entrants,
+            max_attempts: spec.entry.max_attempts,
+            entrants: if spec.entry.join_required { Some(entrants.unwrap_or(0)) } else { None },
         }
     }
 
@@ -353,6 +369,10 @@ impl BoardView {
             writers: rules.writers.as_str(),
             hold_beyond: rules.hold_beyond,
             hold_jump: rules.hold_jump,
+            join_required: false,
+            max_entrants: None,
+            max_attempts: None,
+            entrants: None,
         }
     }
 }
@@ -535,6 +555,30 @@ pub struct HeldList {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Decided {
     pub score: BoardScoreView,
+    #[schema(value_type = Option<RankingEntry>, required = true)]
+    pub entry: Option<serde_json::Value>,
+}
+
+/// `POST /api/boards/{id}/entrants`: the period joined and its entrants now.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Joined {
+    pub period: PeriodView,
+    pub entrants: i64,
+}
+
+/// `GET /api/boards/{id}/me`: the player on a board, in the period in force.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct BoardStanding {
+    pub board: String,
+    pub period: PeriodView,
+    /// Whether the player joined the period (always false on a board
+    /// without `join_required`, where nobody joins).
+    pub joined: bool,
+    /// The player's posts in the period, held ones included.
+    pub attempts: i64,
+    /// Null without `max_attempts`.
+    #[schema(required = true)]
+    pub attempts_left: Option<i64>,
     #[schema(value_type = Option<RankingEntry>, required = true)]
     pub entry: Option<serde_json::Value>,
 }

@@ -42,6 +42,18 @@ pub struct PostRules {
     pub hold_jump: Option<f64>,
 }
 
+/// A tournament's limits (v3), fixed at creation, each per period: a
+/// resetting tournament starts empty every period.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Entry {
+    /// Only the period's entrants may post.
+    pub join_required: bool,
+    /// How many may join a period.
+    pub max_entrants: Option<i64>,
+    /// Posts per player per period, held ones included.
+    pub max_attempts: Option<i64>,
+}
+
 /// Which rule held a post for review.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HoldRule {
@@ -113,6 +125,7 @@ pub struct BoardSpec {
     pub max_score: i64,
     pub created_at: Timestamp,
     pub rules: PostRules,
+    pub entry: Entry,
 }
 
 impl BoardSpec {
@@ -327,6 +340,7 @@ mod tests {
             max_score: 10,
             created_at: Timestamp::from_millis(1_000),
             rules: PostRules::default(),
+            entry: Entry::default(),
         }
     }
 

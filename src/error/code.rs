@@ -66,6 +66,7 @@ error_codes! {
         "the built-in boards take only rule changes (min_interval_ms, writers, hold_beyond, hold_jump) and cannot \
          be deleted; their scores are posted to /api/scores"),
     Banned = (403, "banned", "this player is banned"),
+    NotJoined = (403, "not_joined", "only this period's entrants post to this board: join it first (POST …/entrants)"),
     ServerOnly = (403, "server_only", "only the game's servers post to this board, with a server key"),
     // 404: nothing there.
     NotFound = (404, "not_found", "no such route"),
@@ -82,6 +83,8 @@ error_codes! {
     BoardExists = (409, "board_exists", "a board with that id exists"),
     AlreadyBanned = (409, "already_banned", "the player is banned already"),
     NotBanned = (409, "not_banned", "the player is not banned"),
+    BoardFull = (409, "board_full", "this period of the board has all the entrants it takes"),
+    AttemptsExhausted = (409, "attempts_exhausted", "no attempts left on this board in this period"),
     AlreadyDecided = (409, "already_decided", "this held post was accepted or rejected already"),
     AmbiguousScore = (409, "ambiguous_score",
         "a post of /api/scores and a custom board's post are held with this id: send `board` to say which"),
@@ -118,6 +121,10 @@ error_codes! {
         "hold_beyond must be null or an integer from -1000000000000000 to 1000000000000000"),
     InvalidHoldJump = (422, "invalid_hold_jump", "hold_jump must be null or a number greater than 1 (at most 1000000)"),
     InvalidDecision = (422, "invalid_decision", "decision must be `accept` or `reject`; note, if sent, at most 500 characters"),
+    InvalidJoinRequired = (422, "invalid_join_required", "join_required must be true or false"),
+    InvalidMaxEntrants = (422, "invalid_max_entrants", "max_entrants must be null or an integer from 1 to 10000000"),
+    InvalidMaxAttempts = (422, "invalid_max_attempts", "max_attempts must be null or an integer from 1 to 1000000"),
+    JoinNotRequired = (422, "join_not_required", "anyone may post to this board: there is nothing to join"),
     InvalidWriters = (422, "invalid_writers", "writers must be `players` or `server`"),
     InvalidUserId = (422, "invalid_user_id", "a post with a server key names its player: user_id, a positive integer"),
     InvalidMetadata = (422, "invalid_metadata", "metadata must be a JSON object of at most 1 KiB"),

@@ -5,6 +5,7 @@ use actix_web::http::header::ContentType;
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
 
+use super::extractors::AuthUser;
 use super::paths;
 use super::schemas::{BoardPath, CustomBoardPath};
 use super::JsonObject;
@@ -12,14 +13,14 @@ use crate::domain::{parse_before, IdempotencyKey, PageLimit};
 use crate::error::ApiError;
 use crate::scoring::Posted;
 use crate::state::AppState;
-use crate::usecases::boards;
 use crate::usecases::moderation::Actor;
 use crate::usecases::scores::Author;
+use crate::usecases::{boards, tournaments};
 
 #[utoipa::path(get, path = paths::BOARDS, operation_id = "listBoards", summary = "List the boards (built-in and custom)", tag = "boards",
     responses((status = 200, description = "The built-in boards first, then the custom ones by id", body = crate::views::BoardList)))]
-pub async fn list(state: web::Data<AppState>) -> HttpResponse {
-    HttpResponse::Ok().json(boards::list(&state))
+pub async fn list(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
+    Ok(HttpResponse::Ok().json(boards::list(&state).await?))
 }
 
 #[utoipa::path(get, path = paths::BOARD, operation_id = "getBoard", summary = "Get one board and its current period", tag = "boards",
@@ -75,6 +76,34 @@ pub async fn post_score(
     let key =
         IdempotencyKey::from_header_values(request.headers().get_all(IdempotencyKey::HEADER).map(|v| v.as_bytes()))?;
     Ok(posted(boards::post(&state, &path.board, author, &body, key).await?))
+}
+
+#[utoipa::path(post, path = paths::BOARD_ENTRANTS, operation_id = "joinBoard", summary = "Join the current period of a tournament board", tag = "boards",
+    security(("bearer" = []), ("session_cookie" = [])),
+    params(crate::routes::schemas::CustomBoardPath),
+    responses(
+        (status = 201, description = "Joined; `entrants` counts this player", body = crate::views::Joined),
+        (status = 200, description = "Joined already: nothing changed", body = crate::views::Joined),
+    ))]
+pub async fn join(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    path: web::Path<CustomBoardPath>,
+) -> Result<HttpResponse, ApiError> {
+    let (joined_now, answer) = tournaments::join(&state, &path.board, user.owner()).await?;
+    Ok(if joined_now { HttpResponse::Created() } else { HttpResponse::Ok() }.json(answer))
+}
+
+#[utoipa::path(get, path = paths::BOARD_ME, operation_id = "getMyBoardStanding", summary = "The player on a board now: joined, attempts, entry", tag = "boards",
+    security(("bearer" = []), ("session_cookie" = [])),
+    params(crate::routes::schemas::CustomBoardPath),
+    responses((status = 200, description = "In the period in force", body = crate::views::BoardStanding)))]
+pub async fn standing(
+    state: web::Data<AppState>,
+    user: AuthUser,
+    path: web::Path<CustomBoardPath>,
+) -> Result<HttpResponse, ApiError> {
+    Ok(HttpResponse::Ok().json(tournaments::standing(&state, &path.board, user.owner()).await?))
 }
 
 /// A post's answer: 201 with the new body, 202 when it was held for

@@ -109,22 +109,30 @@ routes! {
         get: rankings::friends => [InvalidIds, InvalidPeriod, InvalidQuery, BoardNotFound, PeriodNotFound,
             DatabaseUnavailable],
     },
-    paths::BOARDS => { get: boards::list => [] },
+    paths::BOARDS => { get: boards::list => [DatabaseUnavailable] },
     paths::BOARD => { get: boards::get => [BoardNotFound, DatabaseUnavailable] },
     paths::BOARD_PERIODS => {
         get: boards::periods => [InvalidLimit, InvalidBefore, InvalidQuery, BoardNotFound, DatabaseUnavailable],
     },
     paths::BOARD_SCORES => {
         post: boards::post_score => [InvalidJson, InvalidBody, InvalidIdempotencyKey, SessionRequired, InvalidSession,
-            InvalidServerKey, Banned, ServerOnly, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, BoardNotFound, BuiltinBoard,
-            UserNotFound, InvalidScore, InvalidMetadata, InvalidUserId, IdempotencyKeyReused, TooManyRequests, DatabaseUnavailable,
+            InvalidServerKey, Banned, ServerOnly, NotJoined, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, BoardNotFound,
+            BuiltinBoard, AttemptsExhausted, UserNotFound, InvalidScore, InvalidMetadata, InvalidUserId, IdempotencyKeyReused, TooManyRequests, DatabaseUnavailable,
             WriteQueueFull, WriteFailed, ShuttingDown],
+    },
+    paths::BOARD_ENTRANTS => {
+        post: boards::join => [SessionRequired, InvalidSession, Banned, NotFound, BoardNotFound, BuiltinBoard, BoardFull,
+            JoinNotRequired, DatabaseUnavailable],
+    },
+    paths::BOARD_ME => {
+        get: boards::standing => [SessionRequired, InvalidSession, Banned, BoardNotFound, BuiltinBoard, DatabaseUnavailable],
     },
     paths::ADMIN_BOARDS => {
         post: boards::create => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, AdminTokenRequired,
             InvalidAdminToken, TooManyRequests, NotFound, BoardExists, InvalidId, InvalidName, InvalidOrder, InvalidOperator,
             InvalidReset, InvalidTimezone, InvalidArchivePeriods, InvalidMinScore, InvalidMaxScore, InvalidMinIntervalMs,
-            InvalidWriters, InvalidHoldBeyond, InvalidHoldJump, DatabaseUnavailable],
+            InvalidWriters, InvalidHoldBeyond, InvalidHoldJump, InvalidJoinRequired, InvalidMaxEntrants, InvalidMaxAttempts,
+            DatabaseUnavailable],
     },
     paths::ADMIN_BOARD => {
         patch: boards::update => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, AdminTokenRequired,

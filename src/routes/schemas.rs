@@ -130,6 +130,15 @@ pub struct BoardRequest {
     /// A post better than the player's entry by more than this factor
     /// (> 1) is held for review (202).
     pub hold_jump: Option<f64>,
+    /// Tournaments: only a period's entrants post (403 `not_joined`); default false.
+    pub join_required: Option<bool>,
+    /// Entrants a period takes, 1..10,000,000 (null: no limit); one more is 409 `board_full`.
+    #[schema(minimum = 1, maximum = 10_000_000)]
+    pub max_entrants: Option<i64>,
+    /// Posts per player per period, held ones included, 1..1,000,000 (null: no
+    /// limit); one more is 409 `attempts_exhausted`.
+    #[schema(minimum = 1, maximum = 1_000_000)]
+    pub max_attempts: Option<i64>,
 }
 
 /// `PATCH /api/admin/boards/{board}`: the fields to change; a field left

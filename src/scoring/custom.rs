@@ -29,6 +29,11 @@ pub(super) struct Locked {
     names: HashMap<i64, String>,
     /// The entries of the posting players before the batch, by board and player.
     entries: HashMap<(i64, i64), EntryRow>,
+    /// Tournaments: the posting players who joined the period in force, by board.
+    entrants: HashMap<i64, HashSet<i64>>,
+    /// Tournaments with `max_attempts`: each posting player's posts in the
+    /// period so far, by board and player (the batch's own counted as admitted).
+    attempts: HashMap<(i64, i64), i64>,
 }
 
 /// The entries a committed batch changed, with their period's end.
@@ -64,7 +69,13 @@ pub(super) async fn lock(
         }
     }
     if boards.is_empty() {
-        return Ok(Locked { periods: HashMap::new(), names: HashMap::new(), entries: HashMap::new() });
+        return Ok(Locked {
+            periods: HashMap::new(),
+            names: HashMap::new(),
+            entries: HashMap::new(),
+            entrants: HashMap::new(),
+            attempts: HashMap::new(),
+        });
     }
     let mut numbers: Vec<i64> = boards.keys().copied().collect();
     numbers.sort_unstable();
@@ -72,6 +83,8 @@ pub(super) async fn lock(
     let names = players.values().flatten().map(|id| (*id, locked.display_name(*id).to_owned())).collect();
     let mut periods = HashMap::new();
     let mut entries = HashMap::new();
+    let mut entrants = HashMap::new();
+    let mut attempts = HashMap::new();
     for number in existing {
         let Some(board) = boards.get(&number) else { continue };
         let period = match fault {
@@ -87,9 +100,18 @@ pub(super) async fn lock(
         for entry in store.entries_for_update(conn, number, period.index, &ids).await? {
             entries.insert((number, entry.user_id), entry);
         }
+        // Under the period's row, which joins take too: exact across instances.
+        if board.spec.entry.join_required {
+            entrants.insert(number, store.entrants_among(conn, number, period.index, &ids).await?);
+        }
+        if board.spec.entry.max_attempts.is_some() {
+            for (user_id, made) in store.attempts_among(conn, number, period.index, &ids).await? {
+                attempts.insert((number, user_id), made);
+            }
+        }
         periods.insert(number, period);
     }
-    Ok(Locked { periods, names, entries })
+    Ok(Locked { periods, names, entries, entrants, attempts })
 }
 
 /// A new post: its job's index, board, player, score and metadata.
@@ -113,6 +135,29 @@ impl Locked {
     /// Why a post to this board cannot be taken, if it cannot.
     pub(super) fn refusal(&self, number: i64) -> Option<ErrorCode> {
         (!self.periods.contains_key(&number)).then_some(ErrorCode::BoardNotFound)
+    }
+
+    /// Whether a tournament takes a new post: the player joined the period
+    /// (403 `not_joined`) and has an attempt left (409 `attempts_exhausted`).
+    pub(super) fn check_entry(&self, job: &Job) -> Result<(), ErrorCode> {
+        let Some((board, _)) = custom_target(job) else { return Ok(()) };
+        let (number, user_id) = (board.spec.number, job.post.user_id);
+        let entry = board.spec.entry;
+        if entry.join_required && !self.entrants.get(&number).is_some_and(|joined| joined.contains(&user_id)) {
+            return Err(ErrorCode::NotJoined);
+        }
+        let made = self.attempts.get(&(number, user_id)).copied().unwrap_or(0);
+        if entry.max_attempts.is_some_and(|limit| made >= limit) {
+            return Err(ErrorCode::AttemptsExhausted);
+        }
+        Ok(())
+    }
+
+    /// A taken post is an attempt made (for the batch's later posts).
+    pub(super) fn record_attempt(&mut self, job: &Job) {
+        if let Some((board, _)) = custom_target(job) {
+            *self.attempts.entry((board.spec.number, job.post.user_id)).or_default() += 1;
+        }
     }
 
     /// Appends the new posts in one INSERT, applies each to its entry in

@@ -380,7 +380,7 @@ impl Writer {
         // Lock what the posts change, in an order every batch shares:
         // players' rows, then boards, then entries.
         let mut players = builtin::lock_players(store, &mut tx, batch).await?;
-        let custom = custom::lock(store, &mut tx, batch, &players, now, self.policy.planted_fault).await?;
+        let mut custom = custom::lock(store, &mut tx, batch, &players, now, self.policy.planted_fault).await?;
         let mut pace = pace::Pace::read(store, &mut tx, batch).await?;
         for (index, job) in batch.iter().enumerate() {
             let board_gone = match &job.post.target {
@@ -416,17 +416,25 @@ impl Writer {
             }
         }
 
-        // The boards' minimum intervals, in the batch's order, after the
-        // replays: a replay is not a new post.
+        // The boards' minimum intervals and tournaments' entrants and
+        // attempts, in the batch's order, after the replays: a replay is
+        // not a new post.
         for (index, job) in batch.iter().enumerate() {
             if !matches!(pending[index], Pending::New) {
                 continue;
             }
-            if let Err(refusal) = pace.admit(&job.post, now) {
-                if let Some(key) = &job.post.key {
-                    store.release_idempotency_key(&mut tx, job.post.user_id, key).await?;
+            let taken = pace.check(&job.post, now).and_then(|()| custom.check_entry(job).map_err(ApiError::from));
+            match taken {
+                Ok(()) => {
+                    pace.record(&job.post, now);
+                    custom.record_attempt(job);
                 }
-                pending[index] = Pending::Failed(refusal);
+                Err(refusal) => {
+                    if let Some(key) = &job.post.key {
+                        store.release_idempotency_key(&mut tx, job.post.user_id, key).await?;
+                    }
+                    pending[index] = Pending::Failed(refusal);
+                }
             }
         }
 

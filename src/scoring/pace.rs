@@ -44,9 +44,8 @@ impl Pace {
         Ok(Self { last })
     }
 
-    /// Admits a post made at `now`, or refuses it with 429 and how long to
-    /// wait; an admitted post is the player's previous one from then on.
-    pub(super) fn admit(&mut self, post: &Post, now: Timestamp) -> Result<(), ApiError> {
+    /// Whether a post made at `now` may be taken: else 429 with how long to wait.
+    pub(super) fn check(&self, post: &Post, now: Timestamp) -> Result<(), ApiError> {
         let log = log_of(post);
         if let (Some(interval), Some(previous)) = (post.min_interval_ms, self.last.get(&(log, post.user_id))) {
             let wait = previous.millis() + interval - now.millis();
@@ -58,7 +57,11 @@ impl Pace {
                 ));
             }
         }
-        self.last.insert((log, post.user_id), now);
         Ok(())
+    }
+
+    /// A taken post is the player's previous one from then on.
+    pub(super) fn record(&mut self, post: &Post, now: Timestamp) {
+        self.last.insert((log_of(post), post.user_id), now);
     }
 }

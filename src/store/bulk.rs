@@ -11,7 +11,7 @@ const USER_ROWS_PER_INSERT: usize = 2_000;
 const SCORE_ROWS_PER_INSERT: usize = 5_000;
 
 /// Everything initialize replaces (not `data_generation`, which counts them).
-const TABLES: [&str; 13] = [
+const TABLES: [&str; 14] = [
     "users",
     "scores",
     "sessions",
@@ -25,6 +25,7 @@ const TABLES: [&str; 13] = [
     "builtin_board_rules",
     "server_keys",
     "held_posts",
+    "board_entrants",
 ];
 
 impl Store {

@@ -24,10 +24,15 @@ pub struct BoardRow {
     pub created_at: Timestamp,
     #[sqlx(flatten)]
     pub rules: RulesRow,
+    /// 0 or 1.
+    pub join_required: i64,
+    pub max_entrants: Option<i64>,
+    pub max_attempts: Option<i64>,
 }
 
 const BOARD_COLUMNS: &str = "number, id, name, sort_order, operator, reset, timezone, archive_periods, min_score, \
-                             max_score, created_at, min_interval_ms, writers, hold_beyond, hold_jump";
+                             max_score, created_at, min_interval_ms, writers, hold_beyond, hold_jump, join_required, \
+                             max_entrants, max_attempts";
 
 /// A board's rule columns (v3 score integrity), on `boards` and on
 /// `builtin_board_rules` alike.
@@ -134,6 +139,9 @@ pub struct NewBoard<'a> {
     pub max_score: i64,
     pub created_at: Timestamp,
     pub rules: &'a RulesRow,
+    pub join_required: bool,
+    pub max_entrants: Option<i64>,
+    pub max_attempts: Option<i64>,
 }
 
 impl Store {
@@ -142,8 +150,8 @@ impl Store {
         let mut tx = self.begin_write().await?;
         let sql = self.insert_sql(
             "INSERT INTO boards (id, name, sort_order, operator, reset, timezone, archive_periods, min_score, \
-             max_score, created_at, min_interval_ms, writers, hold_beyond, hold_jump) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             max_score, created_at, min_interval_ms, writers, hold_beyond, hold_jump, join_required, max_entrants, \
+             max_attempts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             "number",
         );
         let query = self
@@ -161,7 +169,10 @@ impl Store {
             .bind(board.rules.min_interval_ms)
             .bind(&board.rules.writers)
             .bind(board.rules.hold_beyond)
-            .bind(board.rules.hold_jump);
+            .bind(board.rules.hold_jump)
+            .bind(i64::from(board.join_required))
+            .bind(board.max_entrants)
+            .bind(board.max_attempts);
         let number =
             self.insert_returning_id(&mut tx, query).await.map_err(StoreError::taken_as(UniqueKey::BoardId))?;
         self.sql("INSERT INTO board_periods (board, period, starts_at, ends_at, players) VALUES (?, 0, ?, ?, 0)")
@@ -457,7 +468,7 @@ impl Store {
         };
         let mut conn = self.conn().await?;
         let mut deleted = 0;
-        for table in ["board_entries", "board_scores"] {
+        for table in ["board_entries", "board_scores", "board_entrants"] {
             let sql = self.dialect.delete_chunk(table, condition);
             let query = binds.iter().fold(self.sql(&sql), |query, value| query.bind(*value));
             deleted += query.bind(chunk).execute(&mut *conn).await?.rows_affected();

@@ -14,6 +14,7 @@ mod board_reads;
 mod board_writes;
 mod bulk;
 mod custom_boards;
+mod entrants;
 mod held;
 mod idempotency;
 mod moderation;

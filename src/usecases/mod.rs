@@ -19,3 +19,4 @@ pub mod reviews;
 pub mod scores;
 pub mod sessions;
 pub mod standings;
+pub mod tournaments;

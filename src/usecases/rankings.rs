@@ -136,6 +136,31 @@ pub async fn around(
     }
 }
 
+/// A player's entry with its rank, as a page shows it (the around-me
+/// window of radius 0), or `None` when they have none there.
+pub async fn entry_of(
+    state: &AppState,
+    board: &BoardRef,
+    selector: PeriodSelector,
+    user_id: i64,
+) -> Result<Option<serde_json::Value>, ApiError> {
+    match around(state, board, selector, user_id, 0).await {
+        Ok(rendered) => {
+            let page: serde_json::Value = serde_json::from_slice(&rendered.body).map_err(ApiError::internal)?;
+            Ok(page["entries"].get(0).cloned())
+        }
+        Err(error)
+            if matches!(
+                error.code(),
+                ErrorCode::UserNotOnBoard | ErrorCode::UserNotFound | ErrorCode::PeriodNotFound
+            ) =>
+        {
+            Ok(None)
+        }
+        Err(error) => Err(error),
+    }
+}
+
 /// Those of `ids` who are on the board, in board order, each with its
 /// board-wide rank (a friends board); no `next_*`.
 pub async fn friends(

@@ -176,30 +176,15 @@ pub async fn decide(
     Ok(Decided { score: post_view(&hold), entry })
 }
 
-/// The player's entry on the post's board and period after a decision,
-/// with its rank: the around-me window of radius 0 (null when none).
+/// The player's entry on the post's board and period after a decision.
 async fn entry_after(state: &AppState, hold: &HeldRow) -> Result<Option<Value>, ApiError> {
-    let (board, selector) = if hold.board == BUILTIN_LOG {
-        (BoardRef::Builtin(Board::Best), PeriodSelector::Current)
-    } else {
-        match state.boards.by_number(hold.board) {
-            Some(custom) => (BoardRef::Custom(custom), PeriodSelector::Index(hold.period)),
-            None => return Ok(None),
+    if hold.board == BUILTIN_LOG {
+        return rankings::entry_of(state, &BoardRef::Builtin(Board::Best), PeriodSelector::Current, hold.user_id).await;
+    }
+    match state.boards.by_number(hold.board) {
+        Some(custom) => {
+            rankings::entry_of(state, &BoardRef::Custom(custom), PeriodSelector::Index(hold.period), hold.user_id).await
         }
-    };
-    match rankings::around(state, &board, selector, hold.user_id, 0).await {
-        Ok(rendered) => {
-            let page: Value = serde_json::from_slice(&rendered.body).map_err(ApiError::internal)?;
-            Ok(page["entries"].get(0).cloned())
-        }
-        Err(error)
-            if matches!(
-                error.code(),
-                ErrorCode::UserNotOnBoard | ErrorCode::UserNotFound | ErrorCode::PeriodNotFound
-            ) =>
-        {
-            Ok(None)
-        }
-        Err(error) => Err(error),
+        None => Ok(None),
     }
 }

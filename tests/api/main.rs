@@ -34,4 +34,5 @@ mod security;
 mod slow_clients;
 mod standings;
 mod tls;
+mod tournaments;
 mod users;

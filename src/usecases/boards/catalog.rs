@@ -7,8 +7,8 @@ use serde_json::{Map, Value};
 
 use super::{resolve, resolve_custom, BoardRef};
 use crate::boards::{
-    parse_timezone, BoardSpec, CustomBoard, Period, PostRules, Schedule, DEFAULT_ARCHIVE_PERIODS, DEFAULT_MAX_SCORE,
-    DEFAULT_MIN_SCORE, MAX_ARCHIVE_PERIODS, MAX_MIN_INTERVAL_MS, SCORE_LIMIT,
+    parse_timezone, BoardSpec, CustomBoard, Entry, Period, PostRules, Schedule, DEFAULT_ARCHIVE_PERIODS,
+    DEFAULT_MAX_SCORE, DEFAULT_MIN_SCORE, MAX_ARCHIVE_PERIODS, MAX_MIN_INTERVAL_MS, SCORE_LIMIT,
 };
 use crate::domain::{Board, BoardId, BoardName, Operator, Order, Timestamp, Writers};
 use crate::error::{ApiError, ErrorCode};
@@ -29,6 +29,29 @@ struct Definition {
     min_score: i64,
     max_score: i64,
     rules: PostRules,
+    entry: Entry,
+}
+
+/// The most entrants a period may take, and attempts a player may make.
+const MAX_ENTRANTS: i64 = 10_000_000;
+const MAX_ATTEMPTS: i64 = 1_000_000;
+
+/// The tournament fields of a new board (v3), each per period.
+fn entry_of(body: &Map<String, Value>) -> Result<Entry, ApiError> {
+    let join_required = match body.get("join_required") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(required)) => *required,
+        Some(_) => return Err(ErrorCode::InvalidJoinRequired.into()),
+    };
+    Ok(Entry {
+        join_required,
+        max_entrants: amended(body, "max_entrants", None, ErrorCode::InvalidMaxEntrants, |v| {
+            v.as_i64().filter(|n| (1..=MAX_ENTRANTS).contains(n))
+        })?,
+        max_attempts: amended(body, "max_attempts", None, ErrorCode::InvalidMaxAttempts, |v| {
+            v.as_i64().filter(|n| (1..=MAX_ATTEMPTS).contains(n))
+        })?,
+    })
 }
 
 /// The most a `hold_jump` may be: beyond it, no entry could be jumped over.
@@ -146,7 +169,8 @@ fn definition(body: &Map<String, Value>) -> Result<Definition, ApiError> {
     let max_score =
         integer(body.get("max_score"), DEFAULT_MAX_SCORE, min_score..=SCORE_LIMIT, ErrorCode::InvalidMaxScore)?;
     let rules = amended_rules(body, PostRules::default())?;
-    Ok(Definition { id, name, order, operator, reset, timezone, archive_periods, min_score, max_score, rules })
+    let entry = entry_of(body)?;
+    Ok(Definition { id, name, order, operator, reset, timezone, archive_periods, min_score, max_score, rules, entry })
 }
 
 fn spec_of(row: BoardRow) -> Result<BoardSpec, ApiError> {
@@ -171,6 +195,11 @@ fn spec_of(row: BoardRow) -> Result<BoardSpec, ApiError> {
         max_score: row.max_score,
         created_at: row.created_at,
         rules,
+        entry: Entry {
+            join_required: row.join_required != 0,
+            max_entrants: row.max_entrants,
+            max_attempts: row.max_attempts,
+        },
     })
 }
 
@@ -222,6 +251,9 @@ pub async fn create(state: &AppState, actor: &Actor, body: &Map<String, Value>) 
         max_score: definition.max_score,
         created_at,
         rules: &rules_row,
+        join_required: definition.entry.join_required,
+        max_entrants: definition.entry.max_entrants,
+        max_attempts: definition.entry.max_attempts,
     };
     let spec = BoardSpec {
         number: 0,
@@ -236,13 +268,14 @@ pub async fn create(state: &AppState, actor: &Actor, body: &Map<String, Value>) 
         max_score: definition.max_score,
         created_at,
         rules: definition.rules,
+        entry: definition.entry,
     };
     let first = Period { index: 0, start: created_at, end: None };
     let first_end = CustomBoard::new(spec.clone(), first)?.period_at(created_at).end;
     let number = state.store.insert_board(&new, first_end).await?;
     let board = state.boards.insert(CustomBoard::new(BoardSpec { number, ..spec }, first)?);
     state.ranks.add_board(&board).await;
-    let view = BoardView::custom(&board.spec, board.period_at(Timestamp::now()));
+    let view = BoardView::custom(&board.spec, board.period_at(Timestamp::now()), Some(0));
     let detail = serde_json::to_value(&view).unwrap_or_default();
     moderation::record(state, actor, "create_board", &format!("board:{}", view.id), detail).await;
     Ok(view)
@@ -270,7 +303,7 @@ pub async fn update(
     }
     state.boards.amend(id, &name, rules);
     let board = state.boards.get(id).ok_or(ErrorCode::BoardNotFound)?;
-    let view = BoardView::custom(&board.spec, board.period_at(Timestamp::now()));
+    let view = custom_view(state, &board).await?;
     let detail = serde_json::to_value(&view).unwrap_or_default();
     moderation::record(state, actor, "update_board", &format!("board:{id}"), detail).await;
     Ok(view)
@@ -310,14 +343,35 @@ pub async fn delete(state: &AppState, actor: &Actor, id: &str) -> Result<(), Api
     Ok(())
 }
 
-/// Every board, the built-ins first.
-pub fn list(state: &AppState) -> BoardList {
+/// Every board, the built-ins first: one read for the entrants of every
+/// tournament's current period.
+pub async fn list(state: &AppState) -> Result<BoardList, ApiError> {
     let now = Timestamp::now();
     let builtins = Board::BUILTIN
         .iter()
         .map(|board| BoardView::builtin(*board, state.settings.max_score, state.boards.builtin_rules(*board)));
-    let custom = state.boards.all().into_iter().map(|board| BoardView::custom(&board.spec, board.period_at(now)));
-    BoardList { boards: builtins.chain(custom).collect() }
+    let boards: Vec<_> = state.boards.all().into_iter().map(|board| (board.period_at(now), board)).collect();
+    let joined: Vec<(i64, i64)> = boards
+        .iter()
+        .filter(|(_, board)| board.spec.entry.join_required)
+        .map(|(period, board)| (board.spec.number, period.index))
+        .collect();
+    let entrants = state.store.entrant_counts(&joined).await?;
+    let custom = boards
+        .iter()
+        .map(|(period, board)| BoardView::custom(&board.spec, *period, entrants.get(&board.spec.number).copied()));
+    Ok(BoardList { boards: builtins.chain(custom).collect() })
+}
+
+/// A custom board as the API shows it, with its current period's entrants.
+async fn custom_view(state: &AppState, board: &CustomBoard) -> Result<BoardView, ApiError> {
+    let period = board.period_at(Timestamp::now());
+    let entrants = if board.spec.entry.join_required {
+        state.store.entrant_counts(&[(board.spec.number, period.index)]).await?.get(&board.spec.number).copied()
+    } else {
+        None
+    };
+    Ok(BoardView::custom(&board.spec, period, entrants))
 }
 
 /// One board.
@@ -326,7 +380,7 @@ pub async fn get(state: &AppState, id: &str) -> Result<BoardView, ApiError> {
         BoardRef::Builtin(board) => {
             BoardView::builtin(board, state.settings.max_score, state.boards.builtin_rules(board))
         }
-        BoardRef::Custom(custom) => BoardView::custom(&custom.spec, custom.period_at(Timestamp::now())),
+        BoardRef::Custom(custom) => custom_view(state, &custom).await?,
     })
 }
 

@@ -1,0 +1,127 @@
+//! Tournaments (v3): boards only entrants post to, with a cap on entrants
+//! and on each player's attempts, per period.
+
+use futures_util::future::join_all;
+use reqwest::{Method, StatusCode};
+use serde_json::{json, Value};
+
+use crate::backend_tests;
+use crate::helpers::{assert_error, json_of, spawn_app_on, Backend, TestApp, TestDatabase, ADMIN};
+
+backend_tests!(
+    a_full_tournament_stays_full_under_a_hundred_concurrent_joins,
+    attempts_are_exact_under_concurrent_posts_and_replays_are_free,
+);
+
+/// Instances on one database: two where they share Redis, else one.
+async fn instances(backend: &Backend, db: &TestDatabase) -> Vec<TestApp> {
+    let mut apps = vec![spawn_app_on(db, &["--admin-token", ADMIN]).await];
+    if matches!(backend, Backend::MariaDbRedis { .. }) {
+        apps.push(spawn_app_on(db, &["--admin-token", ADMIN]).await);
+    }
+    apps
+}
+
+async fn join(app: &TestApp, token: &str, board: &str) -> (StatusCode, Value) {
+    let url = app.url(&format!("/api/boards/{board}/entrants"));
+    json_of(app.client.post(url).bearer_auth(token).send().await.expect("join")).await
+}
+
+async fn a_full_tournament_stays_full_under_a_hundred_concurrent_joins(backend: Backend) {
+    let db = TestDatabase::new(&backend).await;
+    let apps = instances(&backend, &db).await;
+    let app = &apps[0];
+    let board = app.create_board(&json!({"id": "cup", "name": "Cup", "join_required": true, "max_entrants": 10})).await;
+    assert_eq!(
+        (&board["join_required"], &board["max_entrants"], &board["entrants"]),
+        (&json!(true), &json!(10), &json!(0))
+    );
+    let mut players = Vec::new();
+    for i in 0..100 {
+        players.push(app.register(&format!("entrant{i}")).await);
+    }
+    // Not joined: a post is refused.
+    let (status, body) = app.post_board_score_raw(&players[0].token, "cup", &json!({"score": 5}), None).await;
+    assert_error(status, &body, 403, "not_joined");
+
+    let joins = players.iter().enumerate().map(|(i, player)| join(&apps[i % apps.len()], &player.token, "cup"));
+    let answers = join_all(joins).await;
+    let joined: Vec<usize> = (0..answers.len()).filter(|i| answers[*i].0 == StatusCode::CREATED).collect();
+    assert_eq!(joined.len(), 10, "{:?}", answers.iter().map(|a| a.0).collect::<Vec<_>>());
+    for (status, body) in answers.iter().filter(|a| a.0 != StatusCode::CREATED) {
+        assert_error(*status, body, 409, "board_full");
+    }
+    let (_, shown) = app.get_json("/api/boards/cup").await;
+    assert_eq!(shown["entrants"], 10, "{shown}");
+
+    // An entrant posts; joining again changes nothing (200).
+    let entrant = &players[joined[0]];
+    app.post_board_score(entrant, "cup", 42).await;
+    let (status, again) = join(app, &entrant.token, "cup").await;
+    assert_eq!((status, &again["entrants"]), (StatusCode::OK, &json!(10)), "{again}");
+    let (status, me) = app.get_authed("/api/boards/cup/me", &entrant.token).await;
+    assert_eq!(status, StatusCode::OK, "{me}");
+    assert_eq!((&me["joined"], &me["attempts"], &me["attempts_left"]), (&json!(true), &json!(1), &Value::Null));
+    assert_eq!((&me["entry"]["score"], &me["entry"]["rank"]), (&json!(42), &json!(1)), "{me}");
+
+    // A board anyone posts to has nothing to join.
+    app.create_board(&json!({"id": "open", "name": "Open"})).await;
+    let (status, body) = join(app, &entrant.token, "open").await;
+    assert_error(status, &body, 422, "join_not_required");
+    for (field, value, code) in [
+        ("join_required", json!("yes"), "invalid_join_required"),
+        ("max_entrants", json!(0), "invalid_max_entrants"),
+        ("max_attempts", json!(-1), "invalid_max_attempts"),
+    ] {
+        let definition = json!({"id": "bad", "name": "Bad", field: value});
+        let (status, body) = app.admin(Method::POST, "/api/admin/boards", Some(&definition)).await;
+        assert_error(status, &body, 422, code);
+    }
+}
+
+async fn attempts_are_exact_under_concurrent_posts_and_replays_are_free(backend: Backend) {
+    let db = TestDatabase::new(&backend).await;
+    let apps = instances(&backend, &db).await;
+    let app = &apps[0];
+    app.create_board(&json!({"id": "three", "name": "Three tries", "max_attempts": 3, "hold_beyond": 900})).await;
+    let ann = app.register("ann").await;
+
+    // A replay is not an attempt; a held post is one.
+    let (status, first) = app.post_board_score_raw(&ann.token, "three", &json!({"score": 10}), Some("try-1")).await;
+    assert_eq!(status, StatusCode::CREATED, "{first}");
+    let (status, _) = app.post_board_score_raw(&ann.token, "three", &json!({"score": 10}), Some("try-1")).await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, held) = app.post_board_score_raw(&ann.token, "three", &json!({"score": 950}), None).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{held}");
+    let (_, me) = app.get_authed("/api/boards/three/me", &ann.token).await;
+    assert_eq!((&me["attempts"], &me["attempts_left"], &me["joined"]), (&json!(2), &json!(1), &json!(false)), "{me}");
+
+    // Ten at once, over the instances: one lands, nine are refused.
+    let bodies: Vec<Value> = (0..10).map(|i| json!({"score": 20 + i})).collect();
+    let posts = bodies
+        .iter()
+        .enumerate()
+        .map(|(i, body)| apps[i % apps.len()].post_board_score_raw(&ann.token, "three", body, None));
+    let answers = join_all(posts).await;
+    assert_eq!(answers.iter().filter(|a| a.0 == StatusCode::CREATED).count(), 1);
+    for (status, body) in answers.iter().filter(|a| a.0 != StatusCode::CREATED) {
+        assert_error(*status, body, 409, "attempts_exhausted");
+    }
+    let (_, me) = app.get_authed("/api/boards/three/me", &ann.token).await;
+    assert_eq!((&me["attempts"], &me["attempts_left"]), (&json!(3), &json!(0)), "{me}");
+    let (_, history) = app.get_json(&format!("/api/users/{}/scores?board=three", ann.id)).await;
+    assert_eq!(history["scores"].as_array().map(Vec::len), Some(3), "refused posts are not recorded: {history}");
+
+    // Attempts are per period: a board that resets every second starts afresh.
+    app.create_board(&json!({"id": "ticks", "name": "Ticks", "reset": "* * * * * *", "max_attempts": 1})).await;
+    let (status, body) = app.post_board_score_raw(&ann.token, "ticks", &json!({"score": 1}), None).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let period = body["period"]["index"].as_i64();
+    let (status, again) = app.post_board_score_raw(&ann.token, "ticks", &json!({"score": 2}), None).await;
+    if again["period"]["index"].as_i64() == period || status != StatusCode::CREATED {
+        assert_error(status, &again, 409, "attempts_exhausted");
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(1_050)).await;
+    let (status, next) = app.post_board_score_raw(&ann.token, "ticks", &json!({"score": 3}), None).await;
+    assert_eq!(status, StatusCode::CREATED, "a new period, a new attempt: {next}");
+}
