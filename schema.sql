@@ -117,6 +117,10 @@ CREATE TABLE IF NOT EXISTS boards (
   join_required BIGINT NOT NULL DEFAULT 0,
   max_entrants BIGINT NULL,
   max_attempts BIGINT NULL,
+  -- posts and joins only in [starts_at, ends_at); the period in force
+  -- ends at ends_at (NULL: no bound)
+  starts_at BIGINT NULL,
+  ends_at BIGINT NULL,
   UNIQUE KEY boards_id (id)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 

@@ -319,6 +319,12 @@ pub struct BoardView {
     /// Entrants of the current period (null unless `join_required`).
     #[schema(required = true)]
     pub entrants: Option<i64>,
+    /// Posts and joins are taken from this time on (null: from creation).
+    #[schema(required = true)]
+    pub starts_at: Option<Timestamp>,
+    /// ... until this time (null: ever); the period in force ends here.
+    #[schema(required = true)]
+    pub ends_at: Option<Timestamp>,
 }
 
 impl BoardView {
@@ -340,10 +346,12 @@ impl BoardView {
             writers: spec.rules.writers.as_str(),
             hold_beyond: spec.rules.hold_beyond,
             hold_jump: spec.rules.hold_jump,
-            join_required: spec.entry.join_required,
-            max_entrants: spec.entry.max_entrants,
-            max_attempts: spec.entry.max_attempts,
-            entrants: if spec.entry.join_required { Some(entrants.unwrap_or(0)) } else { None },
+            join_required: spec.tournament.join_required,
+            max_entrants: spec.tournament.max_entrants,
+            max_attempts: spec.tournament.max_attempts,
+            entrants: if spec.tournament.join_required { Some(entrants.unwrap_or(0)) } else { None },
+            starts_at: spec.tournament.starts_at,
+            ends_at: spec.tournament.ends_at,
         }
     }
 
@@ -373,6 +381,8 @@ impl BoardView {
             max_entrants: None,
             max_attempts: None,
             entrants: None,
+            starts_at: None,
+            ends_at: None,
         }
     }
 }

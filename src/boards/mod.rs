@@ -45,13 +45,24 @@ pub struct PostRules {
 /// A tournament's limits (v3), fixed at creation, each per period: a
 /// resetting tournament starts empty every period.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Entry {
+pub struct Tournament {
     /// Only the period's entrants may post.
     pub join_required: bool,
     /// How many may join a period.
     pub max_entrants: Option<i64>,
     /// Posts per player per period, held ones included.
     pub max_attempts: Option<i64>,
+    /// Posts and joins are taken from here on (inclusive).
+    pub starts_at: Option<Timestamp>,
+    /// ... and until here (exclusive); the period in force ends here.
+    pub ends_at: Option<Timestamp>,
+}
+
+impl Tournament {
+    /// Whether posts and joins are taken at `t`.
+    pub fn open_at(&self, t: Timestamp) -> bool {
+        self.starts_at.is_none_or(|start| start <= t) && self.ends_at.is_none_or(|end| t < end)
+    }
 }
 
 /// Which rule held a post for review.
@@ -125,7 +136,7 @@ pub struct BoardSpec {
     pub max_score: i64,
     pub created_at: Timestamp,
     pub rules: PostRules,
-    pub entry: Entry,
+    pub tournament: Tournament,
 }
 
 impl BoardSpec {
@@ -152,7 +163,7 @@ impl CustomBoard {
             Some(pattern) => Some(Schedule::parse(pattern, parse_timezone(&spec.timezone)?)?),
             None => None,
         };
-        let clock = PeriodClock::new(schedule, known, spec.archive_periods);
+        let clock = PeriodClock::new(schedule, spec.tournament.ends_at, known, spec.archive_periods);
         Ok(Self { spec, clock })
     }
 
@@ -177,19 +188,35 @@ impl CustomBoard {
 }
 
 /// The periods of one board: computed forward from a known period, one
-/// firing at a time, so that every instance walks the same chain.
+/// boundary at a time, so that every instance walks the same chain. A
+/// boundary is a firing of the reset pattern, or a tournament's `ends_at`.
 struct PeriodClock {
     schedule: Option<Schedule>,
+    ends_at: Option<Timestamp>,
     state: Mutex<VecDeque<Period>>,
     /// Periods remembered besides the current one.
     keep: usize,
 }
 
 impl PeriodClock {
-    fn new(schedule: Option<Schedule>, known: Period, archive_periods: i64) -> Self {
-        let known = Period { end: schedule.as_ref().and_then(|s| s.next_after(known.start)), ..known };
+    fn new(schedule: Option<Schedule>, ends_at: Option<Timestamp>, known: Period, archive_periods: i64) -> Self {
         let keep = usize::try_from(archive_periods).unwrap_or(0);
-        Self { schedule, state: Mutex::new(VecDeque::from([known])), keep }
+        let clock = Self { schedule, ends_at, state: Mutex::new(VecDeque::new()), keep };
+        let known = Period { end: clock.end_of(known.start), ..known };
+        if let Ok(mut periods) = clock.state.lock() {
+            periods.push_front(known);
+        }
+        clock
+    }
+
+    /// Where the period that starts at `start` ends: the next firing, or
+    /// `ends_at` if that comes first.
+    fn end_of(&self, start: Timestamp) -> Option<Timestamp> {
+        let firing = self.schedule.as_ref().and_then(|schedule| schedule.next_after(start));
+        match self.ends_at {
+            Some(ends_at) if ends_at > start => Some(firing.map_or(ends_at, |firing| firing.min(ends_at))),
+            _ => firing,
+        }
     }
 
     fn at(&self, t: Timestamp) -> Period {
@@ -199,9 +226,9 @@ impl PeriodClock {
         };
         loop {
             let Some(current) = periods.front().copied() else { return Period { index: 0, start: t, end: None } };
-            match (current.end, &self.schedule) {
-                (Some(end), Some(schedule)) if end <= t => {
-                    periods.push_front(Period { index: current.index + 1, start: end, end: schedule.next_after(end) });
+            match current.end {
+                Some(end) if end <= t => {
+                    periods.push_front(Period { index: current.index + 1, start: end, end: self.end_of(end) });
                     // One ended period more than kept: see below.
                     periods.truncate(self.keep + 2);
                 }
@@ -274,6 +301,7 @@ impl Registry {
                 spec: BoardSpec { name: name.to_owned(), rules, ..old.spec.clone() },
                 clock: PeriodClock {
                     schedule: old.clock.schedule.clone(),
+                    ends_at: old.clock.ends_at,
                     state: Mutex::new(old.clock.state.lock().map(|s| s.clone()).unwrap_or_default()),
                     keep: old.clock.keep,
                 },
@@ -340,7 +368,7 @@ mod tests {
             max_score: 10,
             created_at: Timestamp::from_millis(1_000),
             rules: PostRules::default(),
-            entry: Entry::default(),
+            tournament: Tournament::default(),
         }
     }
 
@@ -413,6 +441,28 @@ mod tests {
         assert_eq!(rules.holds(Order::Asc, 49_999, Some(100_000)), Some(HoldRule::Jump));
         assert_eq!(rules.holds(Order::Asc, 50_000, Some(100_000)), None);
         assert_eq!(PostRules::default().holds(Order::Desc, i64::MAX, Some(0)), None);
+    }
+
+    #[test]
+    fn a_tournament_period_ends_at_its_end_whichever_comes_first() {
+        let created = Timestamp::from_millis(1_796_112_000_000); // 08:00:00
+        let start = Period { index: 0, start: created, end: None };
+        let end = Timestamp::from_millis(1_796_112_090_000); // 08:01:30
+        let ends_at = Some(end);
+        let tournament = Tournament { ends_at, ..Tournament::default() };
+        // No reset: period 0 ends at ends_at; period 1 never ends.
+        let board = CustomBoard::new(BoardSpec { tournament, ..spec(None, 10) }, start).unwrap();
+        assert_eq!(board.period_at(created).end, ends_at);
+        let after = board.period_at(Timestamp::from_millis(1_796_112_090_000));
+        assert_eq!((after.index, after.start, after.end), (1, end, None));
+        // A reset every minute: 08:01 as usual, then 08:01:30 ends the
+        // period early, and the next one runs to the next firing.
+        let board = CustomBoard::new(BoardSpec { tournament, ..spec(Some("0 * * * * *"), 10) }, start).unwrap();
+        let second = board.period_at(Timestamp::from_millis(1_796_112_061_000));
+        assert_eq!((second.index, second.end), (1, ends_at));
+        let third = board.period_at(Timestamp::from_millis(1_796_112_095_000));
+        assert_eq!((third.index, third.start, third.end.map(Timestamp::millis)), (2, end, Some(1_796_112_120_000)));
+        assert!(!tournament.open_at(third.start) && tournament.open_at(created));
     }
 
     #[test]

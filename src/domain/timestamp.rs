@@ -28,6 +28,11 @@ impl Timestamp {
         Self(self.0 + millis)
     }
 
+    /// An RFC 3339 time as a client writes it (any offset), to the millisecond.
+    pub fn parse_rfc3339(text: &str) -> Option<Self> {
+        chrono::DateTime::parse_from_rfc3339(text).ok().map(|time| Self(time.timestamp_millis()))
+    }
+
     pub fn to_rfc3339(self) -> String {
         let format = format_description!("[year]-[month]-[day]T[hour]:[minute]:[second].[subsecond digits:3]Z");
         OffsetDateTime::from_unix_timestamp_nanos(i128::from(self.0) * 1_000_000)
@@ -61,6 +66,19 @@ impl utoipa::ToSchema for Timestamp {}
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parses_rfc3339_with_any_offset() {
+        assert_eq!(
+            Timestamp::parse_rfc3339("2026-12-01T08:00:00.123Z"),
+            Some(Timestamp::from_millis(1_796_112_000_123))
+        );
+        assert_eq!(
+            Timestamp::parse_rfc3339("2026-12-01T09:00:00+01:00"),
+            Some(Timestamp::from_millis(1_796_112_000_000))
+        );
+        assert_eq!(Timestamp::parse_rfc3339("2026-12-01"), None);
+    }
 
     #[test]
     fn formats_rfc3339_with_milliseconds() {

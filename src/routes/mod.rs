@@ -117,11 +117,11 @@ routes! {
     paths::BOARD_SCORES => {
         post: boards::post_score => [InvalidJson, InvalidBody, InvalidIdempotencyKey, SessionRequired, InvalidSession,
             InvalidServerKey, Banned, ServerOnly, NotJoined, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, BoardNotFound,
-            BuiltinBoard, AttemptsExhausted, UserNotFound, InvalidScore, InvalidMetadata, InvalidUserId, IdempotencyKeyReused, TooManyRequests, DatabaseUnavailable,
+            BuiltinBoard, BoardClosed, AttemptsExhausted, UserNotFound, InvalidScore, InvalidMetadata, InvalidUserId, IdempotencyKeyReused, TooManyRequests, DatabaseUnavailable,
             WriteQueueFull, WriteFailed, ShuttingDown],
     },
     paths::BOARD_ENTRANTS => {
-        post: boards::join => [SessionRequired, InvalidSession, Banned, NotFound, BoardNotFound, BuiltinBoard, BoardFull,
+        post: boards::join => [SessionRequired, InvalidSession, Banned, NotFound, BoardNotFound, BuiltinBoard, BoardClosed, BoardFull,
             JoinNotRequired, DatabaseUnavailable],
     },
     paths::BOARD_ME => {
@@ -132,7 +132,7 @@ routes! {
             InvalidAdminToken, TooManyRequests, NotFound, BoardExists, InvalidId, InvalidName, InvalidOrder, InvalidOperator,
             InvalidReset, InvalidTimezone, InvalidArchivePeriods, InvalidMinScore, InvalidMaxScore, InvalidMinIntervalMs,
             InvalidWriters, InvalidHoldBeyond, InvalidHoldJump, InvalidJoinRequired, InvalidMaxEntrants, InvalidMaxAttempts,
-            DatabaseUnavailable],
+            InvalidStartsAt, InvalidEndsAt, DatabaseUnavailable],
     },
     paths::ADMIN_BOARD => {
         patch: boards::update => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, AdminTokenRequired,

@@ -130,6 +130,14 @@ pub struct BoardRequest {
     /// A post better than the player's entry by more than this factor
     /// (> 1) is held for review (202).
     pub hold_jump: Option<f64>,
+    /// Tournaments: posts and joins are taken from this RFC 3339 time on
+    /// (409 `board_closed` before); null: from creation.
+    #[schema(example = "2026-12-07T18:00:00Z")]
+    pub starts_at: Option<String>,
+    /// ... and until this time (409 `board_closed` from then on); the
+    /// period in force ends here, its results final. Null: no end.
+    #[schema(example = "2026-12-14T18:00:00Z")]
+    pub ends_at: Option<String>,
     /// Tournaments: only a period's entrants post (403 `not_joined`); default false.
     pub join_required: Option<bool>,
     /// Entrants a period takes, 1..10,000,000 (null: no limit); one more is 409 `board_full`.

@@ -101,10 +101,10 @@ pub(super) async fn lock(
             entries.insert((number, entry.user_id), entry);
         }
         // Under the period's row, which joins take too: exact across instances.
-        if board.spec.entry.join_required {
+        if board.spec.tournament.join_required {
             entrants.insert(number, store.entrants_among(conn, number, period.index, &ids).await?);
         }
-        if board.spec.entry.max_attempts.is_some() {
+        if board.spec.tournament.max_attempts.is_some() {
             for (user_id, made) in store.attempts_among(conn, number, period.index, &ids).await? {
                 attempts.insert((number, user_id), made);
             }
@@ -137,17 +137,22 @@ impl Locked {
         (!self.periods.contains_key(&number)).then_some(ErrorCode::BoardNotFound)
     }
 
-    /// Whether a tournament takes a new post: the player joined the period
-    /// (403 `not_joined`) and has an attempt left (409 `attempts_exhausted`).
-    pub(super) fn check_entry(&self, job: &Job) -> Result<(), ErrorCode> {
+    /// Whether a tournament takes a new post made at `now` (the batch's
+    /// time, which decides its period too): it is open (409
+    /// `board_closed`), the player joined the period (403 `not_joined`) and
+    /// has an attempt left (409 `attempts_exhausted`).
+    pub(super) fn check_entry(&self, job: &Job, now: Timestamp) -> Result<(), ErrorCode> {
         let Some((board, _)) = custom_target(job) else { return Ok(()) };
         let (number, user_id) = (board.spec.number, job.post.user_id);
-        let entry = board.spec.entry;
-        if entry.join_required && !self.entrants.get(&number).is_some_and(|joined| joined.contains(&user_id)) {
+        let tournament = board.spec.tournament;
+        if !tournament.open_at(now) {
+            return Err(ErrorCode::BoardClosed);
+        }
+        if tournament.join_required && !self.entrants.get(&number).is_some_and(|joined| joined.contains(&user_id)) {
             return Err(ErrorCode::NotJoined);
         }
         let made = self.attempts.get(&(number, user_id)).copied().unwrap_or(0);
-        if entry.max_attempts.is_some_and(|limit| made >= limit) {
+        if tournament.max_attempts.is_some_and(|limit| made >= limit) {
             return Err(ErrorCode::AttemptsExhausted);
         }
         Ok(())

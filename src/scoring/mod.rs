@@ -423,7 +423,7 @@ impl Writer {
             if !matches!(pending[index], Pending::New) {
                 continue;
             }
-            let taken = pace.check(&job.post, now).and_then(|()| custom.check_entry(job).map_err(ApiError::from));
+            let taken = pace.check(&job.post, now).and_then(|()| custom.check_entry(job, now).map_err(ApiError::from));
             match taken {
                 Ok(()) => {
                     pace.record(&job.post, now);

@@ -28,11 +28,13 @@ pub struct BoardRow {
     pub join_required: i64,
     pub max_entrants: Option<i64>,
     pub max_attempts: Option<i64>,
+    pub starts_at: Option<Timestamp>,
+    pub ends_at: Option<Timestamp>,
 }
 
 const BOARD_COLUMNS: &str = "number, id, name, sort_order, operator, reset, timezone, archive_periods, min_score, \
                              max_score, created_at, min_interval_ms, writers, hold_beyond, hold_jump, join_required, \
-                             max_entrants, max_attempts";
+                             max_entrants, max_attempts, starts_at, ends_at";
 
 /// A board's rule columns (v3 score integrity), on `boards` and on
 /// `builtin_board_rules` alike.
@@ -142,6 +144,8 @@ pub struct NewBoard<'a> {
     pub join_required: bool,
     pub max_entrants: Option<i64>,
     pub max_attempts: Option<i64>,
+    pub starts_at: Option<Timestamp>,
+    pub ends_at: Option<Timestamp>,
 }
 
 impl Store {
@@ -151,7 +155,7 @@ impl Store {
         let sql = self.insert_sql(
             "INSERT INTO boards (id, name, sort_order, operator, reset, timezone, archive_periods, min_score, \
              max_score, created_at, min_interval_ms, writers, hold_beyond, hold_jump, join_required, max_entrants, \
-             max_attempts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             max_attempts, starts_at, ends_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             "number",
         );
         let query = self
@@ -172,7 +176,9 @@ impl Store {
             .bind(board.rules.hold_jump)
             .bind(i64::from(board.join_required))
             .bind(board.max_entrants)
-            .bind(board.max_attempts);
+            .bind(board.max_attempts)
+            .bind(board.starts_at)
+            .bind(board.ends_at);
         let number =
             self.insert_returning_id(&mut tx, query).await.map_err(StoreError::taken_as(UniqueKey::BoardId))?;
         self.sql("INSERT INTO board_periods (board, period, starts_at, ends_at, players) VALUES (?, 0, ?, ?, 0)")

@@ -53,6 +53,18 @@ impl Store {
         Ok(())
     }
 
+    /// Hides a banned player's entry that a recount has just written (a
+    /// new entry is written shown, like every post's).
+    pub async fn hide_entry(&self, conn: &mut AnyConnection, board: i64, period: i64, user_id: i64) -> StoreResult<()> {
+        self.sql("UPDATE board_entries SET hidden = 1 WHERE board = ? AND period = ? AND user_id = ?")
+            .bind(board)
+            .bind(period)
+            .bind(user_id)
+            .execute(&mut *conn)
+            .await?;
+        Ok(())
+    }
+
     /// Hides (a ban) or shows again (an unban) every entry of a player, on
     /// every board and period, and moves the periods' player counts with
     /// them; returns the entries as they are now.

@@ -141,6 +141,11 @@ pub(super) async fn recount_entry(
             let changed = state.store.number_changes(conn, number, period, 1).await?;
             let entry = EntryRow { version, changed, ..entry };
             state.store.write_entries(conn, &[EntryWrite { entry: &entry, order: board.spec.order }]).await?;
+            if hidden && before.is_none() {
+                // Found by the model test: a held post of a banned player,
+                // accepted, made an entry the board's reads showed.
+                state.store.hide_entry(conn, number, period, owner).await?;
+            }
             (entry, !hidden)
         }
         None => {

@@ -18,10 +18,13 @@ use crate::views::{BoardStanding, Joined, PeriodView};
 /// had already.
 pub async fn join(state: &AppState, id: &str, owner: SessionOwner) -> Result<(bool, Joined), ApiError> {
     let board = resolve_custom(state, id).await?;
-    if !board.spec.entry.join_required {
+    if !board.spec.tournament.join_required {
         return Err(ErrorCode::JoinNotRequired.into());
     }
     let now = Timestamp::now();
+    if !board.spec.tournament.open_at(now) {
+        return Err(ErrorCode::BoardClosed.into());
+    }
     let period = board.period_at(now);
     let number = board.spec.number;
     let (joined_now, entrants) = in_transaction(state, async |conn| {
@@ -35,7 +38,7 @@ pub async fn join(state: &AppState, id: &str, owner: SessionOwner) -> Result<(bo
         if !state.store.entrants_among(conn, number, period.index, &[owner.user_id]).await?.is_empty() {
             return Ok::<_, Failure>((false, entrants));
         }
-        if board.spec.entry.max_entrants.is_some_and(|max| entrants >= max) {
+        if board.spec.tournament.max_entrants.is_some_and(|max| entrants >= max) {
             return Err(ErrorCode::BoardFull.into());
         }
         state.store.insert_entrant(conn, number, period.index, owner.user_id, now).await?;
@@ -56,7 +59,7 @@ pub async fn standing(state: &AppState, id: &str, owner: SessionOwner) -> Result
     let attempts = state.store.attempts_among(&mut conn, number, period.index, &[user_id]).await?;
     drop(conn);
     let attempts = attempts.get(&user_id).copied().unwrap_or(0);
-    let attempts_left = board.spec.entry.max_attempts.map(|max| (max - attempts).max(0));
+    let attempts_left = board.spec.tournament.max_attempts.map(|max| (max - attempts).max(0));
     let entry =
         rankings::entry_of(state, &BoardRef::Custom(board.clone()), PeriodSelector::Index(period.index), user_id)
             .await?;

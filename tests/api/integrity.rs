@@ -16,6 +16,7 @@ backend_tests!(
     held_posts_count_once_accepted_as_if_accepted_when_made,
     a_jump_is_judged_against_the_entry_the_post_meets,
     boards_match_a_model_of_random_holds_decisions_deletes_and_bans,
+    a_server_key_is_held_to_its_own_rate,
 );
 
 /// Instances on one database: two where they share Redis (a change
@@ -332,8 +333,27 @@ async fn held_posts_count_once_accepted_as_if_accepted_when_made(backend: Backen
     assert_eq!((&profile["best_score"], &profile["total_score"]), (&json!(950), &json!(950)), "{profile}");
     assert_eq!(app.ranking("total", "").await["entries"][0]["user"]["id"], cee.id);
 
+    // A banned player's held post, accepted, stays off the board until the
+    // unban, then counts like their other entries (the model test found
+    // the entry shown while banned, and the period's count one short).
+    let dee = app.register("dee").await;
+    let held = post_held(&app, &dee, "level", 5_000).await;
+    let ban = json!({"reason": "review"});
+    app.admin(Method::POST, &format!("/api/admin/users/{}/ban", dee.id), Some(&ban)).await;
+    decide(&app, &held["score"]["id"], "accept").await;
+    let (_, periods) = app.get_json("/api/boards/level/periods").await;
+    assert_eq!(
+        (app.ranking("level", "").await["total_players"].as_i64(), periods["periods"][0]["players"].as_i64()),
+        (Some(2), Some(2))
+    );
+    app.admin(Method::DELETE, &format!("/api/admin/users/{}/ban", dee.id), None).await;
+    let page = app.ranking("level", "").await;
+    let (_, periods) = app.get_json("/api/boards/level/periods").await;
+    assert_eq!((page["entries"][0]["user"]["id"].as_i64(), page["total_players"].as_i64()), (Some(dee.id), Some(3)));
+    assert_eq!(periods["periods"][0]["players"], 3, "{periods}");
+
     let metrics = app.get("/metrics").await.text().await.expect("metrics");
-    for line in ["hiscore_reviews_total{outcome=\"held\"} 5", "hiscore_reviews_total{outcome=\"accepted\"} 4"] {
+    for line in ["hiscore_reviews_total{outcome=\"held\"} 6", "hiscore_reviews_total{outcome=\"accepted\"} 5"] {
         assert!(metrics.contains(line), "{line} in {metrics}");
     }
     let (_, audit) = app.admin(Method::GET, "/api/admin/audit?limit=100", None).await;
@@ -371,24 +391,54 @@ async fn a_jump_is_judged_against_the_entry_the_post_meets(backend: Backend) {
     eprintln!("racing posts: 350 applied first {} times, 190 first {} times", orders[0], orders[1]);
 }
 
-/// What the model knows of one post: who, how much, when, and whether it counts.
+/// What the model knows of one post: who, how much, when, in which
+/// period, and whether it counts.
 struct ModelPost {
     id: i64,
     player: usize,
     score: i64,
     created_at: Value,
+    period: i64,
     status: &'static str,
 }
 
-/// Random posts (some held by the board's rules), decisions, removals and
-/// bans; then every entry on the board, and every player's aggregates on
-/// the built-in boards, must be what a brute-force recount of the accepted
-/// posts gives.
+/// The logs the model posts to: `/api/scores` (`best`), a board that never
+/// resets, and one that resets every second (so that decisions and
+/// removals land in periods that have ended).
+const MODEL_LOGS: [&str; 3] = ["best", "model", "tick"];
+
+/// A custom board's entries in one period as the model has them: each
+/// listed player's best accepted score, reached first, in board order.
+fn modelled_entries(posts: &[ModelPost], players: &[Player], banned: &[bool], period: i64) -> Vec<(i64, Value, i64)> {
+    let mut expected: Vec<(i64, Value, i64)> = Vec::new();
+    for (index, player) in players.iter().enumerate().filter(|(index, _)| !banned[*index]) {
+        let mut best: Option<(i64, &Value)> = None;
+        for post in posts.iter().filter(|p| p.player == index && p.period == period && p.status == "accepted") {
+            if best.is_none_or(|(score, _)| post.score > score) {
+                best = Some((post.score, &post.created_at));
+            }
+        }
+        if let Some((score, at)) = best {
+            expected.push((score, at.clone(), player.id));
+        }
+    }
+    expected.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.as_str().cmp(&b.1.as_str())).then(a.2.cmp(&b.2)));
+    expected
+}
+
+/// Random posts (some held by the boards' rules), decisions, removals and
+/// bans; then every entry of every period on the custom boards, each
+/// period's player count, and every player's aggregates on the built-in
+/// boards must be what a brute-force recount of the accepted posts gives.
 async fn boards_match_a_model_of_random_holds_decisions_deletes_and_bans(backend: Backend) {
     use rand::{Rng, SeedableRng};
     let db = TestDatabase::new(&backend).await;
     let app = spawn_app_on(&db, &["--admin-token", ADMIN, "--rate-posts-per-player", "0"]).await;
     app.create_board(&json!({"id": "model", "name": "Model", "hold_beyond": 800, "hold_jump": 2.5})).await;
+    app.create_board(&json!({
+        "id": "tick", "name": "Tick", "reset": "* * * * * *", "archive_periods": 1000, "hold_beyond": 800, "hold_jump": 2.5,
+    }))
+    .await;
     let (status, _) = app.admin(Method::PATCH, "/api/admin/boards/best", Some(&json!({"hold_jump": 3}))).await;
     assert_eq!(status, StatusCode::OK);
     let mut players = Vec::new();
@@ -396,53 +446,64 @@ async fn boards_match_a_model_of_random_holds_decisions_deletes_and_bans(backend
         players.push(app.register(&format!("model{i}")).await);
     }
     let mut banned = [false; 4];
-    let mut board_posts: Vec<ModelPost> = Vec::new();
-    let mut builtin_posts: Vec<ModelPost> = Vec::new();
+    let mut logs: [Vec<ModelPost>; 3] = Default::default();
     let mut rng = rand::rngs::StdRng::seed_from_u64(27);
-    for _ in 0..200 {
+    for _ in 0..240 {
         let player = rng.gen_range(0..players.len());
+        let log = rng.gen_range(0..MODEL_LOGS.len());
         match rng.gen_range(0..10) {
             0..=4 if !banned[player] => {
                 let score = rng.gen_range(1..1_000);
-                let builtin = rng.gen_bool(0.3);
-                let (status, body) = if builtin {
+                let (status, body) = if log == 0 {
                     app.post_score_raw(&players[player].token, &json!({"score": score}), None).await
                 } else {
-                    app.post_board_score_raw(&players[player].token, "model", &json!({"score": score}), None).await
+                    let board = MODEL_LOGS[log];
+                    app.post_board_score_raw(&players[player].token, board, &json!({"score": score}), None).await
                 };
                 assert!(status == StatusCode::CREATED || status == StatusCode::ACCEPTED, "{status} {body}");
-                let post = ModelPost {
+                // Whether the rules hold it, against the entry it met.
+                let period = body["period"]["index"].as_i64().unwrap_or(0);
+                let entry = logs[log]
+                    .iter()
+                    .filter(|p| p.player == player && p.period == period && p.status == "accepted")
+                    .map(|p| p.score)
+                    .max();
+                let held = if log == 0 {
+                    entry.is_some_and(|best| score > best * 3)
+                } else {
+                    score > 800 || entry.is_some_and(|entry| score as f64 > entry as f64 * 2.5)
+                };
+                assert_eq!(
+                    status == StatusCode::ACCEPTED,
+                    held,
+                    "{score} over {entry:?} on {}: {body}",
+                    MODEL_LOGS[log]
+                );
+                logs[log].push(ModelPost {
                     id: body["score"]["id"].as_i64().unwrap(),
                     player,
                     score,
                     created_at: body["score"]["created_at"].clone(),
-                    status: if status == StatusCode::CREATED { "accepted" } else { "held" },
-                };
-                if builtin {
-                    builtin_posts.push(post)
-                } else {
-                    board_posts.push(post)
-                }
+                    period,
+                    status: if held { "held" } else { "accepted" },
+                });
             }
             5..=6 => {
-                let (posts, board) =
-                    if rng.gen_bool(0.5) { (&mut board_posts, "model") } else { (&mut builtin_posts, "best") };
-                let open: Vec<usize> = (0..posts.len()).filter(|i| posts[*i].status == "held").collect();
+                let open: Vec<usize> = (0..logs[log].len()).filter(|i| logs[log][*i].status == "held").collect();
                 let Some(&at) = open.get(rng.gen_range(0..open.len().max(1))) else { continue };
                 let decision = if rng.gen_bool(0.6) { "accept" } else { "reject" };
-                let body = json!({"decision": decision, "board": board});
+                let body = json!({"decision": decision, "board": MODEL_LOGS[log]});
                 let (status, answer) =
-                    app.admin(Method::POST, &format!("/api/admin/held/{}", posts[at].id), Some(&body)).await;
+                    app.admin(Method::POST, &format!("/api/admin/held/{}", logs[log][at].id), Some(&body)).await;
                 assert_eq!(status, StatusCode::OK, "{answer}");
-                posts[at].status = if decision == "accept" { "accepted" } else { "rejected" };
+                logs[log][at].status = if decision == "accept" { "accepted" } else { "rejected" };
             }
-            7 if !board_posts.is_empty() => {
-                let at = rng.gen_range(0..board_posts.len());
-                let (status, _) = app
-                    .admin(Method::DELETE, &format!("/api/admin/boards/model/scores/{}", board_posts[at].id), None)
-                    .await;
-                assert_eq!(status, StatusCode::NO_CONTENT);
-                board_posts.remove(at);
+            7 if log > 0 && !logs[log].is_empty() => {
+                let at = rng.gen_range(0..logs[log].len());
+                let path = format!("/api/admin/boards/{}/scores/{}", MODEL_LOGS[log], logs[log][at].id);
+                let (status, answer) = app.admin(Method::DELETE, &path, None).await;
+                assert_eq!(status, StatusCode::NO_CONTENT, "{answer}");
+                logs[log].remove(at);
             }
             8 => {
                 let (method, body) = if banned[player] {
@@ -465,34 +526,33 @@ async fn boards_match_a_model_of_random_holds_decisions_deletes_and_bans(backend
         }
     }
 
-    // The custom board: each listed player's best accepted score, reached first.
-    let mut expected: Vec<(i64, Value, i64)> = Vec::new();
-    for (index, player) in players.iter().enumerate().filter(|(index, _)| !banned[*index]) {
-        let mut best: Option<(i64, &Value)> = None;
-        for post in board_posts.iter().filter(|p| p.player == index && p.status == "accepted") {
-            if best.is_none_or(|(score, _)| post.score > score) {
-                best = Some((post.score, &post.created_at));
-            }
-        }
-        if let Some((score, at)) = best {
-            expected.push((score, at.clone(), player.id));
+    // The custom boards, period by period: entries and player counts.
+    for (log, board) in MODEL_LOGS.iter().enumerate().skip(1) {
+        let mut periods: Vec<i64> = logs[log].iter().map(|p| p.period).collect();
+        periods.sort_unstable();
+        periods.dedup();
+        let (_, listed) = app.get_json(&format!("/api/boards/{board}/periods?limit=100")).await;
+        for period in periods {
+            let expected = modelled_entries(&logs[log], &players, &banned, period);
+            let page = app.ranking(board, &format!("limit=100&period={period}")).await;
+            let shown: Vec<(i64, Value, i64)> = page["entries"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|e| (e["score"].as_i64().unwrap(), e["achieved_at"].clone(), e["user"]["id"].as_i64().unwrap()))
+                .collect();
+            assert_eq!(shown, expected, "{board} period {period} against the model");
+            assert_eq!(page["total_players"].as_i64(), Some(expected.len() as i64), "{board} period {period}");
+            let counted = listed["periods"].as_array().unwrap().iter().find(|p| p["index"] == period);
+            let players_counted = counted.and_then(|p| p["players"].as_i64()).unwrap_or(0);
+            assert_eq!(players_counted, expected.len() as i64, "{board} period {period}'s player count: {listed}");
         }
     }
-    expected.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.as_str().cmp(&b.1.as_str())).then(a.2.cmp(&b.2)));
-    let page = app.ranking("model", "limit=100").await;
-    let shown: Vec<(i64, Value, i64)> = page["entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| (e["score"].as_i64().unwrap(), e["achieved_at"].clone(), e["user"]["id"].as_i64().unwrap()))
-        .collect();
-    assert_eq!(shown, expected, "the board against the model");
-    assert_eq!(page["total_players"].as_i64(), Some(expected.len() as i64));
 
     // The built-in boards: each player's best, total and play count.
     for (index, player) in players.iter().enumerate().filter(|(index, _)| !banned[*index]) {
         let accepted: Vec<&ModelPost> =
-            builtin_posts.iter().filter(|p| p.player == index && p.status == "accepted").collect();
+            logs[0].iter().filter(|p| p.player == index && p.status == "accepted").collect();
         let (_, profile) = app.get_json(&format!("/api/users/{}", player.id)).await;
         let best = accepted.iter().map(|p| p.score).max().unwrap_or(0);
         let total: i64 = accepted.iter().map(|p| p.score).sum();
@@ -502,7 +562,33 @@ async fn boards_match_a_model_of_random_holds_decisions_deletes_and_bans(backend
             "{profile}"
         );
     }
-    let listed = (0..players.len())
-        .filter(|i| !banned[*i] && builtin_posts.iter().any(|p| p.player == *i && p.status == "accepted"));
+    let listed =
+        (0..players.len()).filter(|i| !banned[*i] && logs[0].iter().any(|p| p.player == *i && p.status == "accepted"));
     assert_eq!(app.ranking("best", "").await["total_players"].as_i64(), Some(listed.count() as i64));
+}
+
+/// A server key's posts are limited per key, whichever players they name.
+async fn a_server_key_is_held_to_its_own_rate(backend: Backend) {
+    let db = TestDatabase::new(&backend).await;
+    let app = spawn_app_on(&db, &["--admin-token", ADMIN, "--rate-posts-per-key", "3"]).await;
+    let (_, created) = app.admin(Method::POST, "/api/admin/keys", Some(&json!({"name": "one server"}))).await;
+    let key = created["key"].as_str().expect("key").to_owned();
+    let ann = app.register("ann").await;
+    let bob = app.register("bob").await;
+    let mut statuses = Vec::new();
+    for i in 0..8 {
+        let player = if i % 2 == 0 { &ann } else { &bob };
+        let (status, body) = app.post_score_raw(&key, &json!({"score": i, "user_id": player.id}), None).await;
+        if status == StatusCode::TOO_MANY_REQUESTS {
+            assert_error(status, &body, 429, "too_many_requests");
+        }
+        statuses.push(status);
+    }
+    // Three a second: eight posts in a row meet the limit even across a
+    // window's edge (at most three in each of two windows).
+    let created = statuses.iter().filter(|s| **s == StatusCode::CREATED).count();
+    assert!((3..=6).contains(&created), "{statuses:?}");
+    assert_eq!(created + statuses.iter().filter(|s| **s == StatusCode::TOO_MANY_REQUESTS).count(), 8, "{statuses:?}");
+    let metrics = app.get("/metrics").await.text().await.expect("metrics");
+    assert!(metrics.lines().any(|l| l.starts_with("hiscore_rejections_total{reason=\"posts-key\"}")), "{metrics}");
 }

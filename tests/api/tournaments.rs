@@ -5,12 +5,15 @@ use futures_util::future::join_all;
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
+use hiscore::domain::Timestamp;
+
 use crate::backend_tests;
 use crate::helpers::{assert_error, json_of, spawn_app_on, Backend, TestApp, TestDatabase, ADMIN};
 
 backend_tests!(
     a_full_tournament_stays_full_under_a_hundred_concurrent_joins,
     attempts_are_exact_under_concurrent_posts_and_replays_are_free,
+    a_tournament_takes_posts_only_in_its_window,
 );
 
 /// Instances on one database: two where they share Redis, else one.
@@ -124,4 +127,51 @@ async fn attempts_are_exact_under_concurrent_posts_and_replays_are_free(backend:
     tokio::time::sleep(std::time::Duration::from_millis(1_050)).await;
     let (status, next) = app.post_board_score_raw(&ann.token, "ticks", &json!({"score": 3}), None).await;
     assert_eq!(status, StatusCode::CREATED, "a new period, a new attempt: {next}");
+}
+
+async fn a_tournament_takes_posts_only_in_its_window(backend: Backend) {
+    let db = TestDatabase::new(&backend).await;
+    let app = spawn_app_on(&db, &["--admin-token", ADMIN]).await;
+    let ann = app.register("ann").await;
+    let now = Timestamp::now();
+
+    // Not begun: posts and joins are refused, reads work.
+    let starts_at = now.plus_millis(3_600_000).to_rfc3339();
+    let later = json!({"id": "later", "name": "Later", "starts_at": starts_at, "join_required": true});
+    let board = app.create_board(&later).await;
+    assert_eq!(board["starts_at"], starts_at.as_str());
+    let (status, body) = app.post_board_score_raw(&ann.token, "later", &json!({"score": 5}), None).await;
+    assert_error(status, &body, 409, "board_closed");
+    let (status, body) = join(&app, &ann.token, "later").await;
+    assert_error(status, &body, 409, "board_closed");
+    assert_eq!(app.ranking("later", "").await["total_players"], 0);
+
+    // Ending soon: a post before the end counts, one after is refused, and
+    // the period in force ends at ends_at with its results.
+    let ends_at = now.plus_millis(1_500);
+    app.create_board(&json!({"id": "sprint", "name": "Sprint", "ends_at": ends_at.to_rfc3339()})).await;
+    let (status, body) = app.post_board_score_raw(&ann.token, "sprint", &json!({"score": 70}), None).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    assert_eq!((&body["period"]["index"], &body["period"]["end"]), (&json!(0), &json!(ends_at.to_rfc3339())));
+    let wait = ends_at.millis() - Timestamp::now().millis() + 100;
+    tokio::time::sleep(std::time::Duration::from_millis(u64::try_from(wait).unwrap_or(0))).await;
+    let (status, body) = app.post_board_score_raw(&ann.token, "sprint", &json!({"score": 90}), None).await;
+    assert_error(status, &body, 409, "board_closed");
+    let (_, shown) = app.get_json("/api/boards/sprint").await;
+    assert_eq!(
+        (&shown["period"]["index"], &shown["period"]["start"]),
+        (&json!(1), &json!(ends_at.to_rfc3339())),
+        "{shown}"
+    );
+    let ended = app.ranking("sprint", "period=0").await;
+    assert_eq!((&ended["entries"][0]["score"], &ended["period"]["end"]), (&json!(70), &json!(ends_at.to_rfc3339())));
+
+    for (definition, code) in [
+        (json!({"id": "bad", "name": "Bad", "starts_at": "tomorrow"}), "invalid_starts_at"),
+        (json!({"id": "bad", "name": "Bad", "ends_at": 5}), "invalid_ends_at"),
+        (json!({"id": "bad", "name": "Bad", "starts_at": starts_at, "ends_at": now.to_rfc3339()}), "invalid_ends_at"),
+    ] {
+        let (status, body) = app.admin(Method::POST, "/api/admin/boards", Some(&definition)).await;
+        assert_error(status, &body, 422, code);
+    }
 }

@@ -701,6 +701,12 @@ export interface components {
              */
             archive_periods?: number | null;
             /**
+             * @description ... and until this time (409 `board_closed` from then on); the
+             *     period in force ends here, its results final. Null: no end.
+             * @example 2026-12-14T18:00:00Z
+             */
+            ends_at?: string | null;
+            /**
              * Format: int64
              * @description A post better than this (in the board's order) is held for review (202).
              */
@@ -765,6 +771,12 @@ export interface components {
              * @example 0 0 * * 1
              */
             reset?: string | null;
+            /**
+             * @description Tournaments: posts and joins are taken from this RFC 3339 time on
+             *     (409 `board_closed` before); null: from creation.
+             * @example 2026-12-07T18:00:00Z
+             */
+            starts_at?: string | null;
             /**
              * @description An IANA time zone, default `UTC`.
              * @example Europe/Paris
@@ -848,6 +860,7 @@ export interface components {
             /** Format: int64 */
             archive_periods: number;
             created_at: null | components["schemas"]["Timestamp"];
+            ends_at: null | components["schemas"]["Timestamp"];
             /**
              * Format: int64
              * @description Entrants of the current period (null unless `join_required`).
@@ -896,6 +909,7 @@ export interface components {
             period: components["schemas"]["PeriodView"];
             /** @description A cron pattern (5 fields, or 6 with seconds first), or null: never resets. */
             reset: string | null;
+            starts_at: null | components["schemas"]["Timestamp"];
             /** @example UTC */
             timezone: string;
             /**
@@ -957,7 +971,7 @@ export interface components {
              * @description snake_case; each response lists the codes it can carry
              * @enum {string}
              */
-            code: "invalid_json" | "invalid_body" | "invalid_query" | "invalid_path" | "invalid_limit" | "invalid_offset" | "invalid_cursor" | "invalid_radius" | "invalid_before" | "invalid_ids" | "invalid_idempotency_key" | "invalid_period" | "session_required" | "invalid_session" | "invalid_credentials" | "invalid_server_key" | "admin_token_required" | "invalid_admin_token" | "builtin_board" | "banned" | "not_joined" | "server_only" | "not_found" | "user_not_found" | "board_not_found" | "user_not_on_board" | "period_not_found" | "score_not_found" | "key_not_found" | "method_not_allowed" | "request_timeout" | "login_name_taken" | "board_exists" | "already_banned" | "not_banned" | "board_full" | "attempts_exhausted" | "already_decided" | "ambiguous_score" | "payload_too_large" | "unsupported_media_type" | "invalid_login_name" | "invalid_password" | "invalid_display_name" | "invalid_score" | "invalid_users" | "invalid_scores" | "invalid_seed" | "idempotency_key_reused" | "invalid_id" | "invalid_name" | "invalid_order" | "invalid_operator" | "invalid_reset" | "invalid_timezone" | "invalid_archive_periods" | "invalid_min_score" | "invalid_max_score" | "invalid_min_interval_ms" | "invalid_hold_beyond" | "invalid_hold_jump" | "invalid_decision" | "invalid_join_required" | "invalid_max_entrants" | "invalid_max_attempts" | "join_not_required" | "invalid_writers" | "invalid_user_id" | "invalid_metadata" | "invalid_reason" | "invalid_current_password" | "invalid_change" | "too_many_requests" | "internal_error" | "database_unavailable" | "hashing_busy" | "write_queue_full" | "write_failed" | "shutting_down" | "too_many_streams";
+            code: "invalid_json" | "invalid_body" | "invalid_query" | "invalid_path" | "invalid_limit" | "invalid_offset" | "invalid_cursor" | "invalid_radius" | "invalid_before" | "invalid_ids" | "invalid_idempotency_key" | "invalid_period" | "session_required" | "invalid_session" | "invalid_credentials" | "invalid_server_key" | "admin_token_required" | "invalid_admin_token" | "builtin_board" | "banned" | "not_joined" | "server_only" | "not_found" | "user_not_found" | "board_not_found" | "user_not_on_board" | "period_not_found" | "score_not_found" | "key_not_found" | "method_not_allowed" | "request_timeout" | "login_name_taken" | "board_exists" | "already_banned" | "not_banned" | "board_closed" | "board_full" | "attempts_exhausted" | "already_decided" | "ambiguous_score" | "payload_too_large" | "unsupported_media_type" | "invalid_login_name" | "invalid_password" | "invalid_display_name" | "invalid_score" | "invalid_users" | "invalid_scores" | "invalid_seed" | "idempotency_key_reused" | "invalid_id" | "invalid_name" | "invalid_order" | "invalid_operator" | "invalid_reset" | "invalid_timezone" | "invalid_archive_periods" | "invalid_min_score" | "invalid_max_score" | "invalid_min_interval_ms" | "invalid_hold_beyond" | "invalid_hold_jump" | "invalid_decision" | "invalid_starts_at" | "invalid_ends_at" | "invalid_join_required" | "invalid_max_entrants" | "invalid_max_attempts" | "join_not_required" | "invalid_writers" | "invalid_user_id" | "invalid_metadata" | "invalid_reason" | "invalid_current_password" | "invalid_change" | "too_many_requests" | "internal_error" | "database_unavailable" | "hashing_busy" | "write_queue_full" | "write_failed" | "shutting_down" | "too_many_streams";
             /** @description Human text, never internals */
             message: string;
         };
@@ -1469,7 +1483,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `invalid_id`, `invalid_name`, `invalid_order`, `invalid_operator`, `invalid_reset`, `invalid_timezone`, `invalid_archive_periods`, `invalid_min_score`, `invalid_max_score`, `invalid_min_interval_ms`, `invalid_writers`, `invalid_hold_beyond`, `invalid_hold_jump`, `invalid_join_required`, `invalid_max_entrants`, `invalid_max_attempts` */
+            /** @description `invalid_id`, `invalid_name`, `invalid_order`, `invalid_operator`, `invalid_reset`, `invalid_timezone`, `invalid_archive_periods`, `invalid_min_score`, `invalid_max_score`, `invalid_min_interval_ms`, `invalid_writers`, `invalid_hold_beyond`, `invalid_hold_jump`, `invalid_join_required`, `invalid_max_entrants`, `invalid_max_attempts`, `invalid_starts_at`, `invalid_ends_at` */
             422: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -3304,7 +3318,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `board_full` */
+            /** @description `board_closed`, `board_full` */
             409: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -3619,7 +3633,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `attempts_exhausted` */
+            /** @description `board_closed`, `attempts_exhausted` */
             409: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use super::{resolve, resolve_custom, BoardRef};
 use crate::boards::{
-    parse_timezone, BoardSpec, CustomBoard, Entry, Period, PostRules, Schedule, DEFAULT_ARCHIVE_PERIODS,
+    parse_timezone, BoardSpec, CustomBoard, Period, PostRules, Schedule, Tournament, DEFAULT_ARCHIVE_PERIODS,
     DEFAULT_MAX_SCORE, DEFAULT_MIN_SCORE, MAX_ARCHIVE_PERIODS, MAX_MIN_INTERVAL_MS, SCORE_LIMIT,
 };
 use crate::domain::{Board, BoardId, BoardName, Operator, Order, Timestamp, Writers};
@@ -29,7 +29,7 @@ struct Definition {
     min_score: i64,
     max_score: i64,
     rules: PostRules,
-    entry: Entry,
+    tournament: Tournament,
 }
 
 /// The most entrants a period may take, and attempts a player may make.
@@ -37,13 +37,25 @@ const MAX_ENTRANTS: i64 = 10_000_000;
 const MAX_ATTEMPTS: i64 = 1_000_000;
 
 /// The tournament fields of a new board (v3), each per period.
-fn entry_of(body: &Map<String, Value>) -> Result<Entry, ApiError> {
+fn tournament_of(body: &Map<String, Value>) -> Result<Tournament, ApiError> {
     let join_required = match body.get("join_required") {
         None | Some(Value::Null) => false,
         Some(Value::Bool(required)) => *required,
         Some(_) => return Err(ErrorCode::InvalidJoinRequired.into()),
     };
-    Ok(Entry {
+    let time = |field: &str, code: ErrorCode| {
+        amended(body, field, None, code, |v| v.as_str().and_then(Timestamp::parse_rfc3339))
+    };
+    let starts_at = time("starts_at", ErrorCode::InvalidStartsAt)?;
+    let ends_at = time("ends_at", ErrorCode::InvalidEndsAt)?;
+    if let (Some(starts_at), Some(ends_at)) = (starts_at, ends_at) {
+        if ends_at <= starts_at {
+            return Err(ErrorCode::InvalidEndsAt.into());
+        }
+    }
+    Ok(Tournament {
+        starts_at,
+        ends_at,
         join_required,
         max_entrants: amended(body, "max_entrants", None, ErrorCode::InvalidMaxEntrants, |v| {
             v.as_i64().filter(|n| (1..=MAX_ENTRANTS).contains(n))
@@ -169,8 +181,20 @@ fn definition(body: &Map<String, Value>) -> Result<Definition, ApiError> {
     let max_score =
         integer(body.get("max_score"), DEFAULT_MAX_SCORE, min_score..=SCORE_LIMIT, ErrorCode::InvalidMaxScore)?;
     let rules = amended_rules(body, PostRules::default())?;
-    let entry = entry_of(body)?;
-    Ok(Definition { id, name, order, operator, reset, timezone, archive_periods, min_score, max_score, rules, entry })
+    let tournament = tournament_of(body)?;
+    Ok(Definition {
+        id,
+        name,
+        order,
+        operator,
+        reset,
+        timezone,
+        archive_periods,
+        min_score,
+        max_score,
+        rules,
+        tournament,
+    })
 }
 
 fn spec_of(row: BoardRow) -> Result<BoardSpec, ApiError> {
@@ -195,10 +219,12 @@ fn spec_of(row: BoardRow) -> Result<BoardSpec, ApiError> {
         max_score: row.max_score,
         created_at: row.created_at,
         rules,
-        entry: Entry {
+        tournament: Tournament {
             join_required: row.join_required != 0,
             max_entrants: row.max_entrants,
             max_attempts: row.max_attempts,
+            starts_at: row.starts_at,
+            ends_at: row.ends_at,
         },
     })
 }
@@ -251,9 +277,11 @@ pub async fn create(state: &AppState, actor: &Actor, body: &Map<String, Value>) 
         max_score: definition.max_score,
         created_at,
         rules: &rules_row,
-        join_required: definition.entry.join_required,
-        max_entrants: definition.entry.max_entrants,
-        max_attempts: definition.entry.max_attempts,
+        join_required: definition.tournament.join_required,
+        max_entrants: definition.tournament.max_entrants,
+        max_attempts: definition.tournament.max_attempts,
+        starts_at: definition.tournament.starts_at,
+        ends_at: definition.tournament.ends_at,
     };
     let spec = BoardSpec {
         number: 0,
@@ -268,7 +296,7 @@ pub async fn create(state: &AppState, actor: &Actor, body: &Map<String, Value>) 
         max_score: definition.max_score,
         created_at,
         rules: definition.rules,
-        entry: definition.entry,
+        tournament: definition.tournament,
     };
     let first = Period { index: 0, start: created_at, end: None };
     let first_end = CustomBoard::new(spec.clone(), first)?.period_at(created_at).end;
@@ -353,7 +381,7 @@ pub async fn list(state: &AppState) -> Result<BoardList, ApiError> {
     let boards: Vec<_> = state.boards.all().into_iter().map(|board| (board.period_at(now), board)).collect();
     let joined: Vec<(i64, i64)> = boards
         .iter()
-        .filter(|(_, board)| board.spec.entry.join_required)
+        .filter(|(_, board)| board.spec.tournament.join_required)
         .map(|(period, board)| (board.spec.number, period.index))
         .collect();
     let entrants = state.store.entrant_counts(&joined).await?;
@@ -366,7 +394,7 @@ pub async fn list(state: &AppState) -> Result<BoardList, ApiError> {
 /// A custom board as the API shows it, with its current period's entrants.
 async fn custom_view(state: &AppState, board: &CustomBoard) -> Result<BoardView, ApiError> {
     let period = board.period_at(Timestamp::now());
-    let entrants = if board.spec.entry.join_required {
+    let entrants = if board.spec.tournament.join_required {
         state.store.entrant_counts(&[(board.spec.number, period.index)]).await?.get(&board.spec.number).copied()
     } else {
         None
