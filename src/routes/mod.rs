@@ -122,7 +122,7 @@ routes! {
     },
     paths::BOARD_ENTRANTS => {
         post: boards::join => [SessionRequired, InvalidSession, Banned, NotFound, BoardNotFound, BuiltinBoard, BoardClosed, BoardFull,
-            JoinNotRequired, DatabaseUnavailable],
+            JoinNotRequired, TooManyRequests, DatabaseUnavailable],
     },
     paths::BOARD_ME => {
         get: boards::standing => [SessionRequired, InvalidSession, Banned, BoardNotFound, BuiltinBoard, DatabaseUnavailable],

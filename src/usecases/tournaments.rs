@@ -4,6 +4,7 @@
 
 use crate::domain::{PeriodSelector, Timestamp};
 use crate::error::{ApiError, ErrorCode};
+use crate::limits::Limit;
 use crate::state::AppState;
 use crate::usecases::account_changes::{in_transaction, lock_user, Failure};
 use crate::usecases::boards::{resolve_custom, BoardRef};
@@ -21,6 +22,8 @@ pub async fn join(state: &AppState, id: &str, owner: SessionOwner) -> Result<(bo
     if !board.spec.tournament.join_required {
         return Err(ErrorCode::JoinNotRequired.into());
     }
+    // A join writes, under the period's lock: it counts as a post.
+    state.limits.check(Limit::PostsPerPlayer, &owner.user_id.to_string()).await?;
     let now = Timestamp::now();
     if !board.spec.tournament.open_at(now) {
         return Err(ErrorCode::BoardClosed.into());

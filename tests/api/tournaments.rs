@@ -166,6 +166,15 @@ async fn a_tournament_takes_posts_only_in_its_window(backend: Backend) {
     let ended = app.ranking("sprint", "period=0").await;
     assert_eq!((&ended["entries"][0]["score"], &ended["period"]["end"]), (&json!(70), &json!(ends_at.to_rfc3339())));
 
+    // A join writes: it counts against the player's posts per second.
+    let strict = spawn_app_on(&db, &["--admin-token", ADMIN, "--rate-posts-per-player", "2"]).await;
+    strict.create_board(&json!({"id": "joins", "name": "Joins", "join_required": true})).await;
+    let mut statuses = Vec::new();
+    for _ in 0..5 {
+        statuses.push(join(&strict, &ann.token, "joins").await.0);
+    }
+    assert!(statuses.contains(&StatusCode::TOO_MANY_REQUESTS), "{statuses:?}");
+
     for (definition, code) in [
         (json!({"id": "bad", "name": "Bad", "starts_at": "tomorrow"}), "invalid_starts_at"),
         (json!({"id": "bad", "name": "Bad", "ends_at": 5}), "invalid_ends_at"),
