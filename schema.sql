@@ -150,8 +150,11 @@ CREATE TABLE IF NOT EXISTS board_periods (
   -- when an instance began writing them (migrations 7 and 8)
   standings_changes BIGINT NULL,
   standings_claimed_at BIGINT NULL,
+  -- when its `period.closed` event was emitted (migration 13)
+  closed_at BIGINT NULL,
   PRIMARY KEY (board, period),
-  KEY board_periods_unsettled (standings_changes, ends_at)
+  KEY board_periods_unsettled (standings_changes, ends_at),
+  KEY board_periods_unclosed (closed_at, ends_at)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
 -- A player's entry on a board in one period: the denormalised aggregate
@@ -261,4 +264,31 @@ CREATE TABLE IF NOT EXISTS board_entrants (
   user_id BIGINT NOT NULL,
   joined_at BIGINT NOT NULL,
   PRIMARY KEY (board, period, user_id)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+-- Webhooks: where events are sent, which ones, and the signing secret.
+CREATE TABLE IF NOT EXISTS webhooks (
+  id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
+  url VARCHAR(2048) NOT NULL,
+  events VARCHAR(512) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  secret VARCHAR(128) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  created_at BIGINT NOT NULL
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+-- The outbox: one row per event per subscribed webhook, written in the
+-- transaction of the change it reports (migration 13 says how it is sent).
+CREATE TABLE IF NOT EXISTS webhook_deliveries (
+  id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
+  webhook BIGINT NOT NULL,
+  event VARCHAR(32) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  created_at BIGINT NOT NULL,
+  -- (a VARCHAR: sqlx reads MySQL's TEXT types as BLOBs; an event's data
+  -- is a few KiB at most: ten entries, or a post with 1 KiB of metadata)
+  data VARCHAR(8000) NOT NULL,
+  status VARCHAR(16) CHARACTER SET ascii COLLATE ascii_bin NOT NULL DEFAULT 'pending',
+  attempts BIGINT NOT NULL DEFAULT 0,
+  last_status BIGINT NULL,
+  next_attempt_at BIGINT NULL,
+  KEY webhook_deliveries_due (status, next_attempt_at),
+  KEY webhook_deliveries_log (webhook, id)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;

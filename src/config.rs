@@ -135,6 +135,11 @@ pub struct Settings {
     #[arg(long, env = "LIVE_MAX", default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub live_max: u32,
 
+    /// Let webhooks send to loopback, private and link-local addresses
+    /// (refused by default: a webhook is a request from inside the network).
+    #[arg(long, env = "WEBHOOK_ALLOW_PRIVATE", default_value_t = false, value_parser = BoolishValueParser::new())]
+    pub webhook_allow_private: bool,
+
     /// A deliberate bug for the bench's own tests (see `PlantedFault`).
     #[cfg(feature = "planted-faults")]
     #[arg(long, env = "HISCORE_PLANTED_FAULT", value_enum, hide = true)]

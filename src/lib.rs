@@ -14,7 +14,8 @@
 //!   scores are written), [`rank`] (ranks and pages from three sources),
 //!   [`boards`] (custom boards and their periods), [`cache`], [`limits`],
 //!   [`auth`] (password hashing, session tokens), [`live`] (live pages'
-//!   watchers and stream limits).
+//!   watchers and stream limits), [`webhooks`] (events, signatures, the
+//!   client that delivers them).
 //! - Infrastructure: [`store`] (all SQL, both dialects), [`redis`] (the
 //!   client and every key).
 //! - [`domain`]: validated values, no I/O; [`error`]: every error code, its
@@ -46,3 +47,4 @@ pub mod store;
 pub mod telemetry;
 pub(crate) mod usecases;
 pub(crate) mod views;
+pub(crate) mod webhooks;

@@ -97,6 +97,7 @@ impl Application {
         let limits = RateLimits::new(&crate::limits::rates(&settings.rates), redis.clone());
         let cursor_keys = cursor_keys(&settings, &store).await?;
         let live = Arc::new(LiveHub::new(settings.live_per_address, settings.live_max));
+        let webhook_allow_private = settings.webhook_allow_private;
         let state = web::Data::new(AppState {
             settings,
             boards,
@@ -112,6 +113,7 @@ impl Application {
             live: Arc::clone(&live),
             cursor_keys,
             reviews: metrics.reviews.clone(),
+            webhooks: crate::webhooks::Sender::new(webhook_allow_private),
         });
         let draining = Arc::clone(&state.draining);
         boards::reload_catalog(&state).await.map_err(|error| anyhow::anyhow!("loading the board catalog: {error}"))?;
@@ -121,6 +123,8 @@ impl Application {
         background.spawn(jobs::watch_shared_state(state.clone()));
         background.spawn(jobs::keep_periods(state.clone()));
         background.spawn(jobs::settle_ended_periods(state.clone()));
+        background.spawn(jobs::close_ended_periods(state.clone()));
+        background.spawn(jobs::deliver_webhooks(state.clone()));
 
         let cors_origins: Vec<String> = state
             .settings

@@ -47,4 +47,6 @@ pub struct AppState {
     pub cursor_keys: CursorKeys,
     /// Posts held for review, accepted and rejected (`hiscore_reviews_total`).
     pub reviews: prometheus::IntCounterVec,
+    /// Sends webhook deliveries (the outbox job's client).
+    pub webhooks: crate::webhooks::Sender,
 }

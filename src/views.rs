@@ -592,3 +592,63 @@ pub struct BoardStanding {
     #[schema(value_type = Option<RankingEntry>, required = true)]
     pub entry: Option<serde_json::Value>,
 }
+
+/// A webhook (`GET /api/admin/webhooks`), without its secret.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct WebhookView {
+    pub id: i64,
+    #[schema(example = "https://game.example.com/hooks/hiscore")]
+    pub url: String,
+    /// Of `period.closed`, `period.amended`, `league.closed`, `score.held`.
+    pub events: Vec<String>,
+    pub created_at: Timestamp,
+}
+
+/// `POST /api/admin/webhooks`: the webhook with its signing secret, shown
+/// this once.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct WebhookCreated {
+    pub id: i64,
+    pub url: String,
+    pub events: Vec<String>,
+    /// The HMAC-SHA256 key of `Hiscore-Signature` (docs/WEBHOOKS.md).
+    #[schema(example = "whsec_Xq3…")]
+    pub secret: String,
+    pub created_at: Timestamp,
+}
+
+/// `GET /api/admin/webhooks`: oldest first.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct WebhookList {
+    pub webhooks: Vec<WebhookView>,
+}
+
+/// One event's delivery to one webhook.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DeliveryView {
+    /// The body's `id` and the `Hiscore-Delivery` header: the same on
+    /// every attempt (receivers deduplicate by it).
+    pub id: String,
+    pub event: String,
+    pub created_at: Timestamp,
+    /// `pending`, `delivered`, or `failed` (retries ran out).
+    #[schema(example = "delivered")]
+    pub status: String,
+    pub attempts: i64,
+    /// The HTTP status of the last attempt; null when none came back
+    /// (no connection, timeout) or no attempt was made yet.
+    #[schema(required = true)]
+    pub last_status: Option<i64>,
+    /// When it is tried next; null once delivered or failed.
+    #[schema(required = true)]
+    pub next_attempt_at: Option<Timestamp>,
+}
+
+/// `GET /api/admin/webhooks/{id}/deliveries`: newest first.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DeliveryList {
+    pub deliveries: Vec<DeliveryView>,
+    /// `before` for the next (older) page; null on the last.
+    #[schema(required = true)]
+    pub next_before: Option<i64>,
+}

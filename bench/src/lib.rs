@@ -20,6 +20,7 @@ mod stats;
 mod threshold;
 pub mod validate;
 mod walks;
+pub mod webhooks;
 
 use std::collections::HashMap;
 use std::io::IsTerminal as _;

@@ -8,4 +8,4 @@ mod session;
 
 pub use password::{HashPolicy, PasswordHasher, Verification};
 pub use server_key::ServerKey;
-pub use session::{expired_session_cookie, session_cookie, SessionToken, COOKIE_NAME};
+pub use session::{expired_session_cookie, random_secret, session_cookie, SessionToken, COOKIE_NAME};

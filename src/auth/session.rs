@@ -33,7 +33,7 @@ impl SessionToken {
 }
 
 /// 256 random bits, URL-safe base64 without padding (43 characters).
-pub(super) fn random_secret() -> String {
+pub fn random_secret() -> String {
     let mut bytes = [0u8; 32];
     rand::rngs::OsRng.fill_bytes(&mut bytes);
     URL_SAFE_NO_PAD.encode(bytes)

@@ -76,6 +76,7 @@ error_codes! {
     PeriodNotFound = (404, "period_not_found", "no such period of this board (never existed, or no longer kept)"),
     ScoreNotFound = (404, "score_not_found", "no score with that id on this board"),
     KeyNotFound = (404, "key_not_found", "no server key with that id"),
+    WebhookNotFound = (404, "webhook_not_found", "no webhook with that id"),
     // 405, 408, 409, 413, 415.
     MethodNotAllowed = (405, "method_not_allowed", "method not allowed"),
     RequestTimeout = (408, "request_timeout", "the request body did not arrive in time"),
@@ -129,6 +130,11 @@ error_codes! {
     InvalidMaxAttempts = (422, "invalid_max_attempts", "max_attempts must be null or an integer from 1 to 1000000"),
     JoinNotRequired = (422, "join_not_required", "anyone may post to this board: there is nothing to join"),
     InvalidWriters = (422, "invalid_writers", "writers must be `players` or `server`"),
+    InvalidUrl = (422, "invalid_url",
+        "url must be an absolute http or https URL of at most 2048 characters whose host resolves to public \
+         addresses (loopback, private and link-local ones only with WEBHOOK_ALLOW_PRIVATE=true)"),
+    InvalidEvents = (422, "invalid_events",
+        "events must be a non-empty list of period.closed, period.amended, league.closed, score.held"),
     InvalidUserId = (422, "invalid_user_id", "a post with a server key names its player: user_id, a positive integer"),
     InvalidMetadata = (422, "invalid_metadata", "metadata must be a JSON object of at most 1 KiB"),
     InvalidReason = (422, "invalid_reason", "reason must be 1 to 500 characters without control characters"),

@@ -21,6 +21,7 @@ mod schemas;
 mod scores;
 mod sessions;
 mod users;
+mod webhooks;
 
 use actix_web::error::{JsonPayloadError, PathError, QueryPayloadError};
 use actix_web::{web, HttpRequest};
@@ -180,6 +181,19 @@ routes! {
         post: reviews::decide => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, UnsupportedMediaType,
             AdminTokenRequired, InvalidAdminToken, TooManyRequests, NotFound, ScoreNotFound, BoardNotFound, UserNotFound,
             InvalidDecision, AlreadyDecided, AmbiguousScore, DatabaseUnavailable],
+    },
+    paths::ADMIN_WEBHOOKS => {
+        post: webhooks::create => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, UnsupportedMediaType,
+            AdminTokenRequired, InvalidAdminToken, TooManyRequests, NotFound, InvalidUrl, InvalidEvents, DatabaseUnavailable],
+        get: webhooks::list => [AdminTokenRequired, InvalidAdminToken, TooManyRequests, NotFound, DatabaseUnavailable],
+    },
+    paths::ADMIN_WEBHOOK => {
+        delete: webhooks::delete => [AdminTokenRequired, InvalidAdminToken, TooManyRequests, NotFound, WebhookNotFound,
+            DatabaseUnavailable],
+    },
+    paths::ADMIN_WEBHOOK_DELIVERIES => {
+        get: webhooks::deliveries => [InvalidLimit, InvalidBefore, InvalidQuery, AdminTokenRequired, InvalidAdminToken,
+            TooManyRequests, NotFound, WebhookNotFound, DatabaseUnavailable],
     },
     paths::ADMIN_INITIALIZE => {
         post: admin::initialize => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, AdminTokenRequired, InvalidAdminToken, TooManyRequests,

@@ -79,6 +79,10 @@ impl Modify for SessionAuth {
         super::keys::revoke,
         super::reviews::list,
         super::reviews::decide,
+        super::webhooks::create,
+        super::webhooks::list,
+        super::webhooks::delete,
+        super::webhooks::deliveries,
         super::admin::initialize,
     ),
     components(schemas(
@@ -91,7 +95,8 @@ impl Modify for SessionAuth {
         UpdateBoardRequest, CreateKeyRequest, views::ServerKeyView, views::ServerKeyCreated, views::ServerKeyList,
         views::Joined, views::BoardStanding, DecisionRequest, views::HeldPost, views::HeldList, views::Decided,
         BanRequest, RenameUserRequest, ChangeMeRequest, EraseMeRequest, views::AuditEntry,
-        views::AuditLog, views::Initialized,
+        views::AuditLog, views::Initialized, CreateWebhookRequest, views::WebhookView, views::WebhookCreated,
+        views::WebhookList, views::DeliveryView, views::DeliveryList,
     )),
     modifiers(&SessionAuth, &ErrorResponses, &ResponseHeaders),
 )]

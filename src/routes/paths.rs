@@ -36,4 +36,7 @@ pub const ADMIN_KEYS: &str = "/api/admin/keys";
 pub const ADMIN_KEY: &str = "/api/admin/keys/{id}";
 pub const ADMIN_HELD: &str = "/api/admin/held";
 pub const ADMIN_HELD_POST: &str = "/api/admin/held/{score_id}";
+pub const ADMIN_WEBHOOKS: &str = "/api/admin/webhooks";
+pub const ADMIN_WEBHOOK: &str = "/api/admin/webhooks/{id}";
+pub const ADMIN_WEBHOOK_DELIVERIES: &str = "/api/admin/webhooks/{id}/deliveries";
 pub const ADMIN_INITIALIZE: &str = "/api/admin/initialize";

@@ -187,6 +187,18 @@ pub struct CreateKeyRequest {
     pub name: String,
 }
 
+/// `POST /api/admin/webhooks`.
+#[derive(Serialize, ToSchema)]
+pub struct CreateWebhookRequest {
+    /// http or https; loopback, private and link-local addresses only with
+    /// `WEBHOOK_ALLOW_PRIVATE=true`.
+    #[schema(example = "https://game.example.com/hooks/hiscore", max_length = 2048)]
+    pub url: String,
+    /// Any of `period.closed`, `period.amended`, `league.closed`, `score.held`.
+    #[schema(example = json!(["period.closed", "score.held"]), min_items = 1)]
+    pub events: Vec<String>,
+}
+
 /// `POST /api/admin/users/{id}/ban`.
 #[derive(Serialize, ToSchema)]
 pub struct BanRequest {

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use sqlx::AnyConnection;
 
+use super::holds::{self, Held};
 use super::{BatchError, Job, Pending, Post, Poster, Target};
 use crate::boards::{HoldRule, PostRules};
 use crate::domain::{Order, PostStatus, Score, Timestamp};
@@ -136,21 +137,22 @@ pub(super) async fn apply(
         })
         .collect();
     let ids = store.insert_scores(conn, &log, now).await?;
-    let holds: Vec<NewHold> = new_posts
+    let held_posts: Vec<Held> = new_posts
         .iter()
         .zip(&held)
         .zip(&ids)
-        .filter_map(|(((_, user_id, _), rule), post_id)| {
-            Some(NewHold {
+        .filter_map(|(((_, user_id, score), rule), post_id)| {
+            let hold = NewHold {
                 board: BUILTIN_LOG,
                 post_id: *post_id,
                 user_id: *user_id,
                 period: 0,
                 rule: rule.as_ref()?.as_str(),
-            })
+            };
+            Some(Held { hold, board_id: "best", score: score.value(), metadata: None })
         })
         .collect();
-    store.insert_holds(conn, &holds).await?;
+    holds::queue(store, conn, &held_posts, now).await?;
 
     let mut applied = Vec::with_capacity(new_posts.len());
     for (((index, user_id, score), score_id), rule) in new_posts.iter().zip(ids).zip(&held) {

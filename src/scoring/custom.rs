@@ -12,6 +12,7 @@ use std::sync::Arc;
 use sqlx::AnyConnection;
 
 use super::builtin::Players;
+use super::holds::{self, Held};
 use super::{BatchError, Job, Pending, Target};
 use crate::boards::{CustomBoard, HoldRule, Period};
 use crate::config::PlantedFault;
@@ -219,16 +220,19 @@ impl Locked {
             })
             .collect();
         let ids = store.insert_board_posts(conn, &log, now).await?;
-        let holds: Vec<NewHold> = log
+        let held_posts: Vec<Held> = log
             .iter()
+            .zip(&new_posts)
             .zip(&held)
             .zip(&ids)
-            .filter_map(|((post, rule), post_id)| {
+            .filter_map(|(((post, (_, board, ..)), rule), post_id)| {
                 let rule = rule.as_ref()?.as_str();
-                Some(NewHold { board: post.board, post_id: *post_id, user_id: post.user_id, period: post.period, rule })
+                let hold =
+                    NewHold { board: post.board, post_id: *post_id, user_id: post.user_id, period: post.period, rule };
+                Some(Held { hold, board_id: &board.spec.id, score: post.score, metadata: post.metadata })
             })
             .collect();
-        store.insert_holds(conn, &holds).await?;
+        holds::queue(store, conn, &held_posts, now).await?;
 
         let mut current = self.entries.clone();
         let mut applied = Vec::with_capacity(new_posts.len());

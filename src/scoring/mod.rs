@@ -17,6 +17,7 @@
 
 mod builtin;
 mod custom;
+mod holds;
 mod pace;
 
 pub(crate) use builtin::count_post;

@@ -11,7 +11,7 @@ const USER_ROWS_PER_INSERT: usize = 2_000;
 const SCORE_ROWS_PER_INSERT: usize = 5_000;
 
 /// Everything initialize replaces (not `data_generation`, which counts them).
-const TABLES: [&str; 14] = [
+const TABLES: [&str; 16] = [
     "users",
     "scores",
     "sessions",
@@ -26,6 +26,8 @@ const TABLES: [&str; 14] = [
     "server_keys",
     "held_posts",
     "board_entrants",
+    "webhooks",
+    "webhook_deliveries",
 ];
 
 impl Store {

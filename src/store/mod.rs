@@ -25,6 +25,7 @@ mod server_keys;
 mod sessions;
 mod standings;
 mod users;
+mod webhooks;
 
 use std::str::FromStr;
 use std::sync::Arc;
@@ -52,6 +53,7 @@ pub use self::scores::PostLog;
 pub use self::server_keys::ServerKeyRow;
 pub use self::standings::{FinalPlace, PeriodState, StandingKey};
 pub use self::users::NewUser;
+pub use self::webhooks::{AttemptResult, DeliveryRow, DueDelivery, EndedPeriod, WebhookRow};
 
 /// How long a request waits for a pooled connection before it gets a 503.
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);

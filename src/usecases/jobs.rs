@@ -4,13 +4,15 @@
 //! one tries again.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::web::Data;
+use tokio::sync::Semaphore;
 
 use crate::domain::Timestamp;
 use crate::state::AppState;
-use crate::usecases::{boards, standings};
+use crate::usecases::{boards, closings, standings, webhooks};
 
 /// How often periods are recorded and archives trimmed.
 const KEEPER_INTERVAL: Duration = Duration::from_secs(1);
@@ -145,6 +147,40 @@ pub async fn purge_expired_regularly(state: Data<AppState>) {
         match state.store.purge_expired(now, now.plus_millis(-IDEMPOTENCY_KEY_RETENTION_MS)).await {
             Ok(purged) => tracing::debug!(purged, "janitor"),
             Err(error) => tracing::warn!(%error, "janitor failed"),
+        }
+    }
+}
+
+/// How often ended periods are closed: with `closings`' margin, a period
+/// is closed (and its `period.closed` written) within 3 s of its end.
+const CLOSE_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Every second: closes the periods that ended (see `usecases::closings`).
+pub async fn close_ended_periods(state: Data<AppState>) {
+    let mut interval = actix_web::rt::time::interval(CLOSE_INTERVAL);
+    loop {
+        interval.tick().await;
+        match closings::close_ended_periods(&state, Timestamp::now()).await {
+            Ok(closed) if closed > 0 => tracing::debug!(closed, "periods closed"),
+            Ok(_) => {}
+            Err(error) => tracing::warn!(%error, "closing ended periods failed"),
+        }
+    }
+}
+
+/// How often the outbox is read for due deliveries.
+const DELIVERY_INTERVAL: Duration = Duration::from_millis(500);
+/// Deliveries this instance sends at once.
+const DELIVERIES_IN_FLIGHT: usize = 32;
+
+/// Twice a second: sends the due webhook deliveries (`usecases::webhooks`).
+pub async fn deliver_webhooks(state: Data<AppState>) {
+    let in_flight = Arc::new(Semaphore::new(DELIVERIES_IN_FLIGHT));
+    let mut interval = actix_web::rt::time::interval(DELIVERY_INTERVAL);
+    loop {
+        interval.tick().await;
+        if let Err(error) = webhooks::deliver_due(&state, &in_flight).await {
+            tracing::warn!(%error, "reading the webhook outbox failed");
         }
     }
 }

@@ -12,12 +12,14 @@ use crate::helpers::{json_of, Backend, TestDatabase, PASSWORD};
 
 backend_tests!(a_killed_server_loses_no_acknowledged_post);
 
-/// `hiscore serve` as a real process (the binary cargo built for this test).
-fn start_server(db: &TestDatabase, port: u16) -> Child {
+/// `hiscore serve` as a real process (the binary cargo built for this
+/// test), with extra flags.
+pub(crate) fn start_server(db: &TestDatabase, port: u16, extra_args: &[&str]) -> Child {
     let mut command = Command::new(env!("CARGO_BIN_EXE_hiscore"));
     command
         .args(["serve", "--bind", &format!("127.0.0.1:{port}"), "--database-url", &db.url])
         .args(["--bcrypt-cost", "4", "--static-dir", "/nonexistent", "--workers", "2", "--rate-posts-per-player", "0"])
+        .args(extra_args)
         .env("RUST_LOG", "error")
         .stdout(Stdio::null())
         .stderr(Stdio::null());
@@ -27,7 +29,7 @@ fn start_server(db: &TestDatabase, port: u16) -> Child {
     command.spawn().expect("start hiscore")
 }
 
-async fn wait_until_healthy(client: &reqwest::Client, base: &str) {
+pub(crate) async fn wait_until_healthy(client: &reqwest::Client, base: &str) {
     let started = Instant::now();
     loop {
         if let Ok(response) = client.get(format!("{base}/healthz")).send().await {
@@ -45,7 +47,7 @@ async fn a_killed_server_loses_no_acknowledged_post(backend: Backend) {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let base = format!("http://127.0.0.1:{port}");
     let client = reqwest::Client::builder().timeout(Duration::from_secs(5)).build().unwrap();
-    let mut server = start_server(&db, port);
+    let mut server = start_server(&db, port, &[]);
     wait_until_healthy(&client, &base).await;
 
     let mut tokens = Vec::new();
@@ -93,7 +95,7 @@ async fn a_killed_server_loses_no_acknowledged_post(backend: Backend) {
         let _ = poster.await;
     }
 
-    let mut server = start_server(&db, port);
+    let mut server = start_server(&db, port, &[]);
     wait_until_healthy(&client, &base).await;
     let pool = db.connect().await;
     let logged: Vec<(i64, i64)> = sqlx::query_as("SELECT id, score FROM scores").fetch_all(&pool).await.unwrap();
@@ -134,7 +136,7 @@ async fn sigterm_drains_in_flight_posts(backend: Backend) {
     // A new connection per request: after the listener closes, a request
     // fails to connect rather than landing on a closing keep-alive socket.
     let client = reqwest::Client::builder().pool_max_idle_per_host(0).timeout(Duration::from_secs(10)).build().unwrap();
-    let mut server = start_server(&db, port);
+    let mut server = start_server(&db, port, &[]);
     wait_until_healthy(&client, &base).await;
     let response = client
         .post(format!("{base}/api/users"))

@@ -36,3 +36,4 @@ mod standings;
 mod tls;
 mod tournaments;
 mod users;
+mod webhooks;

@@ -1,0 +1,228 @@
+//! The webhooks (v3) and their outbox, `webhook_deliveries` (migration 13
+//! says how a row is claimed and sent), and the `closed_at` mark of the
+//! periods whose `period.closed` event was emitted.
+
+use sqlx::AnyConnection;
+
+use super::{Store, StoreResult};
+use crate::domain::Timestamp;
+
+/// A webhook without its secret.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct WebhookRow {
+    pub id: i64,
+    pub url: String,
+    /// The event names, a JSON list.
+    pub events: String,
+    pub created_at: Timestamp,
+}
+
+/// A delivery that is due, with where it goes and what signs it.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct DueDelivery {
+    pub id: i64,
+    pub event: String,
+    pub created_at: Timestamp,
+    pub data: String,
+    pub attempts: i64,
+    pub next_attempt_at: Timestamp,
+    pub url: String,
+    pub secret: String,
+}
+
+/// A row of a webhook's delivery log.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct DeliveryRow {
+    pub id: i64,
+    pub event: String,
+    pub created_at: Timestamp,
+    pub status: String,
+    pub attempts: i64,
+    pub last_status: Option<i64>,
+    pub next_attempt_at: Option<Timestamp>,
+}
+
+/// What became of one attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttemptResult {
+    Delivered,
+    /// Refused or unanswered; tried again at this time.
+    RetryAt(Timestamp),
+    /// Refused or unanswered, and no retry is left.
+    Failed,
+}
+
+/// A period that ended and has not been closed yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, sqlx::FromRow)]
+pub struct EndedPeriod {
+    pub board: i64,
+    pub period: i64,
+    pub starts_at: Timestamp,
+    pub ends_at: Timestamp,
+    pub players: i64,
+}
+
+impl Store {
+    pub async fn insert_webhook(
+        &self,
+        url: &str,
+        events: &str,
+        secret: &str,
+        created_at: Timestamp,
+    ) -> StoreResult<i64> {
+        let mut conn = self.conn().await?;
+        let sql = self.insert_sql("INSERT INTO webhooks (url, events, secret, created_at) VALUES (?, ?, ?, ?)", "id");
+        let query = self.sql(&sql).bind(url).bind(events).bind(secret).bind(created_at);
+        Ok(self.insert_returning_id(&mut conn, query).await?)
+    }
+
+    /// Every webhook, oldest first.
+    pub async fn webhooks(&self) -> StoreResult<Vec<WebhookRow>> {
+        let mut conn = self.conn().await?;
+        Ok(self.sql_as("SELECT id, url, events, created_at FROM webhooks ORDER BY id").fetch_all(&mut *conn).await?)
+    }
+
+    pub async fn webhook_exists(&self, id: i64) -> StoreResult<bool> {
+        let mut conn = self.conn().await?;
+        let found: Option<i64> =
+            self.sql_scalar("SELECT id FROM webhooks WHERE id = ?").bind(id).fetch_optional(&mut *conn).await?;
+        Ok(found.is_some())
+    }
+
+    /// Deletes a webhook and its deliveries; `false` when there is none.
+    pub async fn delete_webhook(&self, id: i64) -> StoreResult<bool> {
+        let mut tx = self.begin_write().await?;
+        let done = self.sql("DELETE FROM webhooks WHERE id = ?").bind(id).execute(&mut *tx).await?;
+        self.sql("DELETE FROM webhook_deliveries WHERE webhook = ?").bind(id).execute(&mut *tx).await?;
+        tx.commit().await?;
+        Ok(done.rows_affected() > 0)
+    }
+
+    /// Queues `event` for every webhook that takes it, in the caller's
+    /// transaction (the outbox): one statement, whatever their number.
+    pub async fn enqueue_event(
+        &self,
+        conn: &mut AnyConnection,
+        event: &str,
+        data: &str,
+        created_at: Timestamp,
+    ) -> StoreResult<()> {
+        // `events` is a JSON list of names, none of which contains a quote.
+        let subscribed = format!("%\"{event}\"%");
+        self.sql(
+            "INSERT INTO webhook_deliveries (webhook, event, created_at, data, status, attempts, next_attempt_at) \
+             SELECT id, ?, ?, ?, 'pending', 0, ? FROM webhooks WHERE events LIKE ?",
+        )
+        .bind(event)
+        .bind(created_at)
+        .bind(data)
+        .bind(created_at)
+        .bind(subscribed)
+        .execute(&mut *conn)
+        .await?;
+        Ok(())
+    }
+
+    /// Up to `limit` pending deliveries due at `now`, the longest due first.
+    pub async fn due_deliveries(&self, now: Timestamp, limit: i64) -> StoreResult<Vec<DueDelivery>> {
+        let mut conn = self.conn().await?;
+        Ok(self
+            .sql_as(
+                "SELECT d.id, d.event, d.created_at, d.data, d.attempts, d.next_attempt_at, w.url, w.secret \
+                 FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook \
+                 WHERE d.status = 'pending' AND d.next_attempt_at <= ? ORDER BY d.next_attempt_at LIMIT ?",
+            )
+            .bind(now)
+            .bind(limit)
+            .fetch_all(&mut *conn)
+            .await?)
+    }
+
+    /// Claims a due delivery by moving its next attempt to `until` (past
+    /// the send's timeout); `false` when another sender moved it first.
+    pub async fn claim_delivery(&self, id: i64, seen: Timestamp, until: Timestamp) -> StoreResult<bool> {
+        let mut conn = self.conn().await?;
+        let done = self
+            .sql(
+                "UPDATE webhook_deliveries SET next_attempt_at = ? \
+                 WHERE id = ? AND status = 'pending' AND next_attempt_at = ?",
+            )
+            .bind(until)
+            .bind(id)
+            .bind(seen)
+            .execute(&mut *conn)
+            .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Records an attempt: its HTTP status (none when no answer came) and
+    /// what follows.
+    pub async fn record_attempt(&self, id: i64, http_status: Option<u16>, result: AttemptResult) -> StoreResult<()> {
+        let (status, next) = match result {
+            AttemptResult::Delivered => ("delivered", None),
+            AttemptResult::RetryAt(at) => ("pending", Some(at)),
+            AttemptResult::Failed => ("failed", None),
+        };
+        let mut conn = self.conn().await?;
+        self.sql(
+            "UPDATE webhook_deliveries SET status = ?, attempts = attempts + 1, last_status = ?, next_attempt_at = ? \
+             WHERE id = ?",
+        )
+        .bind(status)
+        .bind(http_status.map(i64::from))
+        .bind(next)
+        .bind(id)
+        .execute(&mut *conn)
+        .await?;
+        Ok(())
+    }
+
+    /// A webhook's deliveries with ids below `before`, newest first.
+    pub async fn deliveries(&self, webhook: i64, before: i64, limit: i64) -> StoreResult<Vec<DeliveryRow>> {
+        let mut conn = self.conn().await?;
+        Ok(self
+            .sql_as(
+                "SELECT id, event, created_at, status, attempts, last_status, next_attempt_at \
+                 FROM webhook_deliveries WHERE webhook = ? AND id < ? ORDER BY id DESC LIMIT ?",
+            )
+            .bind(webhook)
+            .bind(before)
+            .bind(limit)
+            .fetch_all(&mut *conn)
+            .await?)
+    }
+
+    /// Periods that ended by `ended_by` and were not closed, oldest end
+    /// first (the `board_periods_unclosed` index's NULL range).
+    pub async fn unclosed_periods(&self, ended_by: Timestamp, limit: i64) -> StoreResult<Vec<EndedPeriod>> {
+        let mut conn = self.conn().await?;
+        Ok(self
+            .sql_as(
+                "SELECT board, period, starts_at, ends_at, players FROM board_periods WHERE closed_at IS NULL AND ends_at <= ? \
+                 ORDER BY ends_at LIMIT ?",
+            )
+            .bind(ended_by)
+            .bind(limit)
+            .fetch_all(&mut *conn)
+            .await?)
+    }
+
+    /// Marks a period closed in the caller's transaction; `false` when
+    /// another instance closed it first.
+    pub async fn close_period(
+        &self,
+        conn: &mut AnyConnection,
+        board: i64,
+        period: i64,
+        at: Timestamp,
+    ) -> StoreResult<bool> {
+        let done = self
+            .sql("UPDATE board_periods SET closed_at = ? WHERE board = ? AND period = ? AND closed_at IS NULL")
+            .bind(at)
+            .bind(board)
+            .bind(period)
+            .execute(&mut *conn)
+            .await?;
+        Ok(done.rows_affected() == 1)
+    }
+}
