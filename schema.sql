@@ -121,6 +121,8 @@ CREATE TABLE IF NOT EXISTS boards (
   -- ends at ends_at (NULL: no bound)
   starts_at BIGINT NULL,
   ends_at BIGINT NULL,
+  -- 1: a league's own board, not listed or served as a board (migration 14)
+  league BIGINT NOT NULL DEFAULT 0,
   UNIQUE KEY boards_id (id)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
@@ -291,4 +293,45 @@ CREATE TABLE IF NOT EXISTS webhook_deliveries (
   next_attempt_at BIGINT NULL,
   KEY webhook_deliveries_due (status, next_attempt_at),
   KEY webhook_deliveries_log (webhook, id)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+-- Leagues (migration 14): a league plays on a board of its own
+-- (`boards.league` = 1); the ladder, each player's tier, the cohorts of
+-- each period and who was placed where, with the final rank and move.
+CREATE TABLE IF NOT EXISTS leagues (
+  board BIGINT NOT NULL PRIMARY KEY,
+  tiers VARCHAR(2048) NOT NULL,
+  cohort_size BIGINT NOT NULL,
+  promote BIGINT NOT NULL,
+  demote BIGINT NOT NULL
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+CREATE TABLE IF NOT EXISTS league_members (
+  board BIGINT NOT NULL,
+  user_id BIGINT NOT NULL,
+  tier BIGINT NOT NULL,
+  PRIMARY KEY (board, user_id)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+CREATE TABLE IF NOT EXISTS league_cohorts (
+  board BIGINT NOT NULL,
+  period BIGINT NOT NULL,
+  tier BIGINT NOT NULL,
+  seq BIGINT NOT NULL,
+  members BIGINT NOT NULL,
+  PRIMARY KEY (board, period, tier, seq)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+CREATE TABLE IF NOT EXISTS league_placements (
+  board BIGINT NOT NULL,
+  period BIGINT NOT NULL,
+  user_id BIGINT NOT NULL,
+  tier BIGINT NOT NULL,
+  cohort BIGINT NOT NULL,
+  placed_at BIGINT NOT NULL,
+  final_rank BIGINT NULL,
+  movement VARCHAR(8) CHARACTER SET ascii COLLATE ascii_bin NULL,
+  PRIMARY KEY (board, period, user_id),
+  KEY league_placements_cohort (board, period, tier, cohort),
+  KEY league_placements_member (board, user_id, period)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;

@@ -137,6 +137,9 @@ pub struct BoardSpec {
     pub created_at: Timestamp,
     pub rules: PostRules,
     pub tournament: Tournament,
+    /// A league's own board: its periods, posts and entries are the
+    /// league's; it is not listed or served as a board.
+    pub league: bool,
 }
 
 impl BoardSpec {
@@ -369,6 +372,7 @@ mod tests {
             created_at: Timestamp::from_millis(1_000),
             rules: PostRules::default(),
             tournament: Tournament::default(),
+            league: false,
         }
     }
 

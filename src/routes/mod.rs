@@ -10,6 +10,7 @@ mod encoded_separators;
 mod extractors;
 mod health;
 mod keys;
+mod leagues;
 mod live;
 mod me;
 mod moderation;
@@ -182,13 +183,33 @@ routes! {
             AdminTokenRequired, InvalidAdminToken, TooManyRequests, NotFound, ScoreNotFound, BoardNotFound, UserNotFound,
             InvalidDecision, AlreadyDecided, AmbiguousScore, DatabaseUnavailable],
     },
+    paths::LEAGUES => { get: leagues::list => [DatabaseUnavailable] },
+    paths::LEAGUE => { get: leagues::get => [InvalidPath, LeagueNotFound, DatabaseUnavailable] },
+    paths::LEAGUE_SCORES => {
+        post: leagues::post_score => [InvalidJson, InvalidBody, InvalidIdempotencyKey, SessionRequired, InvalidSession,
+            InvalidServerKey, Banned, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, LeagueNotFound, UserNotFound,
+            InvalidScore, InvalidMetadata, InvalidUserId, IdempotencyKeyReused, TooManyRequests, DatabaseUnavailable,
+            WriteQueueFull, WriteFailed, ShuttingDown],
+    },
+    paths::LEAGUE_COHORT => { get: leagues::cohort => [InvalidPath, LeagueNotFound, CohortNotFound, DatabaseUnavailable] },
+    paths::LEAGUE_MEMBER => { get: leagues::member => [InvalidPath, LeagueNotFound, UserNotFound, DatabaseUnavailable] },
+    paths::ADMIN_LEAGUES => {
+        post: leagues::create => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, UnsupportedMediaType,
+            AdminTokenRequired, InvalidAdminToken, TooManyRequests, NotFound, LeagueExists, InvalidId, InvalidName,
+            InvalidTiers, InvalidCohortSize, InvalidPromote, InvalidDemote, InvalidOrder, InvalidOperator, InvalidReset,
+            InvalidTimezone, InvalidArchivePeriods, InvalidMinScore, InvalidMaxScore, DatabaseUnavailable],
+    },
+    paths::ADMIN_LEAGUE => {
+        delete: leagues::delete => [InvalidPath, AdminTokenRequired, InvalidAdminToken, TooManyRequests, NotFound, LeagueNotFound,
+            DatabaseUnavailable],
+    },
     paths::ADMIN_WEBHOOKS => {
         post: webhooks::create => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, UnsupportedMediaType,
             AdminTokenRequired, InvalidAdminToken, TooManyRequests, NotFound, InvalidUrl, InvalidEvents, DatabaseUnavailable],
         get: webhooks::list => [AdminTokenRequired, InvalidAdminToken, TooManyRequests, NotFound, DatabaseUnavailable],
     },
     paths::ADMIN_WEBHOOK => {
-        delete: webhooks::delete => [AdminTokenRequired, InvalidAdminToken, TooManyRequests, NotFound, WebhookNotFound,
+        delete: webhooks::delete => [InvalidPath, AdminTokenRequired, InvalidAdminToken, TooManyRequests, NotFound, WebhookNotFound,
             DatabaseUnavailable],
     },
     paths::ADMIN_WEBHOOK_DELIVERIES => {

@@ -24,6 +24,39 @@ pub struct CustomBoardPath {
     pub board: String,
 }
 
+/// `{id}` in a path that names a league.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+pub struct LeaguePath {
+    /// A league's id
+    #[param(pattern = "^[a-z0-9_-]{1,64}$")]
+    pub id: String,
+}
+
+/// A league and one of its cohorts.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+pub struct CohortPath {
+    /// A league's id
+    #[param(pattern = "^[a-z0-9_-]{1,64}$")]
+    pub id: String,
+    /// A cohort's id, as a post or a member answer names it (opaque)
+    #[param(pattern = "^[A-Za-z0-9_-]{1,64}$")]
+    pub cohort: String,
+}
+
+/// A league and a player.
+#[derive(Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+pub struct LeagueMemberPath {
+    /// A league's id
+    #[param(pattern = "^[a-z0-9_-]{1,64}$")]
+    pub id: String,
+    /// The player's user id
+    #[param(value_type = i64, minimum = 1)]
+    pub user_id: String,
+}
+
 /// Every error: `{"error": {"code", "message"}}`.
 #[derive(Serialize, ToSchema)]
 pub struct ErrorBody {
@@ -147,6 +180,43 @@ pub struct BoardRequest {
     /// limit); one more is 409 `attempts_exhausted`.
     #[schema(minimum = 1, maximum = 1_000_000)]
     pub max_attempts: Option<i64>,
+}
+
+/// `POST /api/admin/leagues`: a ladder of tiers, played in cohorts, each
+/// period (`reset`) ending with moves up and down.
+#[derive(Serialize, ToSchema)]
+pub struct LeagueRequest {
+    /// As a board id, unique among boards and leagues.
+    #[schema(example = "weekly", pattern = "^[a-z0-9_-]{1,64}$")]
+    pub id: String,
+    #[schema(example = "Weekly league", min_length = 1, max_length = 128)]
+    pub name: String,
+    /// 2..20 names, lowest first, each 1..64 characters.
+    #[schema(example = json!(["Bronze", "Silver", "Gold"]))]
+    pub tiers: Vec<String>,
+    /// Players per cohort, 2..200.
+    #[schema(example = 30, minimum = 2, maximum = 200)]
+    pub cohort_size: i64,
+    /// How many of a cohort's best move up a tier, 0..cohort_size.
+    #[schema(example = 7, minimum = 0)]
+    pub promote: i64,
+    /// How many of a cohort's worst move down a tier, 0..cohort_size.
+    #[schema(example = 5, minimum = 0)]
+    pub demote: i64,
+    /// As for boards: `desc` (default) or `asc`.
+    pub order: Option<String>,
+    /// As for boards: `best` (default), `latest` or `total`.
+    #[schema(example = "total")]
+    pub operator: Option<String>,
+    pub min_score: Option<i64>,
+    pub max_score: Option<i64>,
+    /// Required: when each period (round) ends.
+    #[schema(example = "0 0 * * 1")]
+    pub reset: String,
+    #[schema(example = "Europe/Berlin")]
+    pub timezone: Option<String>,
+    #[schema(minimum = 0, maximum = 1000)]
+    pub archive_periods: Option<i64>,
 }
 
 /// `PATCH /api/admin/boards/{board}`: the fields to change; a field left

@@ -11,7 +11,7 @@ const USER_ROWS_PER_INSERT: usize = 2_000;
 const SCORE_ROWS_PER_INSERT: usize = 5_000;
 
 /// Everything initialize replaces (not `data_generation`, which counts them).
-const TABLES: [&str; 16] = [
+const TABLES: [&str; 20] = [
     "users",
     "scores",
     "sessions",
@@ -28,6 +28,10 @@ const TABLES: [&str; 16] = [
     "board_entrants",
     "webhooks",
     "webhook_deliveries",
+    "leagues",
+    "league_members",
+    "league_cohorts",
+    "league_placements",
 ];
 
 impl Store {

@@ -30,11 +30,13 @@ pub struct BoardRow {
     pub max_attempts: Option<i64>,
     pub starts_at: Option<Timestamp>,
     pub ends_at: Option<Timestamp>,
+    /// 1: a league's own board.
+    pub league: i64,
 }
 
 const BOARD_COLUMNS: &str = "number, id, name, sort_order, operator, reset, timezone, archive_periods, min_score, \
                              max_score, created_at, min_interval_ms, writers, hold_beyond, hold_jump, join_required, \
-                             max_entrants, max_attempts, starts_at, ends_at";
+                             max_entrants, max_attempts, starts_at, ends_at, league";
 
 /// A board's rule columns (v3 score integrity), on `boards` and on
 /// `builtin_board_rules` alike.
@@ -146,6 +148,39 @@ pub struct NewBoard<'a> {
     pub max_attempts: Option<i64>,
     pub starts_at: Option<Timestamp>,
     pub ends_at: Option<Timestamp>,
+    /// The ladder, when the board is a league's own.
+    pub league: Option<&'a LadderRow>,
+}
+
+/// A league's ladder as stored (`leagues`).
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct LadderRow {
+    /// The tiers' names, lowest first: a JSON list.
+    pub tiers: String,
+    pub cohort_size: i64,
+    pub promote: i64,
+    pub demote: i64,
+}
+
+impl LadderRow {
+    pub fn of(ladder: &crate::domain::Ladder) -> Self {
+        Self {
+            tiers: serde_json::Value::from(ladder.tiers.clone()).to_string(),
+            cohort_size: ladder.cohort_size,
+            promote: ladder.promote,
+            demote: ladder.demote,
+        }
+    }
+
+    /// The ladder as stored (written by [`LadderRow::of`], so valid).
+    pub fn ladder(&self) -> crate::domain::Ladder {
+        crate::domain::Ladder {
+            tiers: serde_json::from_str(&self.tiers).unwrap_or_default(),
+            cohort_size: self.cohort_size,
+            promote: self.promote,
+            demote: self.demote,
+        }
+    }
 }
 
 impl Store {
@@ -155,7 +190,7 @@ impl Store {
         let sql = self.insert_sql(
             "INSERT INTO boards (id, name, sort_order, operator, reset, timezone, archive_periods, min_score, \
              max_score, created_at, min_interval_ms, writers, hold_beyond, hold_jump, join_required, max_entrants, \
-             max_attempts, starts_at, ends_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             max_attempts, starts_at, ends_at, league) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             "number",
         );
         let query = self
@@ -178,9 +213,20 @@ impl Store {
             .bind(board.max_entrants)
             .bind(board.max_attempts)
             .bind(board.starts_at)
-            .bind(board.ends_at);
+            .bind(board.ends_at)
+            .bind(i64::from(board.league.is_some()));
         let number =
             self.insert_returning_id(&mut tx, query).await.map_err(StoreError::taken_as(UniqueKey::BoardId))?;
+        if let Some(ladder) = board.league {
+            self.sql("INSERT INTO leagues (board, tiers, cohort_size, promote, demote) VALUES (?, ?, ?, ?, ?)")
+                .bind(number)
+                .bind(&ladder.tiers)
+                .bind(ladder.cohort_size)
+                .bind(ladder.promote)
+                .bind(ladder.demote)
+                .execute(&mut *tx)
+                .await?;
+        }
         self.sql("INSERT INTO board_periods (board, period, starts_at, ends_at, players) VALUES (?, 0, ?, ?, 0)")
             .bind(number)
             .bind(board.created_at)
@@ -474,7 +520,12 @@ impl Store {
         };
         let mut conn = self.conn().await?;
         let mut deleted = 0;
-        for table in ["board_entries", "board_scores", "board_entrants"] {
+        // A league's rows go with its board's (they name it `board` too).
+        let league_tables: &[&str] = match purge {
+            Purge::Period { .. } => &["league_cohorts", "league_placements"],
+            Purge::Board(_) => &["league_cohorts", "league_placements", "league_members", "leagues"],
+        };
+        for table in ["board_entries", "board_scores", "board_entrants"].iter().chain(league_tables) {
             let sql = self.dialect.delete_chunk(table, condition);
             let query = binds.iter().fold(self.sql(&sql), |query, value| query.bind(*value));
             deleted += query.bind(chunk).execute(&mut *conn).await?.rows_affected();

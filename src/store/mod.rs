@@ -17,6 +17,7 @@ mod custom_boards;
 mod entrants;
 mod held;
 mod idempotency;
+mod leagues;
 mod moderation;
 mod rows;
 mod scores;
@@ -44,9 +45,11 @@ use sqlx::{Any, AnyConnection, AnyPool, ConnectOptions, Executor, Transaction};
 pub use self::board_reads::{KeyWithMetadata, MiddleRead, WalkedKey};
 pub use self::board_writes::{EntryWrite, NewBoardPost, PeriodPlayers};
 pub use self::custom_boards::{
-    BoardRow, BoardScoreRow, BuiltinRulesRow, EntryRow, NewBoard, PeriodRow, Purge, RulesRow, WarmEntry, WarmPeriod,
+    BoardRow, BoardScoreRow, BuiltinRulesRow, EntryRow, LadderRow, NewBoard, PeriodRow, Purge, RulesRow, WarmEntry,
+    WarmPeriod,
 };
 pub use self::held::{HeldRow, NewHold, BUILTIN_LOG};
+pub use self::leagues::{CohortMember, Move, NewPlacement, Placement, PlacementHistory};
 pub use self::moderation::{AuditRecord, AuditRow};
 pub use self::rows::{ScoreRow, Standing, UserRow};
 pub use self::scores::PostLog;

@@ -207,6 +207,20 @@ impl Store {
             .await?)
     }
 
+    /// A board's period if it is recorded and not closed.
+    pub async fn unclosed_period(&self, board: i64, period: i64) -> StoreResult<Option<EndedPeriod>> {
+        let mut conn = self.conn().await?;
+        Ok(self
+            .sql_as(
+                "SELECT board, period, starts_at, ends_at, players FROM board_periods \
+                 WHERE board = ? AND period = ? AND closed_at IS NULL AND ends_at IS NOT NULL",
+            )
+            .bind(board)
+            .bind(period)
+            .fetch_optional(&mut *conn)
+            .await?)
+    }
+
     /// Marks a period closed in the caller's transaction; `false` when
     /// another instance closed it first.
     pub async fn close_period(

@@ -1,15 +1,20 @@
 //! Closing ended periods: each custom board's period, once it has ended
 //! (by its reset or its `ends_at`), is marked closed exactly once, by
-//! whichever instance gets there first, and its `period.closed` event is
-//! written in the same transaction. Every instance runs it every second,
-//! so an idle service still closes a period within a few seconds.
+//! whichever instance gets there first, and what the close does is done
+//! in the same transaction: a board's `period.closed` event; a league's
+//! moves (every member's final rank, move and next tier) and its
+//! `league.closed` event. Every instance runs it every second, so an idle
+//! service still closes a period within a few seconds.
+
+use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
+use sqlx::AnyConnection;
 
-use crate::domain::{PeriodSelector, Timestamp};
-use crate::error::ApiError;
+use crate::domain::{competition_ranks, Ladder, Movement, PeriodSelector, Timestamp};
+use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
-use crate::store::{EndedPeriod, StoreError};
+use crate::store::{CohortMember, EndedPeriod, Move, StoreError};
 use crate::usecases::boards::BoardRef;
 use crate::usecases::rankings::{self, PageRequest};
 use crate::views::PeriodView;
@@ -17,7 +22,7 @@ use crate::webhooks::Event;
 
 /// A period is closed this long after its end: a post accepted just
 /// before the end commits a moment after it.
-const CLOSE_AFTER_END_MS: i64 = 1_500;
+pub const CLOSE_AFTER_END_MS: i64 = 1_500;
 /// The periods closed per round (the next round takes the rest).
 const PER_ROUND: i64 = 100;
 /// The entries a `period.closed` event carries.
@@ -36,23 +41,121 @@ pub async fn close_ended_periods(state: &AppState, now: Timestamp) -> Result<usi
     Ok(closed)
 }
 
+/// Closes `period` of a board now if it is not closed yet, once the
+/// margin after its end has passed (a league places no one in a period
+/// before the last one's moves are made).
+pub async fn close_before(state: &AppState, board: i64, period: i64) -> Result<(), ApiError> {
+    let Some(ended) = state.store.unclosed_period(board, period).await? else { return Ok(()) };
+    let wait = ended.ends_at.millis() + CLOSE_AFTER_END_MS - Timestamp::now().millis();
+    if wait > 0 {
+        actix_web::rt::time::sleep(std::time::Duration::from_millis(wait as u64)).await;
+    }
+    close(state, ended, Timestamp::now()).await?;
+    Ok(())
+}
+
+/// What closing a period does.
+enum Closing {
+    Board(Value),
+    League {
+        id: String,
+        ladder: Ladder,
+    },
+    /// A deleted board's periods close without an event.
+    Nothing,
+}
+
 async fn close(state: &AppState, ended: EndedPeriod, now: Timestamp) -> Result<bool, ApiError> {
     // Read before the transaction (a page read takes its own connection);
     // a change after it is what `period.amended` reports.
-    let data = match state.boards.by_number(ended.board) {
-        Some(board) => Some(closed_data(state, BoardRef::Custom(board), ended).await?),
-        // A deleted board's periods close without an event.
-        None => None,
+    let closing = match state.boards.by_number(ended.board) {
+        Some(board) if board.spec.league => match state.store.ladder(ended.board).await? {
+            Some(row) => Closing::League { id: board.spec.id.clone(), ladder: row.ladder() },
+            None => Closing::Nothing,
+        },
+        Some(board) => Closing::Board(closed_data(state, BoardRef::Custom(board), ended).await?),
+        None => Closing::Nothing,
     };
     let mut tx = state.store.begin_write().await?;
     if !state.store.close_period(&mut tx, ended.board, ended.period, now).await? {
         return Ok(false);
     }
-    if let Some(data) = data {
-        state.store.enqueue_event(&mut tx, Event::PeriodClosed.as_str(), &data.to_string(), now).await?;
+    match closing {
+        Closing::Board(data) => {
+            state.store.enqueue_event(&mut tx, Event::PeriodClosed.as_str(), &data.to_string(), now).await?;
+        }
+        Closing::League { id, ladder } => {
+            let tiers = make_moves(state, &mut tx, &ladder, ended).await?;
+            let data = json!({"league": id, "period": period_view(ended), "tiers": tiers});
+            state.store.enqueue_event(&mut tx, Event::LeagueClosed.as_str(), &data.to_string(), now).await?;
+        }
+        Closing::Nothing => {}
     }
     tx.commit().await.map_err(StoreError::from)?;
     Ok(true)
+}
+
+fn period_view(ended: EndedPeriod) -> PeriodView {
+    PeriodView { index: ended.period, start: Some(ended.starts_at), end: Some(ended.ends_at) }
+}
+
+/// A league's moves for a closed period, from each cohort's final ranks,
+/// recorded in the closing transaction; per tier, how many went up, down
+/// and stayed.
+async fn make_moves(
+    state: &AppState,
+    conn: &mut AnyConnection,
+    ladder: &Ladder,
+    ended: EndedPeriod,
+) -> Result<Vec<Value>, ApiError> {
+    let members = state.store.period_members(conn, ended.board, ended.period).await?;
+    let moves = moves(ladder, &members);
+    state.store.record_moves(conn, ended.board, ended.period, &moves).await?;
+    let mut counts: BTreeMap<i64, [i64; 3]> = (0..ladder.tiers.len() as i64).map(|tier| (tier, [0; 3])).collect();
+    for (member, step) in members.iter().zip(&moves) {
+        let slot = match step.movement {
+            Some("up") => 0,
+            Some("down") => 1,
+            Some(_) => 2,
+            None => continue,
+        };
+        counts.entry(member.tier).or_default()[slot] += 1;
+    }
+    Ok(counts
+        .into_iter()
+        .map(|(index, [up, down, stay])| json!({"index": index, "up": up, "down": down, "stay": stay}))
+        .collect())
+}
+
+/// Each member's move, in `members`' order (grouped by cohort, each in
+/// board order): ranked among their cohort's shown entries; a member
+/// without one keeps their tier and has no rank.
+fn moves<'a>(ladder: &Ladder, members: &'a [CohortMember]) -> Vec<Move<'a>> {
+    let mut cohorts: BTreeMap<(i64, i64), Vec<usize>> = BTreeMap::new();
+    for (index, member) in members.iter().enumerate() {
+        if member.rank_score.is_some() {
+            cohorts.entry((member.tier, member.cohort)).or_default().push(index);
+        }
+    }
+    let mut fates: Vec<Option<(i64, Movement)>> = vec![None; members.len()];
+    for ((tier, _), indexes) in cohorts {
+        let keys: Vec<i64> = indexes.iter().filter_map(|index| members[*index].rank_score).collect();
+        let ranks = competition_ranks(&keys);
+        let players = indexes.len() as i64;
+        for (index, rank) in indexes.into_iter().zip(ranks) {
+            fates[index] = Some((rank, ladder.movement(tier, rank, players)));
+        }
+    }
+    members
+        .iter()
+        .zip(fates)
+        .map(|(member, fate)| Move {
+            user_id: member.user_id,
+            final_rank: fate.map(|(rank, _)| rank),
+            movement: fate.map(|(_, movement)| movement.as_str()),
+            next_tier: fate.map_or(member.tier, |(_, movement)| ladder.next_tier(member.tier, movement)),
+        })
+        .collect()
 }
 
 /// `period.closed`'s data: the board, the period, its player count and
@@ -62,7 +165,7 @@ async fn closed_data(state: &AppState, board: BoardRef, ended: EndedPeriod) -> R
     let selector = PeriodSelector::Index(ended.period);
     let page = match rankings::page(state, &board, selector, TOP, PageRequest::Offset(0)).await {
         Ok(rendered) => serde_json::from_slice::<Value>(&rendered.body).ok(),
-        Err(error) if error.code() == crate::error::ErrorCode::PeriodNotFound => None,
+        Err(error) if error.code() == ErrorCode::PeriodNotFound => None,
         Err(error) => return Err(error),
     };
     Ok(match page {
@@ -74,9 +177,62 @@ async fn closed_data(state: &AppState, board: BoardRef, ended: EndedPeriod) -> R
         }),
         None => json!({
             "board": board.id(),
-            "period": PeriodView { index: ended.period, start: Some(ended.starts_at), end: Some(ended.ends_at) },
+            "period": period_view(ended),
             "players": ended.players,
             "top": [],
         }),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn member(user_id: i64, tier: i64, cohort: i64, rank_score: Option<i64>) -> CohortMember {
+        CohortMember {
+            user_id,
+            tier,
+            cohort,
+            score: rank_score.map(|r| -r),
+            rank_score,
+            achieved_at: rank_score.map(|_| Timestamp::from_millis(0)),
+            metadata: None,
+        }
+    }
+
+    #[test]
+    fn each_cohort_moves_by_its_own_ranks_and_ties_share_a_fate() {
+        let ladder = Ladder { tiers: vec!["B".into(), "S".into(), "G".into()], cohort_size: 4, promote: 1, demote: 1 };
+        let members = [
+            // Tier 1, cohort 1: 90, 90, 50 (the two 90s tie for first).
+            member(1, 1, 1, Some(-90)),
+            member(2, 1, 1, Some(-90)),
+            member(3, 1, 1, Some(-50)),
+            // Tier 1, cohort 2: one player: up (rank 1 <= promote).
+            member(4, 1, 2, Some(-10)),
+            // Tier 0: the last stays (no tier below); tier 2: the first stays.
+            member(5, 0, 1, Some(-5)),
+            member(6, 0, 1, Some(-1)),
+            member(7, 2, 1, Some(-100)),
+            member(8, 2, 1, Some(-1)),
+            // Banned at the close: no rank, keeps the tier.
+            member(9, 1, 1, None),
+        ];
+        let moves = moves(&ladder, &members);
+        let fates: Vec<_> = moves.iter().map(|m| (m.user_id, m.final_rank, m.movement, m.next_tier)).collect();
+        assert_eq!(
+            fates,
+            [
+                (1, Some(1), Some("up"), 2),
+                (2, Some(1), Some("up"), 2),
+                (3, Some(3), Some("down"), 0),
+                (4, Some(1), Some("up"), 2),
+                (5, Some(1), Some("up"), 1),
+                (6, Some(2), Some("stay"), 0),
+                (7, Some(1), Some("stay"), 2),
+                (8, Some(2), Some("down"), 1),
+                (9, None, None, 1),
+            ]
+        );
+    }
 }

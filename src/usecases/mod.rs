@@ -11,6 +11,7 @@ pub mod boards;
 pub mod closings;
 pub mod jobs;
 pub mod keys;
+pub mod leagues;
 pub mod live;
 pub mod moderation;
 pub mod operations;

@@ -214,7 +214,7 @@ async fn names_version(state: &AppState) -> NamesVersion {
 }
 
 /// Display names of players: cached, else one query.
-async fn names(state: &AppState, ids: &[i64]) -> Result<HashMap<i64, Arc<str>>, ApiError> {
+pub(super) async fn names(state: &AppState, ids: &[i64]) -> Result<HashMap<i64, Arc<str>>, ApiError> {
     if ids.is_empty() {
         return Ok(HashMap::new());
     }

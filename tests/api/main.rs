@@ -22,6 +22,7 @@ mod galera;
 mod galera_ids;
 mod instances;
 mod integrity;
+mod leagues;
 mod limits;
 mod live;
 mod migrations;

@@ -2,6 +2,7 @@
 //! them, and the periods each keeps.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
@@ -13,7 +14,7 @@ use crate::boards::{
 use crate::domain::{Board, BoardId, BoardName, Operator, Order, Timestamp, Writers};
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
-use crate::store::{BoardRow, BuiltinRulesRow, NewBoard, PeriodRow, RulesRow};
+use crate::store::{BoardRow, BuiltinRulesRow, LadderRow, NewBoard, PeriodRow, RulesRow};
 use crate::usecases::moderation::{self, Actor};
 use crate::views::{BoardList, BoardView, PeriodEntry, PeriodList};
 
@@ -226,6 +227,7 @@ fn spec_of(row: BoardRow) -> Result<BoardSpec, ApiError> {
             starts_at: row.starts_at,
             ends_at: row.ends_at,
         },
+        league: row.league != 0,
     })
 }
 
@@ -262,7 +264,43 @@ pub async fn reload_catalog(state: &AppState) -> Result<(), ApiError> {
 
 /// Creates a custom board.
 pub async fn create(state: &AppState, actor: &Actor, body: &Map<String, Value>) -> Result<BoardView, ApiError> {
-    let definition = definition(body)?;
+    let board = insert(state, &definition(body)?, None).await?;
+    let view = BoardView::custom(&board.spec, board.period_at(Timestamp::now()), Some(0));
+    let detail = serde_json::to_value(&view).unwrap_or_default();
+    moderation::record(state, actor, "create_board", &format!("board:{}", view.id), detail).await;
+    Ok(view)
+}
+
+/// Creates a league's own board from the board fields of the league's
+/// definition (`reset` required), with its ladder, in one transaction.
+pub async fn create_for_league(
+    state: &AppState,
+    body: &Map<String, Value>,
+    ladder: &LadderRow,
+) -> Result<Arc<CustomBoard>, ApiError> {
+    let definition = definition(body).map_err(|error| match error.code() {
+        ErrorCode::BoardExists => ErrorCode::LeagueExists.into(),
+        _ => error,
+    })?;
+    if definition.reset.is_none() {
+        return Err(ApiError::with_message(
+            ErrorCode::InvalidReset,
+            "a league needs a reset: its periods are its rounds",
+        ));
+    }
+    insert(state, &definition, Some(ladder)).await.map_err(|error| match error.code() {
+        ErrorCode::BoardExists => ErrorCode::LeagueExists.into(),
+        _ => error,
+    })
+}
+
+/// Stores a board (a league's own with its ladder) and adds it to this
+/// instance's registry and rank engine.
+async fn insert(
+    state: &AppState,
+    definition: &Definition,
+    league: Option<&LadderRow>,
+) -> Result<Arc<CustomBoard>, ApiError> {
     let created_at = Timestamp::now();
     let rules_row = row_of(definition.rules);
     let new = NewBoard {
@@ -282,6 +320,7 @@ pub async fn create(state: &AppState, actor: &Actor, body: &Map<String, Value>) 
         max_attempts: definition.tournament.max_attempts,
         starts_at: definition.tournament.starts_at,
         ends_at: definition.tournament.ends_at,
+        league,
     };
     let spec = BoardSpec {
         number: 0,
@@ -297,16 +336,14 @@ pub async fn create(state: &AppState, actor: &Actor, body: &Map<String, Value>) 
         created_at,
         rules: definition.rules,
         tournament: definition.tournament,
+        league: league.is_some(),
     };
     let first = Period { index: 0, start: created_at, end: None };
     let first_end = CustomBoard::new(spec.clone(), first)?.period_at(created_at).end;
     let number = state.store.insert_board(&new, first_end).await?;
     let board = state.boards.insert(CustomBoard::new(BoardSpec { number, ..spec }, first)?);
     state.ranks.add_board(&board).await;
-    let view = BoardView::custom(&board.spec, board.period_at(Timestamp::now()), Some(0));
-    let detail = serde_json::to_value(&view).unwrap_or_default();
-    moderation::record(state, actor, "create_board", &format!("board:{}", view.id), detail).await;
-    Ok(view)
+    Ok(board)
 }
 
 /// `PATCH`: a custom board's name and rules, or a built-in board's rules
@@ -361,13 +398,20 @@ async fn update_builtin(
 /// Deletes a custom board with everything posted to it.
 pub async fn delete(state: &AppState, actor: &Actor, id: &str) -> Result<(), ApiError> {
     let board = resolve_custom(state, id).await?;
+    delete_custom(state, &board).await?;
+    moderation::record(state, actor, "delete_board", &format!("board:{id}"), serde_json::json!({})).await;
+    Ok(())
+}
+
+/// Deletes a custom board (a league's own too): its rows go by chunks
+/// afterwards (`purges`).
+pub async fn delete_custom(state: &AppState, board: &CustomBoard) -> Result<(), ApiError> {
     if !state.store.delete_board(board.spec.number).await? {
         return Err(ErrorCode::BoardNotFound.into());
     }
-    state.boards.remove(id);
+    state.boards.remove(&board.spec.id);
     state.ranks.forget_board(board.spec.number).await;
     state.caches.pages.clear();
-    moderation::record(state, actor, "delete_board", &format!("board:{id}"), serde_json::json!({})).await;
     Ok(())
 }
 
@@ -378,7 +422,13 @@ pub async fn list(state: &AppState) -> Result<BoardList, ApiError> {
     let builtins = Board::BUILTIN
         .iter()
         .map(|board| BoardView::builtin(*board, state.settings.max_score, state.boards.builtin_rules(*board)));
-    let boards: Vec<_> = state.boards.all().into_iter().map(|board| (board.period_at(now), board)).collect();
+    let boards: Vec<_> = state
+        .boards
+        .all()
+        .into_iter()
+        .filter(|board| !board.spec.league)
+        .map(|board| (board.period_at(now), board))
+        .collect();
     let joined: Vec<(i64, i64)> = boards
         .iter()
         .filter(|(_, board)| board.spec.tournament.join_required)

@@ -7,7 +7,7 @@ mod catalog;
 mod posts;
 mod purges;
 
-pub use self::catalog::{create, delete, get, list, periods, reload_catalog, update};
+pub use self::catalog::{create, create_for_league, delete, delete_custom, get, list, periods, reload_catalog, update};
 pub use self::posts::{history, post, user_boards};
 pub(in crate::usecases) use self::purges::{purge_deleted_boards, purge_expired};
 
@@ -57,23 +57,30 @@ pub struct ResolvedPeriod {
     pub view: PeriodView,
 }
 
-/// The board with this id: 404 `board_not_found` when there is none. A
-/// board this instance has not seen (created on another one) is looked up
-/// in the database.
+/// The board with this id: 404 `board_not_found` when there is none (a
+/// league's own board is not one).
 pub async fn resolve(state: &AppState, id: &str) -> Result<BoardRef, ApiError> {
     if let Some(board) = Board::builtin(id) {
         return Ok(BoardRef::Builtin(board));
     }
+    match find_custom(state, id).await? {
+        Some(custom) if !custom.spec.league => Ok(BoardRef::Custom(custom)),
+        _ => Err(ErrorCode::BoardNotFound.into()),
+    }
+}
+
+/// The custom board with this id, a league's own included. A board this
+/// instance has not seen (created on another one) is looked up in the
+/// database.
+pub async fn find_custom(state: &AppState, id: &str) -> Result<Option<Arc<CustomBoard>>, ApiError> {
     if let Some(custom) = state.boards.get(id) {
-        return Ok(BoardRef::Custom(custom));
+        return Ok(Some(custom));
     }
     if BoardId::parse_str(id).is_some() && state.store.board(id).await?.is_some() {
         reload_catalog(state).await?;
-        if let Some(custom) = state.boards.get(id) {
-            return Ok(BoardRef::Custom(custom));
-        }
+        return Ok(state.boards.get(id));
     }
-    Err(ErrorCode::BoardNotFound.into())
+    Ok(None)
 }
 
 /// The custom board with this id: 403 for the built-in ones.

@@ -1,0 +1,280 @@
+//! Leagues (v3): the ladder (`leagues`), each player's tier
+//! (`league_members`), the cohorts of each period (`league_cohorts`) and
+//! who was placed where, with the final rank and move once the period
+//! closed (`league_placements`). Every table names the league by its own
+//! board's number (`board`); migration 14 says why.
+
+use std::collections::HashMap;
+
+use sqlx::AnyConnection;
+
+use super::{LadderRow, Store, StoreResult};
+use crate::domain::Timestamp;
+
+/// A player's place in a period.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, sqlx::FromRow)]
+pub struct Placement {
+    pub tier: i64,
+    pub cohort: i64,
+}
+
+/// A placement to record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NewPlacement {
+    pub board: i64,
+    pub period: i64,
+    pub user_id: i64,
+    pub placement: Placement,
+    /// The placement opens its cohort.
+    pub new_cohort: bool,
+    pub at: Timestamp,
+}
+
+/// A cohort member with their entry on the league's board, if shown.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct CohortMember {
+    pub user_id: i64,
+    pub tier: i64,
+    pub cohort: i64,
+    /// Null when the player has no shown entry (banned, post deleted).
+    pub score: Option<i64>,
+    pub rank_score: Option<i64>,
+    pub achieved_at: Option<Timestamp>,
+    pub metadata: Option<String>,
+}
+
+/// A closed period the player was placed in.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct PlacementHistory {
+    pub period: i64,
+    pub tier: i64,
+    pub cohort: i64,
+    pub final_rank: Option<i64>,
+    pub movement: Option<String>,
+}
+
+/// A player's fate when a period closes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Move<'a> {
+    pub user_id: i64,
+    pub final_rank: Option<i64>,
+    /// `up`, `down` or `stay`; `None` for a player without a shown entry.
+    pub movement: Option<&'a str>,
+    /// Their tier for their next placement.
+    pub next_tier: i64,
+}
+
+/// The members' columns with their entries, in board order (entries
+/// without a shown entry last).
+const MEMBERS: &str = "SELECT p.user_id, p.tier, p.cohort, e.score, e.rank_score, e.achieved_at, e.metadata \
+     FROM league_placements p LEFT JOIN board_entries e \
+     ON e.board = p.board AND e.period = p.period AND e.user_id = p.user_id AND e.hidden = 0";
+const MEMBER_ORDER: &str = "ORDER BY e.rank_score IS NULL, e.rank_score, e.achieved_at, p.user_id";
+
+impl Store {
+    /// A league's ladder, by its board's number.
+    pub async fn ladder(&self, board: i64) -> StoreResult<Option<LadderRow>> {
+        let mut conn = self.conn().await?;
+        Ok(self
+            .sql_as("SELECT tiers, cohort_size, promote, demote FROM leagues WHERE board = ?")
+            .bind(board)
+            .fetch_optional(&mut *conn)
+            .await?)
+    }
+
+    /// Every league's ladder, by board number.
+    pub async fn ladders(&self) -> StoreResult<HashMap<i64, LadderRow>> {
+        #[derive(sqlx::FromRow)]
+        struct Row {
+            board: i64,
+            #[sqlx(flatten)]
+            ladder: LadderRow,
+        }
+        let mut conn = self.conn().await?;
+        let rows: Vec<Row> =
+            self.sql_as("SELECT board, tiers, cohort_size, promote, demote FROM leagues").fetch_all(&mut *conn).await?;
+        Ok(rows.into_iter().map(|row| (row.board, row.ladder)).collect())
+    }
+
+    /// The player's place in a period, if placed.
+    pub async fn placement(
+        &self,
+        conn: &mut AnyConnection,
+        board: i64,
+        period: i64,
+        user_id: i64,
+    ) -> StoreResult<Option<Placement>> {
+        Ok(self
+            .sql_as("SELECT tier, cohort FROM league_placements WHERE board = ? AND period = ? AND user_id = ?")
+            .bind(board)
+            .bind(period)
+            .bind(user_id)
+            .fetch_optional(&mut *conn)
+            .await?)
+    }
+
+    /// The tier a player is placed in next; `None` for one never placed.
+    pub async fn member_tier(&self, conn: &mut AnyConnection, board: i64, user_id: i64) -> StoreResult<Option<i64>> {
+        Ok(self
+            .sql_scalar("SELECT tier FROM league_members WHERE board = ? AND user_id = ?")
+            .bind(board)
+            .bind(user_id)
+            .fetch_optional(&mut *conn)
+            .await?)
+    }
+
+    /// The most recently opened cohort of a tier in a period: (number, members).
+    pub async fn newest_cohort(
+        &self,
+        conn: &mut AnyConnection,
+        board: i64,
+        period: i64,
+        tier: i64,
+    ) -> StoreResult<Option<(i64, i64)>> {
+        Ok(self
+            .sql_as(
+                "SELECT seq, members FROM league_cohorts WHERE board = ? AND period = ? AND tier = ? \
+                 ORDER BY seq DESC LIMIT 1",
+            )
+            .bind(board)
+            .bind(period)
+            .bind(tier)
+            .fetch_optional(&mut *conn)
+            .await?)
+    }
+
+    /// Places a player (the caller holds the period's lock): the
+    /// placement, one more member in the cohort (opened here when new), and
+    /// the player's tier remembered.
+    pub async fn place(&self, conn: &mut AnyConnection, new: NewPlacement) -> StoreResult<()> {
+        let NewPlacement { board, period, user_id, placement: Placement { tier, cohort }, new_cohort, at } = new;
+        if new_cohort {
+            self.sql("INSERT INTO league_cohorts (board, period, tier, seq, members) VALUES (?, ?, ?, ?, 1)")
+                .bind(board)
+                .bind(period)
+                .bind(tier)
+                .bind(cohort)
+                .execute(&mut *conn)
+                .await?;
+        } else {
+            self.sql(
+                "UPDATE league_cohorts SET members = members + 1 WHERE board = ? AND period = ? AND tier = ? AND seq = ?",
+            )
+            .bind(board)
+            .bind(period)
+            .bind(tier)
+            .bind(cohort)
+            .execute(&mut *conn)
+            .await?;
+        }
+        self.sql(
+            "INSERT INTO league_placements (board, period, user_id, tier, cohort, placed_at) VALUES (?, ?, ?, ?, ?, ?)",
+        )
+        .bind(board)
+        .bind(period)
+        .bind(user_id)
+        .bind(tier)
+        .bind(cohort)
+        .bind(at)
+        .execute(&mut *conn)
+        .await?;
+        let remember = format!(
+            "{} INTO league_members (board, user_id, tier) VALUES (?, ?, ?){}",
+            self.dialect.insert_ignore(),
+            self.dialect.on_conflict_ignore()
+        );
+        self.sql(&remember).bind(board).bind(user_id).bind(tier).execute(&mut *conn).await?;
+        Ok(())
+    }
+
+    /// A cohort's members with their entries, in board order.
+    pub async fn cohort_members(
+        &self,
+        board: i64,
+        period: i64,
+        tier: i64,
+        cohort: i64,
+    ) -> StoreResult<Vec<CohortMember>> {
+        let mut conn = self.conn().await?;
+        let sql =
+            format!("{MEMBERS} WHERE p.board = ? AND p.period = ? AND p.tier = ? AND p.cohort = ? {MEMBER_ORDER}");
+        Ok(self
+            .sql_as::<CohortMember>(&sql)
+            .bind(board)
+            .bind(period)
+            .bind(tier)
+            .bind(cohort)
+            .fetch_all(&mut *conn)
+            .await?)
+    }
+
+    /// Every member of a period, by cohort, in board order (the close's read).
+    pub async fn period_members(
+        &self,
+        conn: &mut AnyConnection,
+        board: i64,
+        period: i64,
+    ) -> StoreResult<Vec<CohortMember>> {
+        let sql = format!("{MEMBERS} WHERE p.board = ? AND p.period = ? {MEMBER_ORDER}");
+        Ok(self.sql_as(&sql).bind(board).bind(period).fetch_all(&mut *conn).await?)
+    }
+
+    /// Per tier of a period: (tier, cohorts, players).
+    pub async fn tier_counts(&self, board: i64, period: i64) -> StoreResult<Vec<(i64, i64, i64)>> {
+        let mut conn = self.conn().await?;
+        Ok(self
+            .sql_as(
+                "SELECT tier, COUNT(DISTINCT cohort), COUNT(*) FROM league_placements WHERE board = ? AND period = ? \
+                 GROUP BY tier ORDER BY tier",
+            )
+            .bind(board)
+            .bind(period)
+            .fetch_all(&mut *conn)
+            .await?)
+    }
+
+    /// The closed periods a player was placed in, newest first.
+    pub async fn placement_history(&self, board: i64, user_id: i64, limit: i64) -> StoreResult<Vec<PlacementHistory>> {
+        let mut conn = self.conn().await?;
+        Ok(self
+            .sql_as(
+                "SELECT period, tier, cohort, final_rank, movement FROM league_placements \
+                 WHERE board = ? AND user_id = ? AND movement IS NOT NULL ORDER BY period DESC LIMIT ?",
+            )
+            .bind(board)
+            .bind(user_id)
+            .bind(limit)
+            .fetch_all(&mut *conn)
+            .await?)
+    }
+
+    /// Records the moves of a closed period (in the closing transaction):
+    /// each placement's final rank and move, each member's next tier.
+    pub async fn record_moves(
+        &self,
+        conn: &mut AnyConnection,
+        board: i64,
+        period: i64,
+        moves: &[Move<'_>],
+    ) -> StoreResult<()> {
+        for step in moves {
+            self.sql(
+                "UPDATE league_placements SET final_rank = ?, movement = ? WHERE board = ? AND period = ? AND user_id = ?",
+            )
+            .bind(step.final_rank)
+            .bind(step.movement)
+            .bind(board)
+            .bind(period)
+            .bind(step.user_id)
+            .execute(&mut *conn)
+            .await?;
+            self.sql("UPDATE league_members SET tier = ? WHERE board = ? AND user_id = ?")
+                .bind(step.next_tier)
+                .bind(board)
+                .bind(step.user_id)
+                .execute(&mut *conn)
+                .await?;
+        }
+        Ok(())
+    }
+}

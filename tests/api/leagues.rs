@@ -1,0 +1,217 @@
+//! Leagues (v3): placement in cohorts, cohort pages with zones, the moves
+//! made once when a period closes (over two instances where Redis is
+//! shared), ties sharing a fate, member history, and the refusals.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use reqwest::{Method, StatusCode};
+use serde_json::{json, Value};
+
+use hiscore_bench::webhooks::Receiver;
+
+use crate::backend_tests;
+use crate::helpers::{assert_error, spawn_app_on, Backend, Player, TestApp, TestDatabase, ADMIN};
+
+backend_tests!(a_league_places_players_and_moves_them_once, leagues_are_validated_listed_and_deleted);
+
+async fn instances(backend: &Backend, db: &TestDatabase) -> Vec<TestApp> {
+    let flags = ["--admin-token", ADMIN, "--webhook-allow-private"];
+    let mut apps = vec![spawn_app_on(db, &flags).await];
+    if matches!(backend, Backend::MariaDbRedis { .. }) {
+        apps.push(spawn_app_on(db, &flags).await);
+    }
+    apps
+}
+
+async fn post(app: &TestApp, player: &Player, league: &str, score: i64) -> Value {
+    let url = app.url(&format!("/api/leagues/{league}/scores"));
+    let response = app.client.post(url).bearer_auth(&player.token).json(&json!({"score": score})).send().await.unwrap();
+    let status = response.status();
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    body
+}
+
+/// Sleeps until `at` (an RFC 3339 time) plus `margin`.
+async fn sleep_past(at: &Value, margin: Duration) {
+    let at = hiscore::domain::Timestamp::parse_rfc3339(at.as_str().unwrap()).unwrap().millis();
+    let now = hiscore::domain::Timestamp::now().millis();
+    actix_web::rt::time::sleep(Duration::from_millis((at - now).max(0) as u64) + margin).await;
+}
+
+/// Three tiers, cohorts of 3, the best moves up and the worst down, a
+/// period every 5 s. Seven players post in one period: cohorts fill in
+/// order; at the close, each cohort moves by its own ranks (two tied at
+/// the top both go up), exactly once, whichever instance closes it; a
+/// promoted player's next post places them a tier up; one who skips a
+/// period keeps their tier.
+async fn a_league_places_players_and_moves_them_once(backend: Backend) {
+    let db = TestDatabase::new(&backend).await;
+    let apps = instances(&backend, &db).await;
+    let app = &apps[0];
+    let receiver = Receiver::start().await.unwrap();
+    let (status, hook) = app
+        .admin(Method::POST, "/api/admin/webhooks", Some(&json!({"url": receiver.url(), "events": ["league.closed"]})))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{hook}");
+    receiver.set_secret(hook["secret"].as_str().unwrap());
+    let definition = json!({"id": "ladder", "name": "Ladder", "tiers": ["Bronze", "Silver", "Gold"],
+        "cohort_size": 3, "promote": 1, "demote": 1, "operator": "best", "reset": "*/5 * * * * *"});
+    let (status, league) = app.admin(Method::POST, "/api/admin/leagues", Some(&definition)).await;
+    assert_eq!(status, StatusCode::CREATED, "{league}");
+    assert_eq!(league["tier_stats"][0], json!({"index": 0, "name": "Bronze", "cohorts": 0, "players": 0}));
+    let mut players = Vec::new();
+    for i in 0..7 {
+        players.push(app.register(&format!("climber{i}")).await);
+    }
+
+    // Start at the beginning of a period: everything below fits in it.
+    sleep_past(&league["period"]["end"], Duration::from_millis(100)).await;
+    let scores = [30, 20, 10, 50, 50, 5, 7];
+    let mut answers = Vec::new();
+    for (i, (player, score)) in players.iter().zip(scores).enumerate() {
+        answers.push(post(&apps[i % apps.len()], player, "ladder", score).await);
+    }
+    let period = answers[0]["period"]["index"].as_i64().unwrap();
+    assert!(answers.iter().all(|a| a["period"]["index"] == period), "the posts spanned a reset");
+    let cohorts: Vec<&str> = answers.iter().map(|a| a["cohort"].as_str().unwrap()).collect();
+    assert_eq!(answers[0]["tier"], json!({"index": 0, "name": "Bronze"}));
+    assert_eq!(cohorts[0], cohorts[2]);
+    assert_eq!(cohorts[3], cohorts[5]);
+    assert_eq!(HashSet::<&str>::from_iter(cohorts.iter().copied()).len(), 3, "{cohorts:?}");
+    // The entry is ranked in the cohort: the second of cohort 1 is 2nd.
+    assert_eq!(answers[1]["entry"]["rank"], 2, "{}", answers[1]);
+    // Placement stays: a second post finds it.
+    let again = post(app, &players[0], "ladder", 35).await;
+    assert_eq!(again["cohort"], answers[0]["cohort"]);
+
+    let (_, page) = app.get_json(&format!("/api/leagues/ladder/cohorts/{}", cohorts[3])).await;
+    let zones: Vec<(i64, i64, &str)> = page["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["rank"].as_i64().unwrap(), e["score"].as_i64().unwrap(), e["zone"].as_str().unwrap()))
+        .collect();
+    // Two tied at the top share rank 1 and the promotion; tier 0 demotes no one.
+    assert_eq!(zones, [(1, 50, "promote"), (1, 50, "promote"), (3, 5, "stay")], "{page}");
+    assert_eq!((&page["tier"]["index"], &page["total_players"]), (&json!(0), &json!(3)));
+    let (_, shown) = app.get_json("/api/leagues/ladder").await;
+    assert_eq!(shown["tier_stats"][0], json!({"index": 0, "name": "Bronze", "cohorts": 3, "players": 7}), "{shown}");
+
+    // The close: no request until the event is in.
+    let closed = {
+        let started = std::time::Instant::now();
+        loop {
+            let got = receiver.received();
+            if got.iter().any(|r| r.json()["data"]["period"]["index"] == period)
+                || started.elapsed() > Duration::from_secs(15)
+            {
+                break got;
+            }
+            actix_web::rt::time::sleep(Duration::from_millis(100)).await;
+        }
+    };
+    let ours: Vec<_> = closed.iter().filter(|r| r.json()["data"]["period"]["index"] == period).collect();
+    assert_eq!(ours.len(), 1, "league.closed for period {period}: {ours:?}");
+    assert_eq!(ours[0].verified, Some(true));
+    assert_eq!(
+        ours[0].json()["data"]["tiers"],
+        json!([{"index": 0, "up": 4, "down": 0, "stay": 3}, {"index": 1, "up": 0, "down": 0, "stay": 0},
+            {"index": 2, "up": 0, "down": 0, "stay": 0}])
+    );
+    // History: one row for the period, however many instances ran the close.
+    let (status, member) = app.get_json(&format!("/api/leagues/ladder/members/{}", players[3].id)).await;
+    assert_eq!(status, StatusCode::OK, "{member}");
+    assert_eq!(member["tier"], json!({"index": 1, "name": "Silver"}), "moved exactly one tier: {member}");
+    assert_eq!(member["cohort"], Value::Null);
+    let history = member["history"].as_array().unwrap();
+    assert_eq!(history.len(), 1, "{member}");
+    assert_eq!(
+        (&history[0]["period"], &history[0]["rank"], &history[0]["movement"], &history[0]["cohort"]),
+        (&json!(period), &json!(1), &json!("up"), &json!(cohorts[3]))
+    );
+    let (_, stayed) = app.get_json(&format!("/api/leagues/ladder/members/{}", players[1].id)).await;
+    assert_eq!((&stayed["tier"]["index"], &stayed["history"][0]["movement"]), (&json!(0), &json!("stay")));
+
+    // The promoted player posts again: placed in Silver. Player 4 (also
+    // promoted) skips the period and keeps Silver after its close.
+    let next = post(app, &players[3], "ladder", 1).await;
+    assert_eq!(next["tier"], json!({"index": 1, "name": "Silver"}), "{next}");
+    let next_period = next["period"]["index"].as_i64().unwrap();
+    assert!(next_period > period);
+    sleep_past(&next["period"]["end"], Duration::from_millis(3_500)).await;
+    let (_, skipped) = app.get_json(&format!("/api/leagues/ladder/members/{}", players[4].id)).await;
+    assert_eq!(skipped["tier"]["index"], 1, "{skipped}");
+    assert_eq!(skipped["history"].as_array().unwrap().len(), 1, "{skipped}");
+    let (_, alone) = app.get_json(&format!("/api/leagues/ladder/members/{}", players[3].id)).await;
+    // Alone in a Silver cohort: rank 1 of 1, promoted to Gold.
+    assert_eq!((&alone["tier"]["index"], &alone["history"][0]["movement"]), (&json!(2), &json!("up")), "{alone}");
+}
+
+async fn leagues_are_validated_listed_and_deleted(backend: Backend) {
+    let db = TestDatabase::new(&backend).await;
+    let app = spawn_app_on(&db, &["--admin-token", ADMIN]).await;
+    let good = json!({"id": "weekly", "name": "Weekly", "tiers": ["Bronze", "Silver"], "cohort_size": 30,
+        "promote": 7, "demote": 5, "reset": "0 0 * * 1", "timezone": "Europe/Berlin"});
+    for (field, value, code) in [
+        ("tiers", json!(["Only"]), "invalid_tiers"),
+        ("cohort_size", json!(1), "invalid_cohort_size"),
+        ("promote", json!(31), "invalid_promote"),
+        ("demote", json!("5"), "invalid_demote"),
+        ("reset", Value::Null, "invalid_reset"),
+        ("timezone", json!("Mars/Olympus"), "invalid_timezone"),
+        ("id", json!("Not An Id"), "invalid_id"),
+    ] {
+        let mut body = good.clone();
+        body[field] = value;
+        let (status, answer) = app.admin(Method::POST, "/api/admin/leagues", Some(&body)).await;
+        assert_error(status, &answer, 422, code);
+    }
+    let (status, league) = app.admin(Method::POST, "/api/admin/leagues", Some(&good)).await;
+    assert_eq!(status, StatusCode::CREATED, "{league}");
+    assert_eq!(
+        (&league["tiers"], &league["cohort_size"], &league["operator"], &league["timezone"]),
+        (&json!(["Bronze", "Silver"]), &json!(30), &json!("best"), &json!("Europe/Berlin"))
+    );
+    let (status, answer) = app.admin(Method::POST, "/api/admin/leagues", Some(&good)).await;
+    assert_error(status, &answer, 409, "league_exists");
+    app.create_board(&json!({"id": "level-1", "name": "Level 1"})).await;
+    let mut clash = good.clone();
+    clash["id"] = json!("level-1");
+    let (status, answer) = app.admin(Method::POST, "/api/admin/leagues", Some(&clash)).await;
+    assert_error(status, &answer, 409, "league_exists");
+    let (status, answer) =
+        app.admin(Method::POST, "/api/admin/boards", Some(&json!({"id": "weekly", "name": "W"}))).await;
+    assert_error(status, &answer, 409, "board_exists");
+
+    // A league is not a board.
+    let (_, boards) = app.get_json("/api/boards").await;
+    assert!(boards["boards"].as_array().unwrap().iter().all(|b| b["id"] != "weekly"), "{boards}");
+    let (status, answer) = app.get_json("/api/rankings/weekly").await;
+    assert_error(status, &answer, 404, "board_not_found");
+    let (_, list) = app.get_json("/api/leagues").await;
+    assert_eq!(list["leagues"].as_array().unwrap().len(), 1);
+    let (status, answer) = app.get_json("/api/leagues/level-1").await;
+    assert_error(status, &answer, 404, "league_not_found");
+    let (status, answer) = app.get_json("/api/leagues/weekly/cohorts/0-0-1").await;
+    assert_error(status, &answer, 404, "cohort_not_found");
+    let (status, answer) = app.get_json("/api/leagues/weekly/cohorts/nonsense").await;
+    assert_error(status, &answer, 404, "cohort_not_found");
+    let player = app.register("newcomer").await;
+    let (status, answer) = app.get_json(&format!("/api/leagues/weekly/members/{}", player.id)).await;
+    assert_error(status, &answer, 404, "user_not_found");
+    let placed = post(&app, &player, "weekly", 12).await;
+    let (_, member) = app.get_json(&format!("/api/leagues/weekly/members/{}", player.id)).await;
+    assert_eq!(
+        (&member["cohort"], &member["entry"]["score"], &member["entry"]["zone"]),
+        (&placed["cohort"], &json!(12), &json!("promote"))
+    );
+
+    let (status, _) = app.admin(Method::DELETE, "/api/admin/leagues/weekly", None).await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    let (status, answer) = app.get_json("/api/leagues/weekly").await;
+    assert_error(status, &answer, 404, "league_not_found");
+    let (status, answer) = app.admin(Method::DELETE, "/api/admin/leagues/weekly", None).await;
+    assert_error(status, &answer, 404, "league_not_found");
+}
