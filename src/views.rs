@@ -733,13 +733,15 @@ pub struct LeagueHistoryItem {
     pub period: i64,
     pub tier: TierRef,
     pub cohort: String,
-    /// The final rank in the cohort; null when the entry was not shown at
-    /// the close (a banned player, a deleted post).
+    /// The rank in the cohort as its entries stand now (a ban or a deleted
+    /// post after the close changes it; null while the entry is not
+    /// shown).
     #[schema(required = true)]
     pub rank: Option<i64>,
-    /// `up`, `down` or `stay`; null with `rank`.
-    #[schema(required = true)]
-    pub movement: Option<String>,
+    /// `up`, `down` or `stay`, as made at the close (`stay` for a player
+    /// whose entry was not shown then).
+    #[schema(example = "up")]
+    pub movement: String,
 }
 
 /// `GET /api/leagues/{id}/members/{user_id}`.

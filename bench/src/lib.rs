@@ -8,6 +8,7 @@
 mod boards;
 mod context;
 mod http;
+mod leagues;
 pub mod live;
 mod model;
 mod moderation;
@@ -344,6 +345,7 @@ async fn load(ctx: Arc<Context>, args: &BenchArgs) -> u32 {
     if ctx.admin_token.is_some() {
         tasks.push(tokio::spawn(moderation::moderator(Arc::clone(&ctx))));
         tasks.push(tokio::spawn(reviews::reviewer(Arc::clone(&ctx))));
+        tasks.push(tokio::spawn(leagues::commissioner(Arc::clone(&ctx))));
     }
     let progress = tokio::spawn(progress(Arc::clone(&ctx)));
     if let Some(pacer) = &ctx.api.pacer {

@@ -49,20 +49,23 @@ pub struct PlacementHistory {
     pub period: i64,
     pub tier: i64,
     pub cohort: i64,
-    pub final_rank: Option<i64>,
-    pub movement: Option<String>,
+    pub movement: String,
 }
 
 /// A player's fate when a period closes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Move<'a> {
+pub struct Move {
     pub user_id: i64,
     pub final_rank: Option<i64>,
-    /// `up`, `down` or `stay`; `None` for a player without a shown entry.
-    pub movement: Option<&'a str>,
+    /// `up`, `down` or `stay`.
+    pub movement: &'static str,
     /// Their tier for their next placement.
     pub next_tier: i64,
 }
+
+/// Members whose moves one statement records: one `SELECT` each in a
+/// `UNION ALL`, under SQLite's 500 terms of a compound select.
+const MOVES_PER_STATEMENT: usize = 400;
 
 /// The members' columns with their entries, in board order (entries
 /// without a shown entry last).
@@ -224,8 +227,10 @@ impl Store {
         let mut conn = self.conn().await?;
         Ok(self
             .sql_as(
-                "SELECT tier, COUNT(DISTINCT cohort), COUNT(*) FROM league_placements WHERE board = ? AND period = ? \
-                 GROUP BY tier ORDER BY tier",
+                // One row per cohort, not per player (a SUM is DECIMAL on
+                // MySQL: cast back to an integer).
+                "SELECT tier, COUNT(*), CAST(COALESCE(SUM(members), 0) AS SIGNED) FROM league_cohorts \
+                 WHERE board = ? AND period = ? GROUP BY tier ORDER BY tier",
             )
             .bind(board)
             .bind(period)
@@ -238,7 +243,7 @@ impl Store {
         let mut conn = self.conn().await?;
         Ok(self
             .sql_as(
-                "SELECT period, tier, cohort, final_rank, movement FROM league_placements \
+                "SELECT period, tier, cohort, movement FROM league_placements \
                  WHERE board = ? AND user_id = ? AND movement IS NOT NULL ORDER BY period DESC LIMIT ?",
             )
             .bind(board)
@@ -249,31 +254,42 @@ impl Store {
     }
 
     /// Records the moves of a closed period (in the closing transaction):
-    /// each placement's final rank and move, each member's next tier.
+    /// each placement's final rank and move, each member's next tier; two
+    /// statements per [`MOVES_PER_STATEMENT`] members, not two per member
+    /// (a league of 100,000 closes in one transaction).
     pub async fn record_moves(
         &self,
         conn: &mut AnyConnection,
         board: i64,
         period: i64,
-        moves: &[Move<'_>],
+        moves: &[Move],
     ) -> StoreResult<()> {
-        for step in moves {
-            self.sql(
-                "UPDATE league_placements SET final_rank = ?, movement = ? WHERE board = ? AND period = ? AND user_id = ?",
-            )
-            .bind(step.final_rank)
-            .bind(step.movement)
-            .bind(board)
-            .bind(period)
-            .bind(step.user_id)
-            .execute(&mut *conn)
-            .await?;
-            self.sql("UPDATE league_members SET tier = ? WHERE board = ? AND user_id = ?")
-                .bind(step.next_tier)
-                .bind(board)
-                .bind(step.user_id)
-                .execute(&mut *conn)
-                .await?;
+        for chunk in moves.chunks(MOVES_PER_STATEMENT) {
+            let rows = vec![
+                    "SELECT ? AS board, ? AS period, ? AS user_id, ? AS final_rank, ? AS movement, ? AS next_tier";
+                    chunk.len()
+                ]
+            .join(" UNION ALL ");
+            let placements = self.dialect.update_from(
+                "league_placements",
+                &rows,
+                &["board", "period", "user_id"],
+                &[("final_rank", "final_rank"), ("movement", "movement")],
+            );
+            let members =
+                self.dialect.update_from("league_members", &rows, &["board", "user_id"], &[("tier", "next_tier")]);
+            for sql in [placements, members] {
+                let query = chunk.iter().fold(self.sql_once(&sql), |query, step| {
+                    query
+                        .bind(board)
+                        .bind(period)
+                        .bind(step.user_id)
+                        .bind(step.final_rank)
+                        .bind(step.movement)
+                        .bind(step.next_tier)
+                });
+                query.execute(&mut *conn).await?;
+            }
         }
         Ok(())
     }

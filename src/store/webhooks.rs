@@ -221,6 +221,30 @@ impl Store {
             .await?)
     }
 
+    /// Of these (board, period) pairs, the periods closed already, with
+    /// their bounds (in the caller's transaction).
+    pub async fn closed_among(
+        &self,
+        conn: &mut AnyConnection,
+        periods: &[(i64, i64)],
+    ) -> StoreResult<Vec<EndedPeriod>> {
+        let mut closed = Vec::new();
+        // One seek per pair: a ban touches a player's few entries.
+        for (board, period) in periods {
+            let found: Option<EndedPeriod> = self
+                .sql_as(
+                    "SELECT board, period, starts_at, ends_at, players FROM board_periods \
+                     WHERE board = ? AND period = ? AND closed_at IS NOT NULL AND ends_at IS NOT NULL",
+                )
+                .bind(board)
+                .bind(period)
+                .fetch_optional(&mut *conn)
+                .await?;
+            closed.extend(found);
+        }
+        Ok(closed)
+    }
+
     /// Marks a period closed in the caller's transaction; `false` when
     /// another instance closed it first.
     pub async fn close_period(

@@ -85,7 +85,10 @@ async fn close(state: &AppState, ended: EndedPeriod, now: Timestamp) -> Result<b
             state.store.enqueue_event(&mut tx, Event::PeriodClosed.as_str(), &data.to_string(), now).await?;
         }
         Closing::League { id, ladder } => {
+            let started = std::time::Instant::now();
             let tiers = make_moves(state, &mut tx, &ladder, ended).await?;
+            let millis = started.elapsed().as_millis() as u64;
+            tracing::info!(league = %id, period = ended.period, millis, "league moves made");
             let data = json!({"league": id, "period": period_view(ended), "tiers": tiers});
             state.store.enqueue_event(&mut tx, Event::LeagueClosed.as_str(), &data.to_string(), now).await?;
         }
@@ -108,16 +111,18 @@ async fn make_moves(
     ladder: &Ladder,
     ended: EndedPeriod,
 ) -> Result<Vec<Value>, ApiError> {
+    let started = std::time::Instant::now();
     let members = state.store.period_members(conn, ended.board, ended.period).await?;
+    let read_ms = started.elapsed().as_millis() as u64;
     let moves = moves(ladder, &members);
     state.store.record_moves(conn, ended.board, ended.period, &moves).await?;
+    tracing::debug!(read_ms, members = members.len(), "league moves read and written");
     let mut counts: BTreeMap<i64, [i64; 3]> = (0..ladder.tiers.len() as i64).map(|tier| (tier, [0; 3])).collect();
     for (member, step) in members.iter().zip(&moves) {
         let slot = match step.movement {
-            Some("up") => 0,
-            Some("down") => 1,
-            Some(_) => 2,
-            None => continue,
+            "up" => 0,
+            "down" => 1,
+            _ => 2,
         };
         counts.entry(member.tier).or_default()[slot] += 1;
     }
@@ -129,8 +134,8 @@ async fn make_moves(
 
 /// Each member's move, in `members`' order (grouped by cohort, each in
 /// board order): ranked among their cohort's shown entries; a member
-/// without one keeps their tier and has no rank.
-fn moves<'a>(ladder: &Ladder, members: &'a [CohortMember]) -> Vec<Move<'a>> {
+/// without one (banned, post deleted) stays, without a rank.
+fn moves(ladder: &Ladder, members: &[CohortMember]) -> Vec<Move> {
     let mut cohorts: BTreeMap<(i64, i64), Vec<usize>> = BTreeMap::new();
     for (index, member) in members.iter().enumerate() {
         if member.rank_score.is_some() {
@@ -152,7 +157,7 @@ fn moves<'a>(ladder: &Ladder, members: &'a [CohortMember]) -> Vec<Move<'a>> {
         .map(|(member, fate)| Move {
             user_id: member.user_id,
             final_rank: fate.map(|(rank, _)| rank),
-            movement: fate.map(|(_, movement)| movement.as_str()),
+            movement: fate.map_or(Movement::Stay, |(_, movement)| movement).as_str(),
             next_tier: fate.map_or(member.tier, |(_, movement)| ladder.next_tier(member.tier, movement)),
         })
         .collect()
@@ -223,15 +228,15 @@ mod tests {
         assert_eq!(
             fates,
             [
-                (1, Some(1), Some("up"), 2),
-                (2, Some(1), Some("up"), 2),
-                (3, Some(3), Some("down"), 0),
-                (4, Some(1), Some("up"), 2),
-                (5, Some(1), Some("up"), 1),
-                (6, Some(2), Some("stay"), 0),
-                (7, Some(1), Some("stay"), 2),
-                (8, Some(2), Some("down"), 1),
-                (9, None, None, 1),
+                (1, Some(1), "up", 2),
+                (2, Some(1), "up", 2),
+                (3, Some(3), "down", 0),
+                (4, Some(1), "up", 2),
+                (5, Some(1), "up", 1),
+                (6, Some(2), "stay", 0),
+                (7, Some(1), "stay", 2),
+                (8, Some(2), "down", 1),
+                (9, None, "stay", 1),
             ]
         );
     }

@@ -320,19 +320,21 @@ pub async fn member(state: &AppState, id: &str, user_id: i64) -> Result<LeagueMe
         }
         None => None,
     };
-    let history = state
-        .store
-        .placement_history(number, user_id, HISTORY)
-        .await?
-        .into_iter()
-        .map(|row| LeagueHistoryItem {
+    // Ranks as the periods' entries stand now (a ban or a deleted post
+    // after the close changes them); moves as they were made.
+    let mut history = Vec::new();
+    for row in state.store.placement_history(number, user_id, HISTORY).await? {
+        let placed = Placement { tier: row.tier, cohort: row.cohort };
+        let members = state.store.cohort_members(number, row.period, row.tier, row.cohort).await?;
+        let rank = ranked(&members).into_iter().find(|(member, ..)| member.user_id == user_id).map(|(_, rank, _)| rank);
+        history.push(LeagueHistoryItem {
             period: row.period,
             tier: league.tier(row.tier),
-            cohort: cohort_id(row.period, Placement { tier: row.tier, cohort: row.cohort }),
-            rank: row.final_rank,
+            cohort: cohort_id(row.period, placed),
+            rank,
             movement: row.movement,
-        })
-        .collect();
+        });
+    }
     Ok(LeagueMember {
         // Placed: the tier of the placement; not yet: the one they will be placed in.
         tier: league.tier(placement.map_or(next_tier, |placed| placed.tier)),

@@ -9,6 +9,7 @@ pub mod accounts;
 pub mod admin;
 pub mod boards;
 pub mod closings;
+mod events;
 pub mod jobs;
 pub mod keys;
 pub mod leagues;

@@ -15,6 +15,7 @@ use crate::scoring::{count_post, next_entry};
 use crate::state::AppState;
 use crate::store::{AuditRecord, AuditRow, EntryRow, EntryWrite, PeriodPlayers, StoreError, UserRow};
 use crate::usecases::account_changes::{in_transaction, lock_user, publish, Changed, Failure};
+use crate::usecases::events;
 
 /// Who did an admin action, as the audit log names them.
 #[derive(Debug, Clone)]
@@ -93,6 +94,7 @@ pub async fn delete_board_score(
             return Err(ErrorCode::ScoreNotFound.into());
         }
         let now_entry = recount_entry(state, conn, board, period, &user, before).await?;
+        events::period_amended(state, conn, &[(number, period)], "score_deleted", owner).await?;
         let detail = json!({"board": board.spec.id, "score_id": score_id, "user_id": owner, "period": period});
         audit(state, conn, actor, "delete_score", &format!("user:{owner}"), detail).await?;
         Ok::<_, Failure>(Changed { entries: vec![now_entry], ..Changed::default() })
@@ -222,6 +224,8 @@ pub async fn set_ban(
         let now = Timestamp::now();
         state.store.set_ban(conn, user_id, reason.as_deref().map(|reason| (now, reason))).await?;
         let entries = state.store.set_entries_hidden(conn, user_id, banning).await?;
+        let periods: Vec<(i64, i64)> = entries.iter().map(|entry| (entry.board, entry.period)).collect();
+        events::period_amended(state, conn, &periods, if banning { "ban" } else { "unban" }, user_id).await?;
         if row.play_count > 0 {
             state.store.add_board_players(conn, if banning { -1 } else { 1 }).await?;
         }

@@ -16,6 +16,7 @@ use crate::state::AppState;
 use crate::store::{HeldRow, BUILTIN_LOG};
 use crate::usecases::account_changes::{in_transaction, lock_user, publish, Changed, Failure};
 use crate::usecases::boards::{resolve, BoardRef};
+use crate::usecases::events;
 use crate::usecases::moderation::{audit, recount_entry, recount_player, Actor};
 use crate::usecases::rankings;
 use crate::views::{BoardScoreView, Decided, HeldList, HeldPost, Metadata, PeriodView};
@@ -158,6 +159,8 @@ pub async fn decide(
             state.store.decide_hold(conn, &hold, status, Timestamp::now()).await?;
             if decision == Decision::Accept {
                 changed.entries.push(recount_entry(state, conn, &board, hold.period, &user, before).await?);
+                events::period_amended(state, conn, &[(hold.board, hold.period)], "held_accepted", hold.user_id)
+                    .await?;
             }
         }
         let action = if decision == Decision::Accept { "accept_score" } else { "reject_score" };

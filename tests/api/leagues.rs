@@ -15,10 +15,13 @@ use crate::helpers::{assert_error, spawn_app_on, Backend, Player, TestApp, TestD
 
 backend_tests!(a_league_places_players_and_moves_them_once, leagues_are_validated_listed_and_deleted);
 
+/// Instances on one database: three where they share Redis (each runs
+/// the closing job), else one.
 async fn instances(backend: &Backend, db: &TestDatabase) -> Vec<TestApp> {
     let flags = ["--admin-token", ADMIN, "--webhook-allow-private"];
     let mut apps = vec![spawn_app_on(db, &flags).await];
     if matches!(backend, Backend::MariaDbRedis { .. }) {
+        apps.push(spawn_app_on(db, &flags).await);
         apps.push(spawn_app_on(db, &flags).await);
     }
     apps
@@ -43,7 +46,7 @@ async fn sleep_past(at: &Value, margin: Duration) {
 /// Three tiers, cohorts of 3, the best moves up and the worst down, a
 /// period every 5 s. Seven players post in one period: cohorts fill in
 /// order; at the close, each cohort moves by its own ranks (two tied at
-/// the top both go up), exactly once, whichever instance closes it; a
+/// the top both go up), exactly once, whichever of three instances closes it; a
 /// promoted player's next post places them a tier up; one who skips a
 /// period keeps their tier.
 async fn a_league_places_players_and_moves_them_once(backend: Backend) {
@@ -133,6 +136,14 @@ async fn a_league_places_players_and_moves_them_once(backend: Backend) {
     );
     let (_, stayed) = app.get_json(&format!("/api/leagues/ladder/members/{}", players[1].id)).await;
     assert_eq!((&stayed["tier"]["index"], &stayed["history"][0]["movement"]), (&json!(0), &json!("stay")));
+    assert_eq!(stayed["history"][0]["rank"], 2);
+    // A ban after the close changes the ranks shown, not the moves made.
+    let ban = json!({"reason": "cheat"});
+    let (status, _) = app.admin(Method::POST, &format!("/api/admin/users/{}/ban", players[0].id), Some(&ban)).await;
+    assert_eq!(status, StatusCode::OK);
+    let (_, stayed) = app.get_json(&format!("/api/leagues/ladder/members/{}", players[1].id)).await;
+    assert_eq!((&stayed["history"][0]["rank"], &stayed["history"][0]["movement"]), (&json!(1), &json!("stay")));
+    assert_eq!(stayed["tier"]["index"], 0, "{stayed}");
 
     // The promoted player posts again: placed in Silver. Player 4 (also
     // promoted) skips the period and keeps Silver after its close.
@@ -214,4 +225,147 @@ async fn leagues_are_validated_listed_and_deleted(backend: Backend) {
     assert_error(status, &answer, 404, "league_not_found");
     let (status, answer) = app.admin(Method::DELETE, "/api/admin/leagues/weekly", None).await;
     assert_error(status, &answer, 404, "league_not_found");
+}
+
+backend_tests!(a_close_killed_midway_is_made_once_after_a_restart);
+
+/// 20,000 members in one period (written straight into the database), a
+/// service process SIGKILLed while it closes the period, a new one
+/// started: every member's move is made exactly once, as the contract's
+/// rule computes it here from the same entries (a move made twice would
+/// shift a tier twice; one lost would leave a placement without a move).
+async fn a_close_killed_midway_is_made_once_after_a_restart(backend: Backend) {
+    use crate::crash::{start_server, wait_until_healthy};
+    const MEMBERS: i64 = 20_000;
+    let db = TestDatabase::new(&backend).await;
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let base = format!("http://127.0.0.1:{port}");
+    let client = reqwest::Client::builder().timeout(Duration::from_secs(30)).build().unwrap();
+    let mut server = start_server(&db, port, &["--admin-token", ADMIN]);
+    wait_until_healthy(&client, &base).await;
+    let definition = json!({"id": "big", "name": "Big", "tiers": ["B", "S", "G"], "cohort_size": 30,
+        "promote": 7, "demote": 5, "reset": "*/10 * * * * *"});
+    let created =
+        client.post(format!("{base}/api/admin/leagues")).bearer_auth(ADMIN).json(&definition).send().await.unwrap();
+    assert_eq!(created.status(), StatusCode::CREATED);
+    let league: Value = created.json().await.unwrap();
+    let period = league["period"]["index"].as_i64().unwrap();
+    let pool = db.connect().await;
+    let board: i64 = sqlx::query_scalar("SELECT number FROM boards WHERE id = 'big'").fetch_one(&pool).await.unwrap();
+
+    // Members in tiers 0..3 and cohorts of 30 as placement fills them;
+    // scores with many ties.
+    let mut rows = Vec::new();
+    let mut next_seq = [(1_i64, 0_i64); 3];
+    for user in 1..=MEMBERS {
+        let tier = (user * 7919) % 3;
+        let (seq, filled) = next_seq[tier as usize];
+        let (seq, filled) = if filled == 30 { (seq + 1, 1) } else { (seq, filled + 1) };
+        next_seq[tier as usize] = (seq, filled);
+        let score = (user * 104_729) % 50;
+        rows.push((user, tier, seq, score));
+    }
+    for chunk in rows.chunks(500) {
+        let entries = vec!["(?, ?, ?, ?, ?, ?, ?, NULL, 1, 1)"; chunk.len()].join(", ");
+        let sql = format!(
+            "INSERT INTO board_entries (board, period, user_id, score, rank_score, achieved_at, post_id, metadata, \
+             plays, version) VALUES {entries}"
+        );
+        let mut query = sqlx::query(&sql);
+        for (user, _, _, score) in chunk {
+            query = query.bind(board).bind(period).bind(user).bind(score).bind(-score).bind(1_000 + user).bind(user);
+        }
+        query.execute(&pool).await.unwrap();
+        let placements = vec!["(?, ?, ?, ?, ?, 0)"; chunk.len()].join(", ");
+        let sql = format!(
+            "INSERT INTO league_placements (board, period, user_id, tier, cohort, placed_at) VALUES {placements}"
+        );
+        let mut query = sqlx::query(&sql);
+        for (user, tier, seq, _) in chunk {
+            query = query.bind(board).bind(period).bind(user).bind(tier).bind(seq);
+        }
+        query.execute(&pool).await.unwrap();
+        let members = vec!["(?, ?, ?)"; chunk.len()].join(", ");
+        let sql = format!("INSERT INTO league_members (board, user_id, tier) VALUES {members}");
+        let mut query = sqlx::query(&sql);
+        for (user, tier, ..) in chunk {
+            query = query.bind(board).bind(user).bind(tier);
+        }
+        query.execute(&pool).await.unwrap();
+    }
+
+    // The close starts within a second of end + 1.5 s: kill in the middle of it.
+    sleep_past(&league["period"]["end"], Duration::from_millis(1_900)).await;
+    server.kill().unwrap();
+    server.wait().unwrap();
+    let closed_at: Option<i64> =
+        sqlx::query_scalar("SELECT closed_at FROM board_periods WHERE board = ? AND period = ?")
+            .bind(board)
+            .bind(period)
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    eprintln!("at the SIGKILL the period was {}", if closed_at.is_some() { "closed already" } else { "not closed" });
+
+    let mut server = start_server(&db, port, &["--admin-token", ADMIN]);
+    wait_until_healthy(&client, &base).await;
+    let started = std::time::Instant::now();
+    loop {
+        let closed: Option<i64> =
+            sqlx::query_scalar("SELECT closed_at FROM board_periods WHERE board = ? AND period = ?")
+                .bind(board)
+                .bind(period)
+                .fetch_one(&pool)
+                .await
+                .unwrap();
+        if closed.is_some() {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(30), "the restarted service did not close the period");
+        actix_web::rt::time::sleep(Duration::from_millis(200)).await;
+    }
+
+    // The contract's rule, here: per cohort, competition ranks by score.
+    let ladder = hiscore::domain::Ladder {
+        tiers: vec!["B".into(), "S".into(), "G".into()],
+        cohort_size: 30,
+        promote: 7,
+        demote: 5,
+    };
+    let mut cohorts: std::collections::BTreeMap<(i64, i64), Vec<(i64, i64)>> = Default::default();
+    for (user, tier, seq, score) in &rows {
+        cohorts.entry((*tier, *seq)).or_default().push((*score, *user));
+    }
+    let mut expected = std::collections::HashMap::new();
+    for ((tier, _), mut members) in cohorts {
+        members.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        let keys: Vec<i64> = members.iter().map(|(score, _)| -score).collect();
+        let ranks = hiscore::domain::competition_ranks(&keys);
+        for ((_, user), rank) in members.iter().zip(ranks) {
+            let movement = ladder.movement(tier, rank, members.len() as i64);
+            expected.insert(*user, (movement.as_str().to_owned(), ladder.next_tier(tier, movement)));
+        }
+    }
+    let moved: Vec<(i64, Option<String>, i64)> = sqlx::query_as(
+        "SELECT p.user_id, p.movement, m.tier FROM league_placements p JOIN league_members m \
+         ON m.board = p.board AND m.user_id = p.user_id WHERE p.board = ? AND p.period = ?",
+    )
+    .bind(board)
+    .bind(period)
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    assert_eq!(moved.len() as i64, MEMBERS);
+    let wrong: Vec<_> = moved
+        .iter()
+        .filter(|(user, movement, tier)| expected.get(user) != Some(&(movement.clone().unwrap_or_default(), *tier)))
+        .take(5)
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "moves not made exactly once: {wrong:?} (expected {:?})",
+        wrong.first().map(|w| &expected[&w.0])
+    );
+    server.kill().unwrap();
+    server.wait().unwrap();
 }

@@ -22,6 +22,7 @@ backend_tests!(
     a_refused_delivery_is_retried_with_the_same_id_and_body,
     a_hung_receiver_slows_no_post_or_read,
     a_delivery_survives_a_sigkill_between_commit_and_send,
+    changes_to_a_closed_period_are_announced,
 );
 
 const PRIVATE_OK: [&str; 3] = ["--admin-token", ADMIN, "--webhook-allow-private"];
@@ -314,6 +315,55 @@ async fn a_delivery_survives_a_sigkill_between_commit_and_send(backend: Backend)
     assert_eq!(again[1].verified, Some(true));
     server.kill().unwrap();
     server.wait().unwrap();
+}
+
+/// A deleted post and a ban that change a closed period send
+/// `period.amended`; a change to the open period sends nothing.
+async fn changes_to_a_closed_period_are_announced(backend: Backend) {
+    let db = TestDatabase::new(&backend).await;
+    let app = spawn_app_on(&db, &PRIVATE_OK).await;
+    let receiver = Receiver::start().await.unwrap();
+    subscribe(&app, &receiver, &["period.closed", "period.amended"]).await;
+    app.create_board(&json!({"id": "sprint", "name": "Sprint", "reset": "*/2 * * * * *"})).await;
+    let (ann, bob) = (app.register("ann").await, app.register("bob").await);
+    let post = app.post_board_score(&ann, "sprint", 70).await;
+    let period = post["period"]["index"].as_i64().unwrap();
+    let (status, _) = app.post_board_score_raw(&bob.token, "sprint", &json!({"score": 60}), None).await;
+    assert_eq!(status, StatusCode::CREATED);
+    let is_closed = |r: &Received| r.event == "period.closed" && r.json()["data"]["period"]["index"] == period;
+    received_until(&receiver, Duration::from_secs(10), |got| got.iter().any(is_closed)).await;
+
+    // Bob posts in the open period, then both changes land on the closed one.
+    let (status, _) = app.post_board_score_raw(&bob.token, "sprint", &json!({"score": 61}), None).await;
+    assert_eq!(status, StatusCode::CREATED);
+    let score_id = post["score"]["id"].as_i64().unwrap();
+    let (status, _) = app.admin(Method::DELETE, &format!("/api/admin/boards/sprint/scores/{score_id}"), None).await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    let (status, _) =
+        app.admin(Method::POST, &format!("/api/admin/users/{}/ban", bob.id), Some(&json!({"reason": "cheat"}))).await;
+    assert_eq!(status, StatusCode::OK);
+    let amended = received_until(&receiver, Duration::from_secs(10), |got| {
+        got.iter().filter(|r| r.event == "period.amended").count() >= 2
+    })
+    .await;
+    let mut changes: Vec<(i64, String, i64)> = amended
+        .iter()
+        .filter(|r| r.event == "period.amended")
+        .map(|r| {
+            let data = r.json()["data"].clone();
+            assert_eq!((&data["board"], r.verified), (&json!("sprint"), Some(true)), "{data}");
+            (
+                data["period"]["index"].as_i64().unwrap(),
+                data["reason"].as_str().unwrap().to_owned(),
+                data["user_id"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    changes.sort();
+    // Bob's ban touches his entry of the open period too: no event for it
+    // (unless that period closed meanwhile, which its own close reports).
+    changes.retain(|(index, ..)| *index == period);
+    assert_eq!(changes, [(period, "ban".to_owned(), bob.id), (period, "score_deleted".to_owned(), ann.id)]);
 }
 
 /// The code blocks of docs/WEBHOOKS.md between `<!-- {marker} -->` and

@@ -1288,8 +1288,12 @@ export interface components {
         /** @description A closed period a member was placed in. */
         LeagueHistoryItem: {
             cohort: string;
-            /** @description `up`, `down` or `stay`; null with `rank`. */
-            movement: string | null;
+            /**
+             * @description `up`, `down` or `stay`, as made at the close (`stay` for a player
+             *     whose entry was not shown then).
+             * @example up
+             */
+            movement: string;
             /**
              * Format: int64
              * @description The period's index.
@@ -1297,8 +1301,9 @@ export interface components {
             period: number;
             /**
              * Format: int64
-             * @description The final rank in the cohort; null when the entry was not shown at
-             *     the close (a banned player, a deleted post).
+             * @description The rank in the cohort as its entries stand now (a ban or a deleted
+             *     post after the close changes it; null while the entry is not
+             *     shown).
              */
             rank: number | null;
             tier: components["schemas"]["TierRef"];
