@@ -19,6 +19,7 @@ mod reviews;
 mod scenario;
 mod stats;
 mod threshold;
+mod tournaments;
 pub mod validate;
 mod walks;
 pub mod webhooks;
@@ -346,6 +347,7 @@ async fn load(ctx: Arc<Context>, args: &BenchArgs) -> u32 {
         tasks.push(tokio::spawn(moderation::moderator(Arc::clone(&ctx))));
         tasks.push(tokio::spawn(reviews::reviewer(Arc::clone(&ctx))));
         tasks.push(tokio::spawn(leagues::commissioner(Arc::clone(&ctx))));
+        tasks.push(tokio::spawn(tournaments::referee(Arc::clone(&ctx))));
     }
     let progress = tokio::spawn(progress(Arc::clone(&ctx)));
     if let Some(pacer) = &ctx.api.pacer {

@@ -133,6 +133,16 @@ async fn the_ranking_page_works_in_chromium_through_nginx() {
 
     // nginx in front, exactly as nginx/run-local.sh runs it.
     let nginx_port = free_port();
+    // A league with two players placed in one cohort (ranks 1 and 2 of 3
+    // once the page's player posts between them).
+    let league = json!({"id": "weekly", "name": "Weekly league", "tiers": ["Bronze", "Silver"], "cohort_size": 30,
+        "promote": 1, "demote": 1, "reset": "0 0 * * 1"});
+    assert_eq!(app.admin(reqwest::Method::POST, "/api/admin/leagues", Some(&league)).await.0, 201);
+    for (name, score) in [("leader", 500), ("trailer", 300)] {
+        let player = app.register(name).await;
+        let posted = app.client.post(app.url("/api/leagues/weekly/scores")).bearer_auth(&player.token);
+        assert_eq!(posted.json(&json!({"score": score})).send().await.unwrap().status(), 201);
+    }
     let prefix = tempfile::tempdir().unwrap();
     let upstream = app.address.trim_start_matches("http://").to_owned();
     let _nginx = Process(
@@ -168,6 +178,19 @@ async fn the_ranking_page_works_in_chromium_through_nginx() {
         browser.click("post-score").await;
         browser.wait(&format!("document.getElementById('score-message').textContent === {shown:?}")).await;
     }
+
+    // The league: placed by a post from the page, the player sees their
+    // cohort ranked, with each row's zone and their own.
+    browser.wait("!document.getElementById('league-section').hidden").await;
+    browser.wait("document.getElementById('league-summary').textContent.includes('to be placed')").await;
+    browser.type_into("league-score", "400").await;
+    browser.click("league-post").await;
+    browser.wait("document.querySelectorAll('#league-entries li').length === 3").await;
+    let zones = browser
+        .script("return [...document.querySelectorAll('#league-entries li')].map(li => [Number(li.dataset.rank), li.dataset.zone, li.classList.contains('me')]);")
+        .await;
+    assert_eq!(zones, json!([[1, "promote", false], [2, "stay", true], [3, "stay", false]]), "tier 0 demotes no one");
+    assert_eq!(browser.script("return document.getElementById('league-summary').dataset.zone;").await, json!("stay"));
 
     // The board, then "load more" twice: ranks 1..30 as the API ranks them.
     // A double click loads one page, not two.

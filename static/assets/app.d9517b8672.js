@@ -2,7 +2,8 @@
 // their periods (step to earlier ones), "load more" by cursor, around me,
 // register / login / logout, posting a score with an Idempotency-Key,
 // profiles with history, and the player's own account settings (display
-// name, password, deleting the account). No framework, no CDN: it works offline.
+// name, password, deleting the account), and a league: the player's cohort
+// with each player's zone. No framework, no CDN: it works offline.
 "use strict";
 
 const PAGE = 10;
@@ -237,6 +238,8 @@ function setMe(me) {
   $("logged-in").classList.toggle("hidden", !me);
   $("around").hidden = !me;
   if (me) $("whoami").textContent = `${me.display_name}: best ${me.best_score.toLocaleString()}, rank ${me.best_rank ?? "–"}`;
+  $("league-form").classList.toggle("hidden", !me);
+  showLeague();
 }
 
 async function account(kind) {
@@ -348,6 +351,7 @@ $("score-form").addEventListener("submit", postScore);
 
 api("GET", "/api/me").then(setMe, () => setMe(null));
 loadBoards();
+loadLeagues();
 
 // The player's own account: a new display name, a new password (which ends
 // their other sessions), or deleting the account after a confirmation.
@@ -391,5 +395,73 @@ $("delete-confirm").addEventListener("click", async () => {
     loadBoard(false);
   } catch (error) {
     say("settings-message", error.message, true);
+  }
+});
+
+// Leagues: the logged-in player's cohort in the chosen league, ranked,
+// each row with its zone (promote, demote, stay: where it would move if
+// the period ended now), and where the player stands.
+const ZONE = { promote: "promotion", demote: "demotion", stay: "safe" };
+
+async function loadLeagues() {
+  let leagues = [];
+  try {
+    leagues = (await api("GET", "/api/leagues")).leagues;
+  } catch (_) {
+    return; // a server without leagues: the section stays hidden
+  }
+  $("league-section").hidden = leagues.length === 0;
+  $("league-picker").replaceChildren(...leagues.map((league) =>
+    Object.assign(document.createElement("option"), { value: league.id, textContent: league.name })));
+  showLeague();
+}
+
+async function showLeague() {
+  const id = $("league-picker").value;
+  $("league-entries").replaceChildren();
+  delete $("league-summary").dataset.zone;
+  if (!id) return;
+  if (!state.me) {
+    $("league-summary").textContent = "Log in to see your cohort.";
+    return;
+  }
+  try {
+    const member = await api("GET", `/api/leagues/${id}/members/${state.me.id}`).catch((error) => {
+      if (error.code === "user_not_found") return null;
+      throw error;
+    });
+    if (!member || !member.cohort) {
+      const tier = member ? `You play in ${member.tier.name}. ` : "";
+      $("league-summary").textContent = `${tier}Post a score to the league to be placed in a cohort.`;
+      return;
+    }
+    const cohort = await api("GET", `/api/leagues/${id}/cohorts/${member.cohort}`);
+    const zone = member.entry ? member.entry.zone : "stay";
+    $("league-summary").textContent =
+      `${member.tier.name}, a cohort of ${cohort.total_players}: you are in the ${ZONE[zone]} zone.`;
+    $("league-summary").dataset.zone = zone;
+    $("league-entries").replaceChildren(...cohort.entries.map((entry) => {
+      const li = entryRow(entry);
+      li.dataset.zone = entry.zone;
+      li.classList.add(`zone-${entry.zone}`);
+      return li;
+    }));
+    say("league-message", "");
+  } catch (error) {
+    say("league-message", `Could not load the league: ${error.message}`, true);
+  }
+}
+
+$("league-picker").addEventListener("change", showLeague);
+$("league-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const id = $("league-picker").value;
+  try {
+    const answer = await api("POST", `/api/leagues/${id}/scores`, { score: Number($("league-score").value) },
+      { "Idempotency-Key": newKey() });
+    say("league-message", `Posted in ${answer.tier.name}.`);
+    showLeague();
+  } catch (error) {
+    say("league-message", error.message, true);
   }
 });
