@@ -28,6 +28,8 @@ const TIERS: [&str; 3] = ["Bronze", "Silver", "Gold"];
 /// The best of a cohort moves up, the worst down.
 const PROMOTE: i64 = 1;
 const DEMOTE: i64 = 1;
+/// How long after a period's end the bench waits for its close to show.
+const CLOSE_WAIT_MS: i64 = 20_000;
 /// Rounds played at most (each up to 5 s and its close).
 const ROUNDS: usize = 3;
 
@@ -50,6 +52,13 @@ fn ranks(scores: &[i64]) -> Vec<i64> {
         ranks.push(rank);
     }
     ranks
+}
+
+/// A period or a tier where the contract leaves its shape open (a
+/// member's history, `league.closed`'s data, a member's tier): its index,
+/// or an object with one.
+fn index_of(value: &Value) -> Option<i64> {
+    value.as_i64().or_else(|| value["index"].as_i64())
 }
 
 fn now_ms() -> i64 {
@@ -158,20 +167,30 @@ pub async fn commissioner(ctx: Arc<Context>) {
                 };
             }
         }
+        // The contract closes a period within 5 s of its end; a database
+        // failing over (the chaos runs) may take longer: each member is
+        // asked until their history shows the period, for up to 20 s.
         let Some(at) = millis_of(&end) else { return };
-        tokio::time::sleep(Duration::from_millis((at - now_ms()).max(0) as u64 + 3_500)).await;
+        tokio::time::sleep(Duration::from_millis((at - now_ms()).max(0) as u64 + 2_000)).await;
+        let give_up = at + CLOSE_WAIT_MS;
         for (index, (id, _)) in players.iter().enumerate() {
             let path = format!("/api/leagues/{league}/members/{id}");
-            let Some(reply) =
-                ctx.api.send("GET /api/leagues/{id}/members/{user_id}", ctx.api.request(Method::GET, &path)).await
-            else {
-                return;
+            let reply = loop {
+                let request = ctx.api.request(Method::GET, &path);
+                let Some(reply) = ctx.api.send("GET /api/leagues/{id}/members/{user_id}", request).await else {
+                    return;
+                };
+                if !ctx.expect("a league member", &reply, 200, None) {
+                    return;
+                }
+                if index_of(&reply.body["history"][0]["period"]) == Some(period) || now_ms() > give_up {
+                    break reply;
+                }
+                tokio::time::sleep(Duration::from_millis(500)).await;
             };
-            if !ctx.expect("a league member", &reply, 200, None) {
-                return;
-            }
             let last = &reply.body["history"][0];
-            let shown = (last["period"].as_i64(), last["movement"].as_str(), reply.body["tier"]["index"].as_u64());
+            let shown =
+                (index_of(&last["period"]), last["movement"].as_str(), index_of(&reply.body["tier"]).map(|t| t as u64));
             let wanted = (Some(period), Some(movements[index]), Some(expected[index] as u64));
             if shown != wanted {
                 ctx.critical(format!(
@@ -251,6 +270,15 @@ async fn subscribe(ctx: &Context, token: &str) -> Option<Receiver> {
 /// Every delivery is signed; each judged round's `league.closed` came,
 /// once by id, with the moves the rule gives.
 async fn check_deliveries(ctx: &Context, receiver: &Receiver, league: &str, rounds: &[(i64, Vec<[i64; 3]>)]) {
+    // The last round's event is sent a moment after its close: wait for it
+    // (the sender reads the outbox twice a second; a retry comes 4 s later).
+    let arrived = |period: i64| {
+        receiver.received().iter().any(|r| r.answered == 200 && index_of(&r.json()["data"]["period"]) == Some(period))
+    };
+    let waited = std::time::Instant::now();
+    while !rounds.iter().all(|(period, _)| arrived(*period)) && waited.elapsed() < Duration::from_secs(15) {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
     let received = receiver.received();
     if let Some(bad) = received.iter().find(|r| r.verified != Some(true)) {
         ctx.critical(format!("a webhook delivery whose signature does not verify: {bad:?}"));
@@ -260,8 +288,10 @@ async fn check_deliveries(ctx: &Context, receiver: &Receiver, league: &str, roun
         seen.insert(delivery.id.clone(), delivery.json()["data"].clone());
     }
     for (period, counts) in rounds {
-        let arrived: Vec<&Value> =
-            seen.values().filter(|data| data["league"] == league && data["period"]["index"] == *period).collect();
+        let arrived: Vec<&Value> = seen
+            .values()
+            .filter(|data| data["league"] == league && index_of(&data["period"]) == Some(*period))
+            .collect();
         if arrived.len() != 1 {
             ctx.critical(format!(
                 "league.closed for period {period} of {league} arrived {} times (by id)",
@@ -306,6 +336,7 @@ mod tests {
         assert_eq!(next_tier(1, 3, 3), 0);
         assert_eq!(next_tier(2, 1, 3), 2);
         assert_eq!(millis_of(&json!("1970-01-02T00:00:01.500Z")), Some(86_401_500));
+        assert_eq!((index_of(&json!(4)), index_of(&json!({"index": 4, "start": null}))), (Some(4), Some(4)));
         assert_eq!(millis_of(&json!("2026-12-02T06:12:14.000Z")), Some(1_796_191_934_000));
     }
 }

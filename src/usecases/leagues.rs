@@ -9,17 +9,17 @@ use std::sync::Arc;
 use serde_json::{json, Map, Value};
 
 use crate::boards::CustomBoard;
-use crate::domain::{competition_ranks, BoardKey, IdempotencyKey, Ladder, Metadata, Score, Timestamp};
+use crate::domain::{competition_ranks, BoardKey, IdempotencyKey, Ladder, Timestamp};
 use crate::error::{ApiError, ErrorCode};
-use crate::scoring::{Post, Posted, Target};
+use crate::scoring::Posted;
 use crate::state::AppState;
 use crate::store::{CohortMember, LadderRow, NewPlacement, Placement};
 use crate::usecases::account_changes::{in_transaction, Failure};
-use crate::usecases::boards::{create_for_league, delete_custom, find_custom};
+use crate::usecases::boards::{create_for_league, delete_custom, find_custom, post_to};
 use crate::usecases::closings;
 use crate::usecases::moderation::{self, Actor};
 use crate::usecases::rankings::names;
-use crate::usecases::scores::{self, Author};
+use crate::usecases::scores::Author;
 use crate::views::{
     CohortEntry, CohortPage, LeagueHistoryItem, LeagueList, LeagueMember, LeagueView, PeriodView, RankingEntry,
     TierRef, TierStats,
@@ -160,12 +160,8 @@ pub async fn post(
 ) -> Result<Posted, ApiError> {
     let league = find(state, id).await?;
     let spec = &league.board.spec;
-    let (user_id, by) = author.poster(body)?;
-    let score = Score::parse_in(body.get("score"), spec.min_score, spec.max_score)?;
-    let metadata = Metadata::parse(body.get("metadata"))?;
-    let target = Target::Custom { board: Arc::clone(&league.board), metadata };
-    let post = Post { user_id, by, score, target, key, min_interval_ms: spec.rules.min_interval_ms };
-    let posted = scores::submit(state, author, post).await?;
+    let (user_id, _) = author.poster(body)?;
+    let posted = post_to(state, Arc::clone(&league.board), author, body, key).await?;
     let (Posted::Created(text) | Posted::Held(text) | Posted::Replayed(text)) = &posted;
     let mut answer: Value = serde_json::from_str(text).map_err(ApiError::internal)?;
     let bounds = |field: &str| answer["period"][field].as_str().and_then(Timestamp::parse_rfc3339);

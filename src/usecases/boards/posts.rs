@@ -23,7 +23,18 @@ pub async fn post(
     body: &Map<String, Value>,
     key: Option<IdempotencyKey>,
 ) -> Result<Posted, ApiError> {
-    let board = resolve_custom(state, id).await?;
+    post_to(state, resolve_custom(state, id).await?, author, body, key).await
+}
+
+/// Posts a score to this board (a league's own too): the body's score in
+/// the board's range and its metadata, through the score writer.
+pub async fn post_to(
+    state: &AppState,
+    board: Arc<CustomBoard>,
+    author: Author,
+    body: &Map<String, Value>,
+    key: Option<IdempotencyKey>,
+) -> Result<Posted, ApiError> {
     author.may_write(board.spec.rules)?;
     let (user_id, by) = author.poster(body)?;
     let score = Score::parse_in(body.get("score"), board.spec.min_score, board.spec.max_score)?;
