@@ -34,6 +34,7 @@ pub(crate) mod cache;
 pub mod config;
 pub mod dataset;
 pub mod domain;
+pub(crate) mod drain;
 pub(crate) mod error;
 pub(crate) mod limits;
 pub(crate) mod live;

@@ -1,16 +1,19 @@
 //! Live pages' bookkeeping on one instance: the watchers (one per distinct
-//! question being watched, see `usecases::live`), the limits on open
-//! streams, and the signal that ends them all when the instance drains.
+//! question being watched, see `usecases::live`), the boards' stamps they
+//! share, the limits on open streams, and the signal that ends them all
+//! when the instance drains.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use actix_web::web::Bytes;
+use prometheus::IntCounterVec;
 use sha2::{Digest, Sha256};
-use tokio::sync::watch;
+use tokio::sync::{watch, OnceCell};
 
-use crate::domain::PeriodSelector;
+use crate::domain::{BoardPeriod, PeriodSelector};
 use crate::error::{ApiError, ErrorCode};
 
 /// What a live page answers: the parsed query of the plain GET it mirrors.
@@ -50,12 +53,23 @@ pub enum Published {
 /// The watchers and the count of open streams, per instance.
 pub struct LiveHub {
     watchers: Mutex<HashMap<LiveQuery, watch::Sender<Option<Published>>>>,
+    /// The boards' stamps in Redis as last read for the watchers, and when
+    /// that read began (see [`LiveHub::stamp`]).
+    stamps: Mutex<HashMap<BoardPeriod, StampRead>>,
+    /// `hiscore_live_reads_total`: what the watchers cost.
+    reads: IntCounterVec,
     streams: Mutex<Streams>,
     per_address: u32,
     max: u32,
     /// Set once when the instance drains: every stream ends.
     closing: watch::Sender<bool>,
 }
+
+/// A read of one board's stamp: when it began, and its answer once there.
+type StampRead = (Instant, Arc<OnceCell<Option<Arc<str>>>>);
+
+/// How many boards' stamps are kept before the old ones are dropped.
+const STAMPS_KEPT: usize = 256;
 
 #[derive(Default)]
 struct Streams {
@@ -83,9 +97,11 @@ impl Drop for StreamSlot {
 }
 
 impl LiveHub {
-    pub fn new(per_address: u32, max: u32) -> Self {
+    pub fn new(per_address: u32, max: u32, reads: IntCounterVec) -> Self {
         Self {
             watchers: Mutex::default(),
+            stamps: Mutex::default(),
+            reads,
             streams: Mutex::default(),
             per_address,
             max,
@@ -111,6 +127,45 @@ impl LiveHub {
         *count += 1;
         streams.total += 1;
         Ok(StreamSlot { hub: Arc::clone(self), address: address.to_owned() })
+    }
+
+    /// `board`'s stamp through `read`, shared: a read that began less than
+    /// `fresh` ago answers every watcher that asks meanwhile, so 10,000
+    /// watchers of one board (each player's own around-me window) cost one
+    /// Redis round trip per `fresh`, not 10,000. With `fresh` shorter than
+    /// the pause between a watcher's reads, the stamp a watcher gets began
+    /// after its previous page's read did: a change that page missed moves it.
+    pub async fn stamp(
+        &self,
+        board: BoardPeriod,
+        fresh: Duration,
+        read: impl Future<Output = Option<Arc<str>>>,
+    ) -> Option<Arc<str>> {
+        let cell = {
+            let mut stamps = self.stamps.lock().ok()?;
+            match stamps.get(&board) {
+                Some((began, cell)) if began.elapsed() < fresh => Arc::clone(cell),
+                _ => {
+                    if stamps.len() >= STAMPS_KEPT {
+                        stamps.retain(|_, (began, _)| began.elapsed() < fresh);
+                    }
+                    let cell = Arc::new(OnceCell::new());
+                    stamps.insert(board, (Instant::now(), Arc::clone(&cell)));
+                    cell
+                }
+            }
+        };
+        cell.get_or_init(|| {
+            self.reads.with_label_values(&["stamp"]).inc();
+            read
+        })
+        .await
+        .clone()
+    }
+
+    /// Counts a watcher's question asked again.
+    pub fn count_page_read(&self) {
+        self.reads.with_label_values(&["page"]).inc();
     }
 
     /// Live streams open on this instance (for `/metrics`).
@@ -159,6 +214,15 @@ impl LiveHub {
     }
 }
 
+#[cfg(test)]
+impl LiveHub {
+    /// A hub whose reads count into a registry of its own.
+    pub fn for_tests(per_address: u32, max: u32) -> Self {
+        let reads = IntCounterVec::new(prometheus::Opts::new("live_reads", "test"), &["what"]).expect("a valid metric");
+        Self::new(per_address, max, reads)
+    }
+}
+
 /// What a viewer receives from its watcher.
 pub type Updates = watch::Receiver<Option<Published>>;
 
@@ -179,7 +243,7 @@ mod tests {
 
     #[test]
     fn streams_are_limited_per_address_and_per_instance() {
-        let hub = Arc::new(LiveHub::new(2, 3));
+        let hub = Arc::new(LiveHub::for_tests(2, 3));
         let first = hub.open("10.0.0.1").unwrap();
         let _second = hub.open("10.0.0.1").unwrap();
         assert_eq!(hub.open("10.0.0.1").err().map(|error| error.code()), Some(ErrorCode::TooManyRequests));

@@ -2,7 +2,6 @@
 //! here so that tests can start the real server on port 0 and ask `port()`.
 
 use std::net::TcpListener;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -18,6 +17,7 @@ use crate::boards::Registry;
 use crate::cache::Caches;
 use crate::config::{Secret, Settings};
 use crate::domain::{derive_secret, CursorKeys};
+use crate::drain::{count_in_flight, Drain};
 use crate::limits::RateLimits;
 use crate::live::LiveHub;
 use crate::rank::RankEngine;
@@ -25,18 +25,21 @@ use crate::redis::RedisClient;
 use crate::routes;
 use crate::scoring::{BatchPolicy, ScoreWriter, WriterMetrics};
 use crate::state::AppState;
-use crate::store::{Migrations, Store};
+use crate::store::{periodic_job, Migrations, Store};
 use crate::telemetry::{observe, Metrics};
 use crate::usecases::{boards, jobs};
 
 /// Redis connections per instance.
 const REDIS_POOL_SIZE: usize = 16;
 
+/// How long a stop waits for the requests in flight.
+const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
+
 pub struct Application {
     port: u16,
     server: Server,
     background: Background,
-    draining: Arc<AtomicBool>,
+    drain: Arc<Drain>,
     /// Its live pages, ended when it drains (they would hold it open).
     live: Arc<LiveHub>,
 }
@@ -53,7 +56,8 @@ impl Application {
             migrations,
             settings.database.sqlite_sync,
         )
-        .await?;
+        .await?
+        .counting_job_statements(metrics.db_job_statements.clone());
         let passwords =
             PasswordHasher::new(HashPolicy::from_settings(&settings.hashing), settings.hashing.concurrency())?;
         let listener = TcpListener::bind(&settings.bind)?;
@@ -96,7 +100,7 @@ impl Application {
         );
         let limits = RateLimits::new(&crate::limits::rates(&settings.rates), redis.clone());
         let cursor_keys = cursor_keys(&settings, &store).await?;
-        let live = Arc::new(LiveHub::new(settings.live_per_address, settings.live_max));
+        let live = Arc::new(LiveHub::new(settings.live_per_address, settings.live_max, metrics.live_reads.clone()));
         let webhook_allow_private = settings.webhook_allow_private;
         let state = web::Data::new(AppState {
             settings,
@@ -109,22 +113,22 @@ impl Application {
             passwords,
             redis,
             initializing: tokio::sync::Mutex::new(()),
-            draining: Arc::default(),
+            drain: Arc::default(),
             live: Arc::clone(&live),
             cursor_keys,
             reviews: metrics.reviews.clone(),
             webhooks: crate::webhooks::Sender::new(webhook_allow_private),
         });
-        let draining = Arc::clone(&state.draining);
+        let drain = Arc::clone(&state.drain);
         boards::reload_catalog(&state).await.map_err(|error| anyhow::anyhow!("loading the board catalog: {error}"))?;
         let warm_up = state.ranks.warm_up(false).await?;
         tracing::info!(entries = warm_up.entries, millis = warm_up.elapsed.as_millis() as u64, "rank engine warmed up");
-        background.spawn(jobs::purge_expired_regularly(state.clone()));
-        background.spawn(jobs::watch_shared_state(state.clone()));
-        background.spawn(jobs::keep_periods(state.clone()));
-        background.spawn(jobs::settle_ended_periods(state.clone()));
-        background.spawn(jobs::close_ended_periods(state.clone()));
-        background.spawn(jobs::deliver_webhooks(state.clone()));
+        background.spawn(periodic_job(jobs::purge_expired_regularly(state.clone())));
+        background.spawn(periodic_job(jobs::watch_shared_state(state.clone())));
+        background.spawn(periodic_job(jobs::keep_periods(state.clone())));
+        background.spawn(periodic_job(jobs::settle_ended_periods(state.clone())));
+        background.spawn(periodic_job(jobs::close_ended_periods(state.clone())));
+        background.spawn(periodic_job(jobs::deliver_webhooks(state.clone())));
 
         let cors_origins: Vec<String> = state
             .settings
@@ -135,16 +139,19 @@ impl Application {
             .map(str::to_owned)
             .collect();
         let metrics = web::Data::new(metrics);
+        let drain_data = web::Data::from(Arc::clone(&drain));
         let server = HttpServer::new(move || {
             let app = App::new()
                 .app_data(state.clone())
                 .app_data(metrics.clone())
+                .app_data(drain_data.clone())
                 // Browsers must not guess content types (JSON read as HTML);
                 // set here so it holds without nginx too.
                 .wrap(DefaultHeaders::new().add(("X-Content-Type-Options", "nosniff")))
                 .wrap(Condition::new(!cors_origins.is_empty(), cors(&cors_origins)))
                 .wrap(from_fn(routes::body_deadline))
                 .wrap(from_fn(routes::refuse_encoded_separators))
+                .wrap(from_fn(count_in_flight))
                 .wrap(from_fn(observe))
                 .configure(routes::configure);
             if serve_static {
@@ -164,7 +171,7 @@ impl Application {
         .workers(workers)
         // Stop signals are handled in `run_until_stopped` (readiness first).
         .disable_signals()
-        .shutdown_timeout(30)
+        .shutdown_timeout(SHUTDOWN_TIMEOUT.as_secs())
         // A client that closes its side is gone: drop what it was sent at
         // once. A live page (a stream with nothing to write until the board
         // changes) would otherwise hold its place until a write failed.
@@ -191,7 +198,7 @@ impl Application {
             workers,
             "listening"
         );
-        Ok(Self { port, server, background, draining, live })
+        Ok(Self { port, server, background, drain, live })
     }
 
     pub fn port(&self) -> u16 {
@@ -205,17 +212,22 @@ impl Application {
 
     /// Serves until SIGINT/SIGTERM or `handle().stop()`, then stops every
     /// background task. A signal first marks the instance as draining
-    /// (`/readyz` answers 503), then stops accepting connections and lets
-    /// in-flight requests finish (up to 30 s).
+    /// (`/readyz` answers 503), stops accepting connections and waits until
+    /// the requests in flight are answered (up to 30 s), and only then
+    /// stops the workers (see `drain` for why in this order).
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
         let handle = self.server.handle();
-        let draining = Arc::clone(&self.draining);
+        let drain = Arc::clone(&self.drain);
         let live = Arc::clone(&self.live);
         let signals = actix_web::rt::spawn(async move {
             stop_signal().await;
-            draining.store(true, Ordering::Release);
+            drain.begin();
             live.close();
             tracing::info!("stop signal: draining in-flight requests");
+            handle.pause().await;
+            if !drain.until_idle(SHUTDOWN_TIMEOUT).await {
+                tracing::warn!("requests still in flight after {SHUTDOWN_TIMEOUT:?}; stopping anyway");
+            }
             handle.stop(true).await;
         });
         let served = self.server.await;

@@ -1,6 +1,5 @@
 //! The state every handler shares (one instance per server, behind `web::Data`).
 
-use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use crate::auth::PasswordHasher;
@@ -8,6 +7,7 @@ use crate::boards::Registry;
 use crate::cache::Caches;
 use crate::config::Settings;
 use crate::domain::CursorKeys;
+use crate::drain::Drain;
 use crate::limits::RateLimits;
 use crate::live::LiveHub;
 use crate::rank::RankEngine;
@@ -38,9 +38,9 @@ pub struct AppState {
     /// One initialize at a time on this instance (two would interleave
     /// their wipes and loads).
     pub initializing: tokio::sync::Mutex<()>,
-    /// Set when a stop signal came: `/readyz` answers 503 while in-flight
-    /// requests finish.
-    pub draining: Arc<AtomicBool>,
+    /// Whether a stop signal came (`/readyz` answers 503 while in-flight
+    /// requests finish) and the requests in flight.
+    pub drain: Arc<Drain>,
     /// Live pages' watchers and stream limits.
     pub live: Arc<LiveHub>,
     /// What ranking cursors are signed and checked with.

@@ -46,6 +46,7 @@ pub struct Metrics {
     latency: HistogramVec,
     /// Every SQL statement the store runs.
     pub db_statements: IntCounter,
+    pub db_job_statements: IntCounter,
     /// Posts per batch the score writer commits.
     pub write_batch_size: Histogram,
     /// Score batches rolled back by a conflict and run again.
@@ -70,6 +71,9 @@ pub struct Metrics {
     pub server_key_posts: IntCounterVec,
     /// Posts held for review, and the decisions on them (`held`, `accepted`, `rejected`).
     pub reviews: IntCounterVec,
+    /// Live pages' reads: `page` (a watcher asked its question again),
+    /// `stamp` (a board's stamp read in Redis for its watchers).
+    pub live_reads: IntCounterVec,
 }
 
 /// What `/metrics` reads at each scrape.
@@ -102,6 +106,10 @@ impl Metrics {
             labels,
         )?;
         let db_statements = IntCounter::new("hiscore_db_statements_total", "SQL statements executed")?;
+        let db_job_statements = IntCounter::new(
+            "hiscore_db_job_statements_total",
+            "SQL statements of the periodic jobs (closing periods, the webhook outbox, purges), part of hiscore_db_statements_total",
+        )?;
         let page_cache = IntCounterVec::new(
             Opts::new("hiscore_page_cache_total", "Ranking pages served from the page cache (hit), read (miss) or by a concurrent request's read (shared)"),
             &["outcome"],
@@ -150,11 +158,22 @@ impl Metrics {
         for outcome in ["held", "accepted", "rejected"] {
             reviews.with_label_values(&[outcome]);
         }
+        let live_reads = IntCounterVec::new(
+            Opts::new(
+                "hiscore_live_reads_total",
+                "Live pages' reads: a watcher's question asked again (page), a board's stamp read in Redis (stamp)",
+            ),
+            &["what"],
+        )?;
+        for what in ["page", "stamp"] {
+            live_reads.with_label_values(&[what]);
+        }
         let build_info = IntGaugeVec::new(Opts::new("hiscore_build_info", "The running version"), &["version"])?;
         build_info.with_label_values(&[env!("CARGO_PKG_VERSION")]).set(1);
         registry.register(Box::new(requests.clone()))?;
         registry.register(Box::new(latency.clone()))?;
         registry.register(Box::new(db_statements.clone()))?;
+        registry.register(Box::new(db_job_statements.clone()))?;
         registry.register(Box::new(page_cache.clone()))?;
         registry.register(Box::new(db_connections.clone()))?;
         registry.register(Box::new(db_idle_connections.clone()))?;
@@ -176,6 +195,7 @@ impl Metrics {
         registry.register(Box::new(rejections.clone()))?;
         registry.register(Box::new(server_key_posts.clone()))?;
         registry.register(Box::new(reviews.clone()))?;
+        registry.register(Box::new(live_reads.clone()))?;
         registry.register(Box::new(write_batch_size.clone()))?;
         registry.register(Box::new(write_conflicts.clone()))?;
         registry.register(Box::new(build_info))?;
@@ -185,6 +205,7 @@ impl Metrics {
             requests,
             latency,
             db_statements,
+            db_job_statements,
             page_cache,
             db_connections,
             db_idle_connections,
@@ -200,6 +221,7 @@ impl Metrics {
             rejections,
             server_key_posts,
             reviews,
+            live_reads,
             write_batch_size,
             write_conflicts,
         })

@@ -737,6 +737,15 @@ impl RankEngine {
         Ok(self.page_of(board, start, slice, count, version))
     }
 
+    /// With Redis, `board`'s stamp there (what kept pages are checked
+    /// against; any change to the board's answers moves it), in one round
+    /// trip. `None` without Redis, where the database answers `board`
+    /// (an ended period, Redis degraded), or when the read fails.
+    pub async fn shared_stamp(&self, board: BoardPeriod) -> Option<Arc<str>> {
+        let Source::Redis(shared) = self.source([&board]) else { return None };
+        shared.redis.stamp(board).await.ok().flatten()
+    }
+
     /// `limit` entries from `start`, unless the board is still at `known`
     /// (the [`Page::board_stamp`] of a page the caller keeps): in shared
     /// mode one round trip either way; the other sources always read.

@@ -150,6 +150,22 @@ impl RedisSource {
         bounded(async { self.client.conn().await?.query(&pipe).await }).await
     }
 
+    /// The group's stamp, as `slice.lua` names it (`epoch:sequence`), in one
+    /// round trip: `None` while the group is not ready for `board`'s
+    /// period (reads then go elsewhere and name no state).
+    pub async fn stamp(&self, board: BoardPeriod) -> RedisResult<Option<Arc<str>>> {
+        let group = self.group(board.board);
+        let mut pipe = redis::pipe();
+        pipe.get(group.ready()).get(group.epoch()).get(group.sequence());
+        let (ready, epoch, sequence): (Option<i64>, Option<String>, Option<String>) =
+            bounded(async { self.client.conn().await?.query(&pipe).await }).await?;
+        if ready.is_none_or(|first| board.period < first) {
+            return Ok(None);
+        }
+        let (epoch, sequence) = (epoch.unwrap_or_default(), sequence.unwrap_or_else(|| "0".to_owned()));
+        Ok(Some(Arc::from(format!("{epoch}:{sequence}"))))
+    }
+
     /// For each board period: how far its recorded change numbers run
     /// without a gap, and whether a number past a gap was recorded (see
     /// `RankEngine::heal_change_gaps`). One round trip.

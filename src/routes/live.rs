@@ -232,7 +232,7 @@ mod tests {
     /// Time stands still but for the timers: each wait ends at the next ping.
     #[tokio::test(start_paused = true)]
     async fn a_viewer_gets_news_only_and_a_ping_every_15_seconds_and_ends_at_the_drain() {
-        let hub = Arc::new(LiveHub::new(1, 1));
+        let hub = Arc::new(LiveHub::for_tests(1, 1));
         let slot = hub.open("10.0.0.1").unwrap();
         let (sender, updates) = watch::channel(None);
         let first = page(b"{\"n\":1}", std::time::Instant::now());
@@ -259,7 +259,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_client_holding_the_page_waits_for_the_next_one() {
-        let hub = Arc::new(LiveHub::new(1, 1));
+        let hub = Arc::new(LiveHub::for_tests(1, 1));
         let (sender, updates) = watch::channel(None);
         let first = page(b"{\"n\":1}", std::time::Instant::now());
         let mut viewer = Viewer::new(updates, first, true, hub.closing(), hub.open("a").unwrap());

@@ -38,7 +38,7 @@ impl Store {
     /// Deletes every row of every table.
     async fn wipe(&self, conn: &mut AnyConnection) -> StoreResult<()> {
         for table in TABLES {
-            self.statements.inc();
+            self.count_statement();
             // Board numbers are never reused (caches key boards by them):
             // a DELETE keeps the counter that a TRUNCATE would reset.
             let statement = if table == "boards" { format!("DELETE FROM {table}") } else { self.dialect.wipe(table) };
@@ -70,7 +70,7 @@ impl Store {
                     // One change per post, as the score writer counts them.
                     .push_bind(user.play_count);
             });
-            self.statements.inc();
+            self.count_statement();
             insert.build().persistent(false).execute(&mut *conn).await?;
         }
         for chunk in data.scores.chunks(SCORE_ROWS_PER_INSERT) {
@@ -78,7 +78,7 @@ impl Store {
             insert.push_values(chunk, |mut row, score| {
                 row.push_bind(score.id).push_bind(score.user_id).push_bind(score.score).push_bind(score.created_at);
             });
-            self.statements.inc();
+            self.count_statement();
             insert.build().persistent(false).execute(&mut *conn).await?;
         }
         let players = data.users.iter().filter(|user| user.play_count > 0).count() as i64;

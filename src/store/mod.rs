@@ -6,7 +6,9 @@
 //!
 //! Every statement is built through [`Store::sql`] and friends, which count
 //! it: the count is exported in `/metrics` and lets tests prove that a page
-//! costs a constant number of queries. Never run a query inside a loop over
+//! costs a constant number of queries. Statements run inside
+//! [`periodic_job`] are counted apart too, so that a request's cost can be
+//! told from that of the jobs running beside it. Never run a query inside a loop over
 //! rows. Errors leave as [`StoreError`], which says what went wrong without
 //! exposing the driver to callers.
 
@@ -28,6 +30,7 @@ mod standings;
 mod users;
 mod webhooks;
 
+use std::future::Future;
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -409,6 +412,17 @@ pub enum Migrations {
     Require,
 }
 
+tokio::task_local! {
+    /// Set while a periodic job runs (see [`periodic_job`]).
+    static PERIODIC_JOB: ();
+}
+
+/// Runs `work` as a periodic job's: its statements count as the jobs'
+/// (`hiscore_db_job_statements_total`). Tasks it spawns are not inside.
+pub async fn periodic_job<F: Future>(work: F) -> F::Output {
+    PERIODIC_JOB.scope((), work).await
+}
+
 /// The database: a connection pool and the dialect it speaks.
 #[derive(Clone)]
 pub struct Store {
@@ -418,6 +432,8 @@ pub struct Store {
     dialect: Dialect,
     /// Counts every statement this store runs (see the module docs).
     statements: IntCounter,
+    /// Counts those run inside [`periodic_job`], when set.
+    job_statements: Option<IntCounter>,
     /// How a multi-row INSERT reports the ids it assigned.
     insert_ids: InsertIds,
     /// Where large boards' middles were, shared by both pools' stores.
@@ -528,7 +544,7 @@ impl Store {
             Dialect::Sqlite => InsertIds::Returning,
             Dialect::MySql => InsertIds::Consecutive { step: 1 },
         };
-        Ok(Self { pool, board_reads, dialect, statements, insert_ids, middles: Arc::default() })
+        Ok(Self { pool, board_reads, dialect, statements, job_statements: None, insert_ids, middles: Arc::default() })
     }
 
     /// This store on its own pool for the rank engine's reads of boards
@@ -699,9 +715,25 @@ impl Store {
         ids.first().copied().ok_or_else(|| sqlx::Error::Protocol("INSERT reported no id".into()))
     }
 
+    /// Counts the statements run inside [`periodic_job`] on `counter` too.
+    pub fn counting_job_statements(mut self, counter: IntCounter) -> Self {
+        self.job_statements = Some(counter);
+        self
+    }
+
+    /// Counts one statement.
+    fn count_statement(&self) {
+        self.statements.inc();
+        if let Some(jobs) = &self.job_statements {
+            if PERIODIC_JOB.try_with(|_| ()).is_ok() {
+                jobs.inc();
+            }
+        }
+    }
+
     /// The one place statements are built: counts them.
     fn sql<'q>(&self, text: &'q str) -> Query<'q, Any, AnyArguments<'q>> {
-        self.statements.inc();
+        self.count_statement();
         sqlx::query(text)
     }
 
@@ -710,7 +742,7 @@ impl Store {
     where
         T: for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow>,
     {
-        self.statements.inc();
+        self.count_statement();
         sqlx::query_as(text)
     }
 
@@ -719,7 +751,7 @@ impl Store {
     where
         (T,): for<'r> sqlx::FromRow<'r, sqlx::any::AnyRow>,
     {
-        self.statements.inc();
+        self.count_statement();
         sqlx::query_scalar(text)
     }
 

@@ -1,11 +1,12 @@
 //! Live pages: a ranking page or an around-me window pushed again whenever
 //! its answer changes, whichever instance the change was made on.
 //!
-//! One watcher per distinct question (board, period, page or window) asks
-//! it again every [`WATCH_EVERY`] while anyone listens, through the same
-//! use case as the plain GET (a kept page costs a version check on one
-//! instance, one Redis round trip with several), and publishes the answer
-//! when its bytes differ. However many viewers watch a page, it is read and
+//! One watcher per distinct question (board, period, page or window) looks
+//! every [`WATCH_EVERY`] while anyone listens whether its board changed (a
+//! version check on one instance; with Redis the board's stamp, read once
+//! per board for all its watchers), asks again through the same use case
+//! as the plain GET when it did, and publishes the answer when its bytes
+//! differ. However many viewers watch a page, it is read and
 //! rendered once per change, not once per viewer; a viewer's stream only
 //! forwards what its watcher published. The watcher ends with its last
 //! viewer.
@@ -20,9 +21,10 @@ use std::time::{Duration, Instant};
 use actix_web::web::Data;
 use tokio::sync::watch;
 
-use super::boards::resolve;
+use super::boards::{resolve, BoardRef};
 use super::rankings::{self, PageRequest};
-use crate::domain::Timestamp;
+use crate::cache::PageVersion;
+use crate::domain::{BoardPeriod, PeriodSelector, Timestamp};
 use crate::error::ApiError;
 use crate::live::{LivePage, LiveQuery, Published, Updates};
 use crate::state::AppState;
@@ -77,10 +79,11 @@ async fn run_watcher(state: Data<AppState>, query: LiveQuery, sender: watch::Sen
             }
             _ = tokio::time::sleep(WATCH_EVERY) => {}
         }
-        let now = unchanged_since(&state, &query);
+        let now = unchanged_since(&state, &query).await;
         if now.is_some() && now == asked_at {
             continue;
         }
+        state.live.count_page_read();
         let answered = answer(&state, &query).await;
         asked_at = now.filter(|_| answered.is_ok());
         match answered {
@@ -101,25 +104,39 @@ async fn run_watcher(state: Data<AppState>, query: LiveQuery, sender: watch::Sen
     }
 }
 
-/// What a single instance's answer depends on besides the query: the rank
-/// engine's version (any change to its boards, names included, moves it)
-/// and the board's period in force. While both hold, the answer is the one
-/// already published, exactly as a kept page is served (`cache::pages`), so
-/// an idle watcher costs an atomic read and a clock, not a read. With Redis
-/// other instances change the boards without this version: `None`, ask.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What the answer depends on besides the query: the board's state
+/// (on one instance the rank engine's version, which any change to its
+/// boards moves, names included; with Redis the board's stamp there) and
+/// the period in force. While both hold, the answer is the one already
+/// published, exactly as a kept page is served (`cache::pages`), so an
+/// idle watcher costs an atomic read, or its share of one Redis round trip
+/// per board. `None` (ask) where nothing names the state: an ended period
+/// with Redis, Redis degraded, a board gone.
+#[derive(Debug, Clone, PartialEq, Eq)]
 struct Unchanged {
-    version: u64,
-    period: Option<i64>,
+    state: PageVersion,
+    period: i64,
 }
 
-fn unchanged_since(state: &AppState, query: &LiveQuery) -> Option<Unchanged> {
-    if state.redis.is_some() {
-        return None;
-    }
-    let board = match query {
-        LiveQuery::Page { board, .. } | LiveQuery::Around { board, .. } => board,
+/// How recent a board's stamp in Redis must be to stand for a watcher's
+/// tick (shorter than [`WATCH_EVERY`], see `LiveHub::stamp`).
+const STAMP_FRESH: Duration = Duration::from_millis(125);
+
+async fn unchanged_since(state: &AppState, query: &LiveQuery) -> Option<Unchanged> {
+    let (board, selector) = match query {
+        LiveQuery::Page { board, period, .. } | LiveQuery::Around { board, period, .. } => (board, *period),
     };
-    let period = state.boards.get(board).map(|custom| custom.period_at(Timestamp::now()).index);
-    Some(Unchanged { version: state.ranks.version(), period })
+    let board = resolve(state, board).await.ok()?;
+    let period = match (&board, selector) {
+        (BoardRef::Builtin(builtin), _) => BoardPeriod::builtin(*builtin),
+        (BoardRef::Custom(custom), PeriodSelector::Current) => {
+            custom.spec.period(custom.period_at(Timestamp::now()).index)
+        }
+        (BoardRef::Custom(custom), PeriodSelector::Index(index)) => custom.spec.period(index),
+    };
+    let board_state = match &state.redis {
+        None => PageVersion::Local(state.ranks.version()),
+        Some(_) => PageVersion::Shared(state.live.stamp(period, STAMP_FRESH, state.ranks.shared_stamp(period)).await?),
+    };
+    Some(Unchanged { state: board_state, period: period.period })
 }

@@ -28,7 +28,7 @@ pub async fn health(state: &AppState) -> Result<Health, ApiError> {
 
 /// `/readyz`: not draining, and the database answers.
 pub async fn readiness(state: &AppState) -> Result<(), ApiError> {
-    if state.draining.load(std::sync::atomic::Ordering::Acquire) {
+    if state.drain.is_draining() {
         return Err(ApiError::with_message(
             ErrorCode::ShuttingDown,
             "draining: in-flight requests finish, then it stops",

@@ -13,7 +13,7 @@ use tokio::sync::Semaphore;
 use crate::domain::Timestamp;
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
-use crate::store::{AttemptResult, DueDelivery, StoreResult, WebhookRow};
+use crate::store::{periodic_job, AttemptResult, DueDelivery, StoreResult, WebhookRow};
 use crate::usecases::moderation::{self, Actor};
 use crate::views::{DeliveryList, DeliveryView, WebhookCreated, WebhookList, WebhookView};
 use crate::webhooks::{self, check_destination, Attempt, Event};
@@ -115,10 +115,10 @@ pub async fn deliver_due(state: &Data<AppState>, in_flight: &Arc<Semaphore>) -> 
         }
         let Ok(permit) = Arc::clone(in_flight).try_acquire_owned() else { break };
         let state = Data::clone(state);
-        actix_web::rt::spawn(async move {
+        actix_web::rt::spawn(periodic_job(async move {
             send(&state, delivery).await;
             drop(permit);
-        });
+        }));
         sent += 1;
     }
     Ok(sent)

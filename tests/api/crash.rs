@@ -13,7 +13,7 @@ use crate::helpers::{json_of, Backend, TestDatabase, PASSWORD};
 backend_tests!(a_killed_server_loses_no_acknowledged_post);
 
 /// `hiscore serve` as a real process (the binary cargo built for this
-/// test), with extra flags.
+/// test), with extra flags. Its errors go to `server_log(port)`.
 pub(crate) fn start_server(db: &TestDatabase, port: u16, extra_args: &[&str]) -> Child {
     let mut command = Command::new(env!("CARGO_BIN_EXE_hiscore"));
     command
@@ -22,11 +22,16 @@ pub(crate) fn start_server(db: &TestDatabase, port: u16, extra_args: &[&str]) ->
         .args(extra_args)
         .env("RUST_LOG", "error")
         .stdout(Stdio::null())
-        .stderr(Stdio::null());
+        .stderr(std::fs::File::create(server_log(port)).expect("create the server's log"));
     if let Some(redis) = &db.redis {
         command.args(["--redis-url", &redis.url, "--redis-prefix", &redis.prefix]);
     }
     command.spawn().expect("start hiscore")
+}
+
+/// Where `start_server` writes the errors of the server on `port`.
+pub(crate) fn server_log(port: u16) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("hiscore-test-server-{port}.log"))
 }
 
 pub(crate) async fn wait_until_healthy(client: &reqwest::Client, base: &str) {
@@ -195,13 +200,16 @@ async fn sigterm_drains_in_flight_posts(backend: Backend) {
     let status = server.wait().unwrap();
     assert!(status.success(), "a graceful stop exits 0: {status:?}");
     assert!(failures.lock().unwrap().is_empty(), "requests failed during the drain: {:?}", failures.lock().unwrap());
-    // Seen once in many CI-like runs under heavy parallel load (cause not
-    // found yet, see RELIABILITY.md): tolerated only as a rare exception.
+    // Seen in about one of ten CI runs before the drain waited for the
+    // requests in flight with every worker running (see `drain` and
+    // RELIABILITY.md); one is still tolerated, with the server's errors
+    // printed, until enough runs show the cause is gone.
     let refused = refused.lock().unwrap().clone();
-    assert!(refused.len() <= 1, "503s during the drain: {refused:?}");
-    if let Some(body) = refused.first() {
-        eprintln!("note: one post got a 503 during the drain (tolerated, see RELIABILITY.md): {body}");
+    if !refused.is_empty() {
+        let log = std::fs::read_to_string(server_log(port)).unwrap_or_default();
+        eprintln!("note: 503s during the drain: {refused:?}; the server's errors:\n{log}");
     }
+    assert!(refused.len() <= 1, "503s during the drain: {refused:?}");
 
     let pool = db.connect().await;
     let logged: Vec<i64> = sqlx::query_scalar("SELECT id FROM scores").fetch_all(&pool).await.unwrap();

@@ -13,6 +13,7 @@ backend_tests!(
     a_live_page_follows_posts_made_on_any_instance,
     a_live_window_ends_when_its_player_goes,
     a_current_live_page_moves_into_the_next_period,
+    idle_windows_are_not_read_again,
 );
 
 /// How long a test waits for an event the contract promises within 1 s
@@ -101,6 +102,64 @@ async fn a_current_live_page_moves_into_the_next_period(backend: Backend) {
     let next = stream.next(PROMISED).await.expect("a page at the reset");
     assert_eq!(next.data["period"]["index"], index + 1, "{}", next.data);
     assert_eq!(next.data["entries"], json!([]), "a new period starts empty");
+}
+
+/// Players each watching their own around-me window: while the board is
+/// idle no watcher reads its window again, and with Redis the board's stamp
+/// is read for all of them at once (at most once per 125 ms, where each
+/// watcher asking on its own would be 4 reads a second each); a post makes
+/// them read again.
+async fn idle_windows_are_not_read_again(backend: Backend) {
+    const WATCHERS: usize = 12;
+    let db = TestDatabase::new(&backend).await;
+    let app = spawn_app_on(&db, &["--live-per-address", "50"]).await;
+    let mut players = Vec::new();
+    for n in 0..WATCHERS {
+        let player = app.register(&format!("watcher{n}")).await;
+        app.post_score(&player, 10 * n as i64 + 10).await;
+        players.push(player);
+    }
+    let mut streams = Vec::new();
+    for player in &players {
+        let mut stream =
+            Events::open(&app, &format!("/api/rankings/best/around/{}/live?radius=1", player.id), None).await;
+        stream.next(PROMISED).await.expect("the window at once");
+        streams.push(stream);
+    }
+    // Each watcher's first look reads (it has seen nothing yet); then quiet.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let before = live_reads(&app).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let idle = live_reads(&app).await;
+    assert_eq!(idle.page - before.page, 0, "an idle board's windows were read again");
+    let stamps = idle.stamp - before.stamp;
+    match backend {
+        // 2 s of ticks: one shared read per 125 ms is 16, unshared 12 × 8 = 96.
+        Backend::MariaDbRedis { .. } => assert!((1..=24).contains(&stamps), "{stamps} stamp reads in 2 s"),
+        _ => assert_eq!(stamps, 0, "no Redis, no stamps"),
+    }
+
+    app.post_score(&players[0], 1_000).await;
+    for stream in &mut streams[..2] {
+        stream.next(PROMISED).await.expect("the windows around the change move");
+    }
+    let after = live_reads(&app).await;
+    assert!(after.page > idle.page, "a post makes the watchers read again");
+}
+
+/// `hiscore_live_reads_total` by what was read.
+struct LiveReads {
+    page: u64,
+    stamp: u64,
+}
+
+async fn live_reads(app: &crate::helpers::TestApp) -> LiveReads {
+    let metrics = app.get("/metrics").await.text().await.unwrap();
+    let read = |what: &str| {
+        let prefix = format!("hiscore_live_reads_total{{what=\"{what}\"}} ");
+        metrics.lines().find_map(|line| line.strip_prefix(&prefix)?.parse().ok()).expect("the live reads metric")
+    };
+    LiveReads { page: read("page"), stamp: read("stamp") }
 }
 
 #[actix_web::test]
