@@ -17,6 +17,7 @@ use serde_json::json;
 
 use super::context::Context;
 use super::model::PlayerModel;
+use super::registration::own_account;
 use super::stats::Work;
 
 /// Time between two moderations.
@@ -78,13 +79,7 @@ fn take_player(ctx: &Context, rng: &mut StdRng) -> Option<PlayerModel> {
 async fn own_player(ctx: &Context) -> Option<PlayerModel> {
     let login_name = format!("m{}", ctx.run_id);
     let password = format!("moderated-{}", ctx.run_id);
-    let body = json!({"login_name": login_name, "password": password});
-    let reply = ctx.api.send("POST /api/users", ctx.api.request(Method::POST, "/api/users").json(&body)).await?;
-    if !ctx.expect("register (moderator's player)", &reply, 201, None) {
-        return None;
-    }
-    let id = reply.body["user"]["id"].as_i64()?;
-    let token = reply.body["token"].as_str()?.to_owned();
+    let (id, token) = own_account(ctx, "register (moderator's player)", &login_name, &password).await?;
     let mut model = PlayerModel::new(id, login_name, password, token);
     for score in [300, 900_000, 300, 50] {
         let request =

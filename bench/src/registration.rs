@@ -41,6 +41,28 @@ pub(super) async fn register(ctx: &Context, rng: &mut StdRng, worker: usize, gen
     Some(PlayerModel::new(id, login_name, password, token.to_owned()))
 }
 
+/// A player a scenario keeps for itself (beside the load's players), as
+/// its id and token: registered, or logged in when the registration
+/// answered 503 had gone through after all (its retry finds the name taken:
+/// a commit whose answer was lost, as when a database node dies).
+pub(super) async fn own_account(ctx: &Context, what: &str, login_name: &str, password: &str) -> Option<(i64, String)> {
+    let body = json!({"login_name": login_name, "password": password});
+    let reply = ctx.api.send("POST /api/users", ctx.api.request(Method::POST, "/api/users").json(&body)).await?;
+    let reply = if reply.retried && reply.status == 409 {
+        let login = ctx.api.request(Method::POST, "/api/sessions").json(&body);
+        let reply = ctx.api.send("POST /api/sessions", login).await?;
+        if !ctx.expect(&format!("{what}: login after a registration answered 503"), &reply, 200, None) {
+            return None;
+        }
+        reply
+    } else if ctx.expect(what, &reply, 201, None) {
+        reply
+    } else {
+        return None;
+    };
+    Some((reply.body["user"]["id"].as_i64()?, reply.body["token"].as_str()?.to_owned()))
+}
+
 async fn log_in_as_registered(ctx: &Context, login_name: String, password: String) -> Option<PlayerModel> {
     let body = json!({"login_name": login_name, "password": password});
     let reply = ctx.api.send("POST /api/sessions", ctx.api.request(Method::POST, "/api/sessions").json(&body)).await?;

@@ -13,6 +13,7 @@ use reqwest::Method;
 use serde_json::json;
 
 use super::context::Context;
+use super::registration::own_account;
 use super::stats::Work;
 
 const HOLD_BEYOND: i64 = 900;
@@ -138,12 +139,8 @@ pub async fn reviewer(ctx: Arc<Context>) {
 }
 
 async fn register(ctx: &Context) -> Option<(i64, String)> {
-    let body = json!({"login_name": format!("r{}", ctx.run_id), "password": format!("reviewed-{}", ctx.run_id)});
-    let reply = ctx.api.send("POST /api/users", ctx.api.request(Method::POST, "/api/users").json(&body)).await?;
-    if !ctx.expect("register (reviewer's player)", &reply, 201, None) {
-        return None;
-    }
-    Some((reply.body["user"]["id"].as_i64()?, reply.body["token"].as_str()?.to_owned()))
+    let (login_name, password) = (format!("r{}", ctx.run_id), format!("reviewed-{}", ctx.run_id));
+    own_account(ctx, "register (reviewer's player)", &login_name, &password).await
 }
 
 /// The board shows the player at their best accepted post, reached when it was made.

@@ -4,7 +4,7 @@
 
 use sqlx::AnyConnection;
 
-use super::{Store, StoreResult};
+use super::{placeholders, Store, StoreResult};
 use crate::domain::Timestamp;
 
 /// A webhook without its secret.
@@ -175,6 +175,33 @@ impl Store {
         .execute(&mut *conn)
         .await?;
         Ok(())
+    }
+
+    /// Deletes the delivered and failed deliveries created before `before`,
+    /// oldest first, `chunk` a statement (no statement holds many rows'
+    /// locks while posts write to the outbox); how many. Pending ones stay.
+    pub async fn purge_deliveries(&self, before: Timestamp, chunk: i64) -> StoreResult<u64> {
+        let mut conn = self.conn().await?;
+        let mut purged = 0;
+        loop {
+            let ids: Vec<i64> = self
+                .sql_scalar(
+                    "SELECT id FROM webhook_deliveries WHERE status <> 'pending' AND created_at < ? ORDER BY id LIMIT ?",
+                )
+                .bind(before)
+                .bind(chunk)
+                .fetch_all(&mut *conn)
+                .await?;
+            if ids.is_empty() {
+                return Ok(purged);
+            }
+            let sql = format!("DELETE FROM webhook_deliveries WHERE id IN ({})", placeholders(ids.len()));
+            let query = ids.iter().fold(self.sql(&sql).persistent(false), |query, id| query.bind(*id));
+            purged += query.execute(&mut *conn).await?.rows_affected();
+            if (ids.len() as i64) < chunk {
+                return Ok(purged);
+            }
+        }
     }
 
     /// A webhook's deliveries with ids below `before`, newest first.

@@ -134,10 +134,15 @@ pub async fn watch_shared_state(state: Data<AppState>) {
 
 /// Idempotency keys are kept twice as long as the contract's 24 hours.
 const IDEMPOTENCY_KEY_RETENTION_MS: i64 = 48 * 3600 * 1000;
+/// How long the delivery log keeps a delivered or failed delivery.
+const DELIVERY_RETENTION_MS: i64 = 30 * 24 * 3600 * 1000;
+/// Deliveries deleted per statement.
+const DELIVERY_PURGE_CHUNK: i64 = 500;
 const JANITOR_INTERVAL: Duration = Duration::from_secs(600);
 
-/// Now and then: deletes expired sessions and old idempotency keys, and
-/// lets the rate limiters forget keys back at a full allowance.
+/// Now and then: deletes expired sessions, old idempotency keys and old
+/// webhook deliveries (a log that would otherwise grow with every event),
+/// and lets the rate limiters forget keys back at a full allowance.
 pub async fn purge_expired_regularly(state: Data<AppState>) {
     let mut interval = actix_web::rt::time::interval(JANITOR_INTERVAL);
     loop {
@@ -147,6 +152,11 @@ pub async fn purge_expired_regularly(state: Data<AppState>) {
         match state.store.purge_expired(now, now.plus_millis(-IDEMPOTENCY_KEY_RETENTION_MS)).await {
             Ok(purged) => tracing::debug!(purged, "janitor"),
             Err(error) => tracing::warn!(%error, "janitor failed"),
+        }
+        let deliveries_before = now.plus_millis(-DELIVERY_RETENTION_MS);
+        match state.store.purge_deliveries(deliveries_before, DELIVERY_PURGE_CHUNK).await {
+            Ok(purged) => tracing::debug!(purged, "old webhook deliveries deleted"),
+            Err(error) => tracing::warn!(%error, "deleting old webhook deliveries failed"),
         }
     }
 }

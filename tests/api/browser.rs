@@ -219,6 +219,18 @@ async fn the_ranking_page_works_in_chromium_through_nginx() {
         "the player is highlighted"
     );
 
+    // Around me is live too: a score posted elsewhere just above the
+    // player appears in the window without a reload.
+    browser.click("around").await;
+    browser.wait("document.querySelectorAll('#entries li').length <= 11 && document.querySelector('#entries li.me') !== null").await;
+    actix_web::rt::time::sleep(Duration::from_millis(500)).await; // the live window connects
+    browser.script("window.aroundNotReloaded = true;").await;
+    let above = app.register("just_above").await;
+    app.post_score(&above, 2_000_001).await;
+    browser
+        .wait("window.aroundNotReloaded === true && [...document.querySelectorAll('#entries li')].some(li => li.textContent.includes('just_above'))")
+        .await;
+
     // A custom board from the picker: lowest time first, then an earlier period.
     browser.script("const p = document.getElementById('board-picker'); p.value = 'laps'; p.dispatchEvent(new Event('change'));").await;
     browser.wait("document.getElementById('summary').textContent.includes('lowest first')").await;

@@ -226,6 +226,23 @@ async fn a_refused_delivery_is_retried_with_the_same_id_and_body(backend: Backen
         "{log}"
     );
     assert_eq!(delivery["next_attempt_at"], Value::Null);
+
+    // The janitor deletes old delivered rows and keeps pending ones (here
+    // with a cutoff in the future, as if 30 days had passed).
+    receiver.refuse_next(1_000);
+    let (status, body) = app.post_board_score_raw(&player.token, "guarded", &json!({"score": 6000}), None).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+    received_until(&receiver, Duration::from_secs(10), |got| got.len() >= 4).await;
+    let counter = prometheus::IntCounter::new("statements", "statements").unwrap();
+    let store = hiscore::store::Store::open(&db.url, 1, counter, Default::default()).await.unwrap();
+    let later = hiscore::domain::Timestamp::now().plus_millis(60_000);
+    assert_eq!(store.purge_deliveries(later, 1).await.unwrap(), 1, "the delivered one, in chunks of one");
+    let (_, log) = app.admin(Method::GET, &format!("/api/admin/webhooks/{webhook}/deliveries"), None).await;
+    let left: Vec<(&Value, &Value)> =
+        log["deliveries"].as_array().unwrap().iter().map(|d| (&d["id"], &d["status"])).collect();
+    assert_eq!(left.len(), 1, "{log}");
+    assert_eq!(left[0].1, "pending", "{log}");
+    assert_ne!(left[0].0, &json!(attempts[0].id), "{log}");
 }
 
 /// The receiver takes the delivery and never answers: meanwhile posts

@@ -151,7 +151,7 @@ async function loadBoard(append) {
       showPage(page, append);
       // Only the first page follows the board: a list grown by "load more"
       // would be cut back to it.
-      if (append) stopLive(); else startLive();
+      if (append) stopLive(); else startLive(`/api/rankings/${state.board.id}/live?${query}`, () => loadBoard(false));
     }
   } catch (error) {
     if (error.name !== "AbortError") say("board-message", `Could not load the board: ${error.message}`, true);
@@ -163,10 +163,10 @@ async function loadBoard(append) {
   }
 }
 
-// The first page of the board shown updates itself: a live page (server-
-// sent events: a new page within a second of any post), or, without
-// EventSource or when the server turned the stream away (429, 503), a
-// poll every few seconds.
+// The first page of the board shown, and the window around the player,
+// update themselves: a live page (server-sent events: a new page within a
+// second of any post), or, without EventSource or when the server turned
+// the stream away (429, 503), a poll every few seconds.
 const POLL_MS = 5000;
 
 function stopLive() {
@@ -176,18 +176,24 @@ function stopLive() {
   state.poll = null;
 }
 
-function startLive() {
+// Follows the live page at `path` (its first page is already shown);
+// `reload` shows it again when polling instead.
+function startLive(path, reload) {
   stopLive();
-  const query = new URLSearchParams({ limit: PAGE });
-  if (state.period !== null) query.set("period", state.period);
   const poll = () => {
-    state.poll = setInterval(() => { if (!state.loading) loadBoard(false); }, POLL_MS);
+    state.poll = setInterval(() => { if (!state.loading) reload(); }, POLL_MS);
   };
   if (!window.EventSource) return poll();
-  const source = new EventSource(`/api/rankings/${state.board.id}/live?${query}`);
+  const source = new EventSource(path);
   state.live = source;
   source.addEventListener("page", (event) => {
     if (state.live === source && !state.loading) showPage(JSON.parse(event.data), false);
+  });
+  // The answer went away (the board deleted, the player banned): say why.
+  source.addEventListener("ended", (event) => {
+    if (state.live !== source) return;
+    stopLive();
+    say("board-message", JSON.parse(event.data).error.message, true);
   });
   // A lost connection is retried by the browser itself; a closed source is
   // one the server refused.
@@ -199,13 +205,17 @@ function startLive() {
   });
 }
 
+// The window around the player on the board shown, live like the board.
 async function aroundMe() {
   if (!state.me || !state.board) return;
-  stopLive(); // the window is a snapshot; the board's tabs go live again
+  stopLive();
   const query = new URLSearchParams({ radius: 5 });
   if (state.period !== null) query.set("period", state.period);
+  const path = `/api/rankings/${state.board.id}/around/${state.me.id}`;
+  const show = async () => showPage(await api("GET", `${path}?${query}`), false);
   try {
-    showPage(await api("GET", `/api/rankings/${state.board.id}/around/${state.me.id}?${query}`), false);
+    await show();
+    startLive(`${path}/live?${query}`, () => show().catch(() => {}));
   } catch (error) {
     const text = error.code === "user_not_on_board" ? "Post a score to get on this board." : error.message;
     say("board-message", text, true);
