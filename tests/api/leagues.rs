@@ -13,7 +13,11 @@ use hiscore_bench::webhooks::Receiver;
 use crate::backend_tests;
 use crate::helpers::{assert_error, spawn_app_on, Backend, Player, TestApp, TestDatabase, ADMIN};
 
-backend_tests!(a_league_places_players_and_moves_them_once, leagues_are_validated_listed_and_deleted);
+backend_tests!(
+    a_league_places_players_and_moves_them_once,
+    leagues_are_validated_listed_and_deleted,
+    random_league_posts_match_a_brute_force_sort,
+);
 
 /// Instances on one database: three where they share Redis (each runs
 /// the closing job), else one.
@@ -368,4 +372,78 @@ async fn a_close_killed_midway_is_made_once_after_a_restart(backend: Backend) {
     );
     server.kill().unwrap();
     server.wait().unwrap();
+}
+
+/// The property on a league, on every backend: after random posts (ties
+/// likely) spread over the instances, players fill cohorts in order of
+/// their first posts, each cohort page holds exactly its members at their
+/// best scores with ranks from a brute-force count (ties share a rank),
+/// and each member's own view agrees with the page.
+async fn random_league_posts_match_a_brute_force_sort(backend: Backend) {
+    use rand::{Rng, SeedableRng};
+    const COHORT_SIZE: usize = 4;
+    let db = TestDatabase::new(&backend).await;
+    let apps = instances(&backend, &db).await;
+    let definition = json!({"id": "random", "name": "Random", "tiers": ["Low", "High"], "cohort_size": COHORT_SIZE,
+        "promote": 1, "demote": 1, "operator": "best", "reset": "0 0 0 * * *"});
+    let (status, league) = apps[0].admin(Method::POST, "/api/admin/leagues", Some(&definition)).await;
+    assert_eq!(status, StatusCode::CREATED, "{league}");
+    let mut players = Vec::new();
+    for i in 0..10 {
+        players.push(apps[0].register(&format!("leaguer{i:02}")).await);
+    }
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+    let mut best: std::collections::BTreeMap<i64, i64> = Default::default();
+    let mut cohort_of: std::collections::BTreeMap<i64, String> = Default::default();
+    let mut first_posts = Vec::new();
+    for n in 0..40 {
+        let player = &players[rng.gen_range(0..players.len())];
+        let score = rng.gen_range(0..5) * 10;
+        let answer = post(&apps[n % apps.len()], player, "random", score).await;
+        let cohort = answer["cohort"].as_str().unwrap().to_owned();
+        if let Some(placed) = cohort_of.get(&player.id) {
+            assert_eq!(placed, &cohort, "a player stays in one cohort for the period");
+        } else {
+            first_posts.push(player.id);
+            cohort_of.insert(player.id, cohort);
+        }
+        let kept = best.entry(player.id).or_insert(score);
+        *kept = (*kept).max(score);
+    }
+    // Cohorts fill in order of first posts, `COHORT_SIZE` each.
+    let cohorts: Vec<&String> = first_posts.iter().map(|id| &cohort_of[id]).collect();
+    for (position, cohort) in cohorts.iter().enumerate() {
+        assert_eq!(*cohort, cohorts[position / COHORT_SIZE * COHORT_SIZE], "player {position} in order: {cohorts:?}");
+    }
+
+    for app in &apps {
+        for cohort in cohorts.iter().collect::<std::collections::BTreeSet<_>>() {
+            let members: Vec<i64> = cohort_of.iter().filter(|(_, c)| c == cohort).map(|(id, _)| *id).collect();
+            let mut expected: Vec<(i64, i64, i64)> = members
+                .iter()
+                .map(|id| (1 + members.iter().filter(|other| best[other] > best[id]).count() as i64, *id, best[id]))
+                .collect();
+            expected.sort();
+            let (status, page) = app.get_json(&format!("/api/leagues/random/cohorts/{cohort}")).await;
+            assert_eq!(status, StatusCode::OK, "{page}");
+            let mut shown: Vec<(i64, i64, i64)> = page["entries"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|e| (e["rank"].as_i64().unwrap(), e["user"]["id"].as_i64().unwrap(), e["score"].as_i64().unwrap()))
+                .collect();
+            let in_page_order: Vec<i64> = shown.iter().map(|e| e.0).collect();
+            assert!(in_page_order.is_sorted(), "ranks in page order: {page}");
+            shown.sort();
+            assert_eq!(shown, expected, "cohort {cohort}: (rank, player, best)");
+            for (rank, id, score) in &expected {
+                let (_, member) = app.get_json(&format!("/api/leagues/random/members/{id}")).await;
+                assert_eq!(
+                    (&member["cohort"], &member["entry"]["rank"], &member["entry"]["score"]),
+                    (&json!(cohort), &json!(rank), &json!(score)),
+                    "{member}"
+                );
+            }
+        }
+    }
 }

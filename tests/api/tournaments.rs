@@ -8,12 +8,13 @@ use serde_json::{json, Value};
 use hiscore::domain::Timestamp;
 
 use crate::backend_tests;
-use crate::helpers::{assert_error, json_of, spawn_app_on, Backend, TestApp, TestDatabase, ADMIN};
+use crate::helpers::{assert_error, json_of, ranks_and_ids, spawn_app_on, Backend, TestApp, TestDatabase, ADMIN};
 
 backend_tests!(
     a_full_tournament_stays_full_under_a_hundred_concurrent_joins,
     attempts_are_exact_under_concurrent_posts_and_replays_are_free,
     a_tournament_takes_posts_only_in_its_window,
+    random_tournament_posts_match_a_brute_force_sort,
 );
 
 /// Instances on one database: two where they share Redis, else one.
@@ -182,5 +183,83 @@ async fn a_tournament_takes_posts_only_in_its_window(backend: Backend) {
     ] {
         let (status, body) = app.admin(Method::POST, "/api/admin/boards", Some(&definition)).await;
         assert_error(status, &body, 422, code);
+    }
+}
+
+/// The cross-source property on a tournament: after random posts (ties
+/// likely, some past the attempt limit), spread over the instances, each
+/// entrant's entry is the best of its first `max_attempts` posts, and
+/// every page, cursor walk and window, on every instance and from whichever
+/// source answers there, equals the database's rows in board order.
+async fn random_tournament_posts_match_a_brute_force_sort(backend: Backend) {
+    use rand::{Rng, SeedableRng};
+    const ATTEMPTS: usize = 3;
+    let db = TestDatabase::new(&backend).await;
+    let apps = instances(&backend, &db).await;
+    apps[0].create_board(&json!({"id": "cup", "name": "Cup", "join_required": true, "max_attempts": ATTEMPTS})).await;
+    let mut players = Vec::new();
+    for i in 0..10 {
+        let player = apps[0].register(&format!("racer{i:02}")).await;
+        assert_eq!(join(&apps[0], &player.token, "cup").await.0, StatusCode::CREATED);
+        players.push(player);
+    }
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+    let mut accepted: std::collections::BTreeMap<i64, Vec<i64>> = Default::default();
+    for n in 0..50 {
+        let player = &players[rng.gen_range(0..players.len())];
+        let score = rng.gen_range(0..5) * 10;
+        let app = &apps[n % apps.len()];
+        let (status, body) = app.post_board_score_raw(&player.token, "cup", &json!({"score": score}), None).await;
+        let posts = accepted.entry(player.id).or_default();
+        if posts.len() < ATTEMPTS {
+            assert_eq!(status, StatusCode::CREATED, "{body}");
+            posts.push(score);
+        } else {
+            assert_error(status, &body, 409, "attempts_exhausted");
+        }
+    }
+
+    let pool = db.connect().await;
+    let rows: Vec<(i64, i64, i64)> = sqlx::query_as(
+        "SELECT e.user_id, e.score, e.plays FROM board_entries e JOIN boards b ON b.number = e.board \
+         WHERE b.id = 'cup' ORDER BY e.rank_score, e.achieved_at, e.user_id",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    let mut entries: Vec<(i64, i64, i64)> = rows.clone();
+    entries.sort();
+    let model: Vec<(i64, i64, i64)> =
+        accepted.iter().map(|(id, posts)| (*id, *posts.iter().max().unwrap(), posts.len() as i64)).collect();
+    assert_eq!(entries, model, "(player, best of the first {ATTEMPTS} posts, attempts)");
+    // Ties share a rank.
+    let ranked: Vec<(i64, i64)> =
+        rows.iter().map(|row| (1 + rows.iter().filter(|other| other.1 > row.1).count() as i64, row.0)).collect();
+
+    for app in &apps {
+        let mut by_offset = Vec::new();
+        let mut offset = 0;
+        loop {
+            let page = app.ranking("cup", &format!("limit=3&offset={offset}")).await;
+            by_offset.extend(ranks_and_ids(&page));
+            match page["next_offset"].as_i64() {
+                Some(next) => offset = next,
+                None => break,
+            }
+        }
+        assert_eq!(by_offset, ranked, "by offset on {}", app.url(""));
+        let mut by_cursor = Vec::new();
+        let mut page = app.ranking("cup", "limit=4").await;
+        loop {
+            by_cursor.extend(ranks_and_ids(&page));
+            let Some(cursor) = page["next_cursor"].as_str().map(str::to_owned) else { break };
+            page = app.ranking("cup", &format!("limit=4&cursor={cursor}")).await;
+        }
+        assert_eq!(by_cursor, ranked, "by cursor on {}", app.url(""));
+        for (position, (_, id)) in ranked.iter().enumerate() {
+            let window = app.ranking(&format!("cup/around/{id}"), "radius=1").await;
+            let (start, end) = (position.saturating_sub(1), (position + 2).min(ranked.len()));
+            assert_eq!(ranks_and_ids(&window), ranked[start..end], "around {id} on {}", app.url(""));
+        }
     }
 }
