@@ -11,7 +11,8 @@ figures.
 POST_TO=<another instance's URL> makes the post there (the delivery
 across instances, with Redis). AROUND=1 watches instead the around-me
 window of players 1..STREAMS (each a watcher of its own; initialize the
-data first) and skips the post. Needs `ulimit -n` above STREAMS for both
+data first) and skips the post. BATCH (500) streams are opened at once.
+Needs `ulimit -n` above STREAMS for both
 sides.
 """
 import asyncio
@@ -27,6 +28,7 @@ STREAMS = int(os.environ.get("STREAMS", "10000"))
 IDLE_SECONDS = float(os.environ.get("IDLE_SECONDS", "20"))
 POST_TO = os.environ.get("POST_TO", BASE)
 AROUND = os.environ.get("AROUND") == "1"
+BATCH = int(os.environ.get("BATCH", "500"))  # streams opened at once
 HOST, PORT = BASE.removeprefix("http://").split(":")
 
 
@@ -64,6 +66,9 @@ async def open_stream(n):
     reader, writer = await asyncio.open_connection(HOST, int(PORT))
     writer.write(f"GET {path} HTTP/1.1\r\nHost: {HOST}\r\n\r\n".encode())
     await writer.drain()
+    if AROUND and not (await reader.readline()).startswith(b"HTTP/1.1 200"):
+        writer.close()  # a generated player without a score: not on the board
+        return None
     await reader.readuntil(b"event: page")  # the first page
     await reader.readuntil(b"\n\n")
     return reader, writer
@@ -80,17 +85,18 @@ async def main():
     player = call("POST", "/api/users", {"login_name": f"live{int(time.time())}", "password": "live idle test"})
     rss_before = resident_kib()
     streams = []
-    for start in range(0, STREAMS, 500):
-        streams += await asyncio.gather(*(open_stream(n) for n in range(start, min(start + 500, STREAMS))))
+    for start in range(0, STREAMS, BATCH):
+        opened = await asyncio.gather(*(open_stream(n) for n in range(start, min(start + BATCH, STREAMS))))
+        streams += [stream for stream in opened if stream]
     await asyncio.sleep(2)
     rss_open = resident_kib()
     reads_start, cpu_start, wall_start = live_reads(), cpu_seconds(), time.monotonic()
     await asyncio.sleep(IDLE_SECONDS)
     idle_cpu = (cpu_seconds() - cpu_start) / (time.monotonic() - wall_start)
     idle_reads = {what: (n - reads_start[what]) / (time.monotonic() - wall_start) for what, n in live_reads().items()}
-    print(f"streams={STREAMS} {'around-me windows' if AROUND else 'top page'} resident before={rss_before / 1024:.1f} MiB "
+    print(f"streams={len(streams)} {'around-me windows' if AROUND else 'top page'} resident before={rss_before / 1024:.1f} MiB "
           f"open={rss_open / 1024:.1f} MiB growth={(rss_open - rss_before) / 1024:.1f} MiB "
-          f"({(rss_open - rss_before) * 1024 / STREAMS:.0f} B a stream)")
+          f"({(rss_open - rss_before) * 1024 / len(streams):.0f} B a stream)")
     print(f"idle CPU over {IDLE_SECONDS:.0f} s: {idle_cpu * 100:.2f}% of one core; live reads a second while idle: "
           + ", ".join(f"{what} {rate:.1f}" for what, rate in sorted(idle_reads.items())))
     if not AROUND:

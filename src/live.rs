@@ -1,19 +1,18 @@
 //! Live pages' bookkeeping on one instance: the watchers (one per distinct
-//! question being watched, see `usecases::live`), the boards' stamps they
-//! share, the limits on open streams, and the signal that ends them all
+//! question being watched, see `usecases::live`), the boards they watch
+//! (one change signal each), the limits on open streams, and the signal that ends them all
 //! when the instance drains.
 
 use std::collections::HashMap;
-use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use actix_web::web::Bytes;
 use prometheus::IntCounterVec;
 use sha2::{Digest, Sha256};
-use tokio::sync::{watch, OnceCell};
+use tokio::sync::watch;
 
-use crate::domain::{BoardPeriod, PeriodSelector};
+use crate::domain::PeriodSelector;
 use crate::error::{ApiError, ErrorCode};
 
 /// What a live page answers: the parsed query of the plain GET it mirrors.
@@ -21,6 +20,15 @@ use crate::error::{ApiError, ErrorCode};
 pub enum LiveQuery {
     Page { board: String, period: PeriodSelector, limit: i64, offset: i64 },
     Around { board: String, period: PeriodSelector, user_id: i64, radius: i64 },
+}
+
+impl LiveQuery {
+    /// The board the answer depends on, as asked.
+    pub fn board_watch(&self) -> BoardWatch {
+        match self {
+            Self::Page { board, period, .. } | Self::Around { board, period, .. } => (board.clone(), *period),
+        }
+    }
 }
 
 /// One answer: the RankingPage JSON and its event id (a digest of the
@@ -53,9 +61,9 @@ pub enum Published {
 /// The watchers and the count of open streams, per instance.
 pub struct LiveHub {
     watchers: Mutex<HashMap<LiveQuery, watch::Sender<Option<Published>>>>,
-    /// The boards' stamps in Redis as last read for the watchers, and when
-    /// that read began (see [`LiveHub::stamp`]).
-    stamps: Mutex<HashMap<BoardPeriod, StampRead>>,
+    /// One signal per board (and period selector) being watched, bumped by
+    /// its ticker whenever the board changed (see `usecases::live`).
+    boards: Mutex<HashMap<BoardWatch, watch::Sender<u64>>>,
     /// `hiscore_live_reads_total`: what the watchers cost.
     reads: IntCounterVec,
     streams: Mutex<Streams>,
@@ -65,11 +73,8 @@ pub struct LiveHub {
     closing: watch::Sender<bool>,
 }
 
-/// A read of one board's stamp: when it began, and its answer once there.
-type StampRead = (Instant, Arc<OnceCell<Option<Arc<str>>>>);
-
-/// How many boards' stamps are kept before the old ones are dropped.
-const STAMPS_KEPT: usize = 256;
+/// A board as live pages watch it: its id as asked and the period selector.
+pub type BoardWatch = (String, PeriodSelector);
 
 #[derive(Default)]
 struct Streams {
@@ -100,7 +105,7 @@ impl LiveHub {
     pub fn new(per_address: u32, max: u32, reads: IntCounterVec) -> Self {
         Self {
             watchers: Mutex::default(),
-            stamps: Mutex::default(),
+            boards: Mutex::default(),
             reads,
             streams: Mutex::default(),
             per_address,
@@ -129,38 +134,33 @@ impl LiveHub {
         Ok(StreamSlot { hub: Arc::clone(self), address: address.to_owned() })
     }
 
-    /// `board`'s stamp through `read`, shared: a read that began less than
-    /// `fresh` ago answers every watcher that asks meanwhile, so 10,000
-    /// watchers of one board (each player's own around-me window) cost one
-    /// Redis round trip per `fresh`, not 10,000. With `fresh` shorter than
-    /// the pause between a watcher's reads, the stamp a watcher gets began
-    /// after its previous page's read did: a change that page missed moves it.
-    pub async fn stamp(
-        &self,
-        board: BoardPeriod,
-        fresh: Duration,
-        read: impl Future<Output = Option<Arc<str>>>,
-    ) -> Option<Arc<str>> {
-        let cell = {
-            let mut stamps = self.stamps.lock().ok()?;
-            match stamps.get(&board) {
-                Some((began, cell)) if began.elapsed() < fresh => Arc::clone(cell),
-                _ => {
-                    if stamps.len() >= STAMPS_KEPT {
-                        stamps.retain(|_, (began, _)| began.elapsed() < fresh);
-                    }
-                    let cell = Arc::new(OnceCell::new());
-                    stamps.insert(board, (Instant::now(), Arc::clone(&cell)));
-                    cell
-                }
-            }
-        };
-        cell.get_or_init(|| {
-            self.reads.with_label_values(&["stamp"]).inc();
-            read
-        })
-        .await
-        .clone()
+    /// A receiver of `board`'s change signal, and its sender when this call
+    /// created it (the caller then starts the board's ticker). `None` only
+    /// when the map's lock is poisoned.
+    pub fn board_changes(&self, board: &BoardWatch) -> Option<(watch::Receiver<u64>, Option<watch::Sender<u64>>)> {
+        let mut boards = self.boards.lock().ok()?;
+        if let Some(sender) = boards.get(board) {
+            return Some((sender.subscribe(), None));
+        }
+        let (sender, receiver) = watch::channel(0);
+        boards.insert(board.clone(), sender.clone());
+        Some((receiver, Some(sender)))
+    }
+
+    /// Forgets `board`'s ticker unless a watcher subscribed meanwhile (the
+    /// same lock as subscribing); true when it is forgotten.
+    pub fn forget_unwatched_board(&self, board: &BoardWatch, sender: &watch::Sender<u64>) -> bool {
+        let Ok(mut boards) = self.boards.lock() else { return true };
+        if sender.receiver_count() > 0 {
+            return false;
+        }
+        boards.remove(board);
+        true
+    }
+
+    /// Counts a board's stamp read in Redis.
+    pub fn count_stamp_read(&self) {
+        self.reads.with_label_values(&["stamp"]).inc();
     }
 
     /// Counts a watcher's question asked again.

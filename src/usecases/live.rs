@@ -1,12 +1,12 @@
 //! Live pages: a ranking page or an around-me window pushed again whenever
 //! its answer changes, whichever instance the change was made on.
 //!
-//! One watcher per distinct question (board, period, page or window) looks
-//! every [`WATCH_EVERY`] while anyone listens whether its board changed (a
-//! version check on one instance; with Redis the board's stamp, read once
-//! per board for all its watchers), asks again through the same use case
-//! as the plain GET when it did, and publishes the answer when its bytes
-//! differ. However many viewers watch a page, it is read and
+//! One ticker per watched board looks every [`WATCH_EVERY`] whether the
+//! board changed (a version check on one instance; with Redis the board's
+//! stamp, one round trip) and signals its watchers when it did. One
+//! watcher per distinct question (board, period, page or window) then asks
+//! again through the same use case as the plain GET, and publishes the
+//! answer when its bytes differ. However many viewers watch a page, it is read and
 //! rendered once per change, not once per viewer; a viewer's stream only
 //! forwards what its watcher published. The watcher ends with its last
 //! viewer.
@@ -26,11 +26,11 @@ use super::rankings::{self, PageRequest};
 use crate::cache::PageVersion;
 use crate::domain::{BoardPeriod, PeriodSelector, Timestamp};
 use crate::error::ApiError;
-use crate::live::{LivePage, LiveQuery, Published, Updates};
+use crate::live::{BoardWatch, LivePage, LiveQuery, Published, Updates};
 use crate::state::AppState;
 
-/// How often a watcher asks again: a change shows within this (plus one
-/// read), and no viewer gets pages more often.
+/// How often a board's ticker looks for a change: a change shows within
+/// this (plus one read), and no viewer gets pages more often.
 pub const WATCH_EVERY: Duration = Duration::from_millis(250);
 
 /// The answer to `query` now, as the plain GET would give it.
@@ -63,12 +63,21 @@ pub fn watch(state: &Data<AppState>, query: LiveQuery) -> Updates {
     }
 }
 
-/// Asks `query` again every [`WATCH_EVERY`] and publishes a changed answer,
-/// until nobody listens or the answer is gone. A failure that may pass (the
-/// database or Redis briefly away) is asked again at the next tick.
+/// Asks `query` again whenever its board changed (its ticker's signal,
+/// at most every [`WATCH_EVERY`]) and publishes a changed answer, until
+/// nobody listens or the answer is gone. A failure that may pass (the
+/// database or Redis briefly away) is asked again after [`WATCH_EVERY`].
 async fn run_watcher(state: Data<AppState>, query: LiveQuery, sender: watch::Sender<Option<Published>>) {
+    let board = query.board_watch();
+    let Some((mut changes, ticker)) = state.live.board_changes(&board) else { return };
+    if let Some(ticker) = ticker {
+        actix_web::rt::spawn(run_ticker(state.clone(), board, ticker));
+    }
+    // The first look reads: the board may have changed since the viewer's
+    // first page and before this watcher subscribed.
+    changes.mark_changed();
     let mut last_id = None::<String>;
-    let mut asked_at = None::<Unchanged>;
+    let mut retry = false;
     loop {
         tokio::select! {
             _ = sender.closed() => {
@@ -77,22 +86,23 @@ async fn run_watcher(state: Data<AppState>, query: LiveQuery, sender: watch::Sen
                 }
                 continue; // someone subscribed while the last one left
             }
-            _ = tokio::time::sleep(WATCH_EVERY) => {}
-        }
-        let now = unchanged_since(&state, &query).await;
-        if now.is_some() && now == asked_at {
-            continue;
+            changed = changes.changed() => if changed.is_err() {
+                return; // the ticker is gone: the instance stops
+            },
+            _ = tokio::time::sleep(WATCH_EVERY), if retry => {}
         }
         state.live.count_page_read();
-        let answered = answer(&state, &query).await;
-        asked_at = now.filter(|_| answered.is_ok());
+        // Boxed: an idle watcher holds no read's state (10,000 of them would
+        // hold tens of KB each).
+        let answered = Box::pin(answer(&state, &query)).await;
+        retry = matches!(&answered, Err(error) if error.code().status() >= 500);
         match answered {
             Ok(page) if last_id.as_deref() != Some(&page.id) => {
                 last_id = Some(page.id.clone());
                 sender.send_replace(Some(Published::Page(Arc::new(page))));
             }
             Ok(_) => {}
-            Err(error) if error.code().status() >= 500 => {
+            Err(error) if retry => {
                 tracing::debug!(%error, "a live page's read failed; asking again");
             }
             Err(error) => {
@@ -104,39 +114,54 @@ async fn run_watcher(state: Data<AppState>, query: LiveQuery, sender: watch::Sen
     }
 }
 
-/// What the answer depends on besides the query: the board's state
-/// (on one instance the rank engine's version, which any change to its
-/// boards moves, names included; with Redis the board's stamp there) and
-/// the period in force. While both hold, the answer is the one already
-/// published, exactly as a kept page is served (`cache::pages`), so an
-/// idle watcher costs an atomic read, or its share of one Redis round trip
-/// per board. `None` (ask) where nothing names the state: an ended period
-/// with Redis, Redis degraded, a board gone.
+/// One per watched board on an instance: every [`WATCH_EVERY`] looks
+/// whether the board changed and, if it did, signals its watchers, which
+/// then read their answers. An idle board's watchers never wake: 10,000
+/// players each watching their own around-me window cost one look a tick.
+/// Where nothing names the board's state, every tick signals (they ask).
+async fn run_ticker(state: Data<AppState>, board: BoardWatch, changes: watch::Sender<u64>) {
+    let mut seen = None::<Unchanged>;
+    loop {
+        tokio::time::sleep(WATCH_EVERY).await;
+        if state.live.forget_unwatched_board(&board, &changes) {
+            return;
+        }
+        let now = Box::pin(unchanged_since(&state, &board)).await;
+        if now.is_none() || now != seen {
+            changes.send_modify(|signal| *signal = signal.wrapping_add(1));
+        }
+        seen = now;
+    }
+}
+
+/// What the answers depend on besides the query: the board's state (on
+/// one instance the rank engine's version, which any change to its boards
+/// moves, names included; with Redis the board's stamp there, one round
+/// trip) and the period in force. While both hold, every answer is the one
+/// already published, exactly as a kept page is served (`cache::pages`).
+/// `None` where nothing names the state: an ended period with Redis, Redis
+/// degraded, a board gone.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Unchanged {
     state: PageVersion,
     period: i64,
 }
 
-/// How recent a board's stamp in Redis must be to stand for a watcher's
-/// tick (shorter than [`WATCH_EVERY`], see `LiveHub::stamp`).
-const STAMP_FRESH: Duration = Duration::from_millis(125);
-
-async fn unchanged_since(state: &AppState, query: &LiveQuery) -> Option<Unchanged> {
-    let (board, selector) = match query {
-        LiveQuery::Page { board, period, .. } | LiveQuery::Around { board, period, .. } => (board, *period),
-    };
+async fn unchanged_since(state: &AppState, (board, selector): &BoardWatch) -> Option<Unchanged> {
     let board = resolve(state, board).await.ok()?;
     let period = match (&board, selector) {
         (BoardRef::Builtin(builtin), _) => BoardPeriod::builtin(*builtin),
         (BoardRef::Custom(custom), PeriodSelector::Current) => {
             custom.spec.period(custom.period_at(Timestamp::now()).index)
         }
-        (BoardRef::Custom(custom), PeriodSelector::Index(index)) => custom.spec.period(index),
+        (BoardRef::Custom(custom), PeriodSelector::Index(index)) => custom.spec.period(*index),
     };
     let board_state = match &state.redis {
         None => PageVersion::Local(state.ranks.version()),
-        Some(_) => PageVersion::Shared(state.live.stamp(period, STAMP_FRESH, state.ranks.shared_stamp(period)).await?),
+        Some(_) => {
+            state.live.count_stamp_read();
+            PageVersion::Shared(state.ranks.shared_stamp(period).await?)
+        }
     };
     Some(Unchanged { state: board_state, period: period.period })
 }
