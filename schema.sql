@@ -268,6 +268,21 @@ CREATE TABLE IF NOT EXISTS board_entrants (
   PRIMARY KEY (board, period, user_id)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
+-- Changes to a tournament's fields by PATCH (migration 15): from
+-- `from_period` on, the fields are this row's (the latest row whose
+-- `from_period` is at most the period's index; before the first, the
+-- `boards` row's).
+CREATE TABLE IF NOT EXISTS board_terms (
+  board BIGINT NOT NULL,
+  from_period BIGINT NOT NULL,
+  join_required BIGINT NOT NULL,
+  max_entrants BIGINT NULL,
+  max_attempts BIGINT NULL,
+  starts_at BIGINT NULL,
+  ends_at BIGINT NULL,
+  PRIMARY KEY (board, from_period)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
 -- Webhooks: where events are sent, which ones, and the signing secret.
 CREATE TABLE IF NOT EXISTS webhooks (
   id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,

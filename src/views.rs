@@ -9,7 +9,7 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 use utoipa::ToSchema;
 
-use crate::boards::{BoardSpec, Period, PostRules};
+use crate::boards::{BoardSpec, Period, PostRules, Tournament};
 use crate::domain::{Board, BoardKey, CursorKeys, PostStatus, Timestamp};
 use crate::rank::{Page, UserRanks};
 use crate::store::{ScoreRow, ServerKeyRow, UserRow};
@@ -308,6 +308,21 @@ pub struct BoardView {
     /// held for review (null: none).
     #[schema(required = true)]
     pub hold_jump: Option<f64>,
+    /// The tournament fields in force in the current period.
+    #[serde(flatten)]
+    pub tournament: TournamentView,
+    /// Entrants of the current period (null unless `join_required`).
+    #[schema(required = true)]
+    pub entrants: Option<i64>,
+    /// A change of the tournament fields by `PATCH` that comes into force
+    /// with a later period (null: none).
+    #[schema(required = true)]
+    pub pending_change: Option<PendingChange>,
+}
+
+/// A board's tournament fields (v3), as in force in one period.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TournamentView {
     /// Only the period's entrants post (`POST /api/boards/{id}/entrants`).
     pub join_required: bool,
     /// Entrants a period takes at most (null: no limit).
@@ -316,9 +331,6 @@ pub struct BoardView {
     /// Posts per player per period at most, held ones included (null: no limit).
     #[schema(required = true)]
     pub max_attempts: Option<i64>,
-    /// Entrants of the current period (null unless `join_required`).
-    #[schema(required = true)]
-    pub entrants: Option<i64>,
     /// Posts and joins are taken from this time on (null: from creation).
     #[schema(required = true)]
     pub starts_at: Option<Timestamp>,
@@ -327,9 +339,35 @@ pub struct BoardView {
     pub ends_at: Option<Timestamp>,
 }
 
+impl From<Tournament> for TournamentView {
+    fn from(fields: Tournament) -> Self {
+        Self {
+            join_required: fields.join_required,
+            max_entrants: fields.max_entrants,
+            max_attempts: fields.max_attempts,
+            starts_at: fields.starts_at,
+            ends_at: fields.ends_at,
+        }
+    }
+}
+
+/// The tournament fields from `period` on, as a `PATCH` set them.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PendingChange {
+    /// The index of the first period they are in force in.
+    pub period: i64,
+    #[serde(flatten)]
+    pub tournament: TournamentView,
+}
+
 impl BoardView {
     /// A custom board; `entrants`: the current period's count, if it joins.
     pub fn custom(spec: &BoardSpec, period: Period, entrants: Option<i64>) -> Self {
+        let tournament = spec.terms.at(period.index);
+        let pending_change = spec
+            .terms
+            .change_after(period.index)
+            .map(|(period, fields)| PendingChange { period, tournament: fields.into() });
         Self {
             id: spec.id.clone(),
             name: spec.name.clone(),
@@ -346,12 +384,9 @@ impl BoardView {
             writers: spec.rules.writers.as_str(),
             hold_beyond: spec.rules.hold_beyond,
             hold_jump: spec.rules.hold_jump,
-            join_required: spec.tournament.join_required,
-            max_entrants: spec.tournament.max_entrants,
-            max_attempts: spec.tournament.max_attempts,
-            entrants: if spec.tournament.join_required { Some(entrants.unwrap_or(0)) } else { None },
-            starts_at: spec.tournament.starts_at,
-            ends_at: spec.tournament.ends_at,
+            entrants: if tournament.join_required { Some(entrants.unwrap_or(0)) } else { None },
+            tournament: tournament.into(),
+            pending_change,
         }
     }
 
@@ -377,12 +412,9 @@ impl BoardView {
             writers: rules.writers.as_str(),
             hold_beyond: rules.hold_beyond,
             hold_jump: rules.hold_jump,
-            join_required: false,
-            max_entrants: None,
-            max_attempts: None,
+            tournament: Tournament::default().into(),
             entrants: None,
-            starts_at: None,
-            ends_at: None,
+            pending_change: None,
         }
     }
 }

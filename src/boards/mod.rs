@@ -42,8 +42,8 @@ pub struct PostRules {
     pub hold_jump: Option<f64>,
 }
 
-/// A tournament's limits (v3), fixed at creation, each per period: a
-/// resetting tournament starts empty every period.
+/// A tournament's limits (v3), each per period: a resetting tournament
+/// starts empty every period.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Tournament {
     /// Only the period's entrants may post.
@@ -62,6 +62,52 @@ impl Tournament {
     /// Whether posts and joins are taken at `t`.
     pub fn open_at(&self, t: Timestamp) -> bool {
         self.starts_at.is_none_or(|start| start <= t) && self.ends_at.is_none_or(|end| t < end)
+    }
+
+    /// Whether nothing can have been posted or joined by `t`: the window
+    /// opens later.
+    pub fn opens_after(&self, t: Timestamp) -> bool {
+        self.starts_at.is_some_and(|start| t < start)
+    }
+}
+
+/// A tournament's fields over its periods: those set at creation, then
+/// the changes made by `PATCH`, each in force from a period on (a change
+/// applies to periods that have not started).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Terms {
+    at_creation: Tournament,
+    /// (first period, fields), by first period ascending.
+    changes: Vec<(i64, Tournament)>,
+}
+
+impl Terms {
+    pub fn new(at_creation: Tournament, mut changes: Vec<(i64, Tournament)>) -> Self {
+        changes.sort_by_key(|(from, _)| *from);
+        Self { at_creation, changes }
+    }
+
+    /// The fields in force in period `index`.
+    pub fn at(&self, index: i64) -> Tournament {
+        self.changes.iter().rev().find(|(from, _)| *from <= index).map_or(self.at_creation, |(_, fields)| *fields)
+    }
+
+    /// The newest fields: what a new change starts from.
+    pub fn latest(&self) -> Tournament {
+        self.changes.last().map_or(self.at_creation, |(_, fields)| *fields)
+    }
+
+    /// The first change that comes into force after period `index`.
+    pub fn change_after(&self, index: i64) -> Option<(i64, Tournament)> {
+        self.changes.iter().find(|(from, _)| *from > index).copied()
+    }
+
+    /// These terms with `fields` from period `from` on (replacing the
+    /// changes that had not come into force by then).
+    pub fn with_change(&self, from: i64, fields: Tournament) -> Self {
+        let mut changes: Vec<_> = self.changes.iter().filter(|(first, _)| *first < from).copied().collect();
+        changes.push((from, fields));
+        Self { at_creation: self.at_creation, changes }
     }
 }
 
@@ -118,8 +164,8 @@ pub struct Period {
     pub end: Option<Timestamp>,
 }
 
-/// A custom board's definition (everything but the name and the rules is
-/// fixed at creation).
+/// A custom board's definition (everything but the name, the rules and
+/// the tournament's terms is fixed at creation).
 #[derive(Debug, Clone, PartialEq)]
 pub struct BoardSpec {
     /// The catalog's key (never reused).
@@ -136,7 +182,7 @@ pub struct BoardSpec {
     pub max_score: i64,
     pub created_at: Timestamp,
     pub rules: PostRules,
-    pub tournament: Tournament,
+    pub terms: Terms,
     /// A league's own board: its periods, posts and entries are the
     /// league's; it is not listed or served as a board.
     pub league: bool,
@@ -166,8 +212,19 @@ impl CustomBoard {
             Some(pattern) => Some(Schedule::parse(pattern, parse_timezone(&spec.timezone)?)?),
             None => None,
         };
-        let clock = PeriodClock::new(schedule, spec.tournament.ends_at, known, spec.archive_periods);
+        let clock = PeriodClock::new(schedule, spec.terms.clone(), known, spec.archive_periods);
         Ok(Self { spec, clock })
+    }
+
+    /// The tournament's fields in force in period `index`.
+    pub fn tournament(&self, index: i64) -> Tournament {
+        self.spec.terms.at(index)
+    }
+
+    /// The first period after the one in force at `now` that starts at
+    /// `t` or later; `None` when the periods end before (an endless one).
+    pub fn first_period_from(&self, now: Timestamp, t: Timestamp) -> Option<i64> {
+        self.clock.first_starting_from(now, t)
     }
 
     /// The period in force at `t`.
@@ -192,31 +249,32 @@ impl CustomBoard {
 
 /// The periods of one board: computed forward from a known period, one
 /// boundary at a time, so that every instance walks the same chain. A
-/// boundary is a firing of the reset pattern, or a tournament's `ends_at`.
+/// boundary is a firing of the reset pattern, or a tournament's `ends_at`
+/// (the one in force in the period that ends there).
 struct PeriodClock {
     schedule: Option<Schedule>,
-    ends_at: Option<Timestamp>,
+    terms: Terms,
     state: Mutex<VecDeque<Period>>,
     /// Periods remembered besides the current one.
     keep: usize,
 }
 
 impl PeriodClock {
-    fn new(schedule: Option<Schedule>, ends_at: Option<Timestamp>, known: Period, archive_periods: i64) -> Self {
+    fn new(schedule: Option<Schedule>, terms: Terms, known: Period, archive_periods: i64) -> Self {
         let keep = usize::try_from(archive_periods).unwrap_or(0);
-        let clock = Self { schedule, ends_at, state: Mutex::new(VecDeque::new()), keep };
-        let known = Period { end: clock.end_of(known.start), ..known };
+        let clock = Self { schedule, terms, state: Mutex::new(VecDeque::new()), keep };
+        let known = Period { end: clock.end_of(known.index, known.start), ..known };
         if let Ok(mut periods) = clock.state.lock() {
             periods.push_front(known);
         }
         clock
     }
 
-    /// Where the period that starts at `start` ends: the next firing, or
-    /// `ends_at` if that comes first.
-    fn end_of(&self, start: Timestamp) -> Option<Timestamp> {
+    /// Where period `index`, starting at `start`, ends: the next firing,
+    /// or its `ends_at` if that comes first.
+    fn end_of(&self, index: i64, start: Timestamp) -> Option<Timestamp> {
         let firing = self.schedule.as_ref().and_then(|schedule| schedule.next_after(start));
-        match self.ends_at {
+        match self.terms.at(index).ends_at {
             Some(ends_at) if ends_at > start => Some(firing.map_or(ends_at, |firing| firing.min(ends_at))),
             _ => firing,
         }
@@ -231,7 +289,8 @@ impl PeriodClock {
             let Some(current) = periods.front().copied() else { return Period { index: 0, start: t, end: None } };
             match current.end {
                 Some(end) if end <= t => {
-                    periods.push_front(Period { index: current.index + 1, start: end, end: self.end_of(end) });
+                    let index = current.index + 1;
+                    periods.push_front(Period { index, start: end, end: self.end_of(index, end) });
                     // One ended period more than kept: see below.
                     periods.truncate(self.keep + 2);
                 }
@@ -241,6 +300,34 @@ impl PeriodClock {
                 _ => return periods.iter().find(|period| period.start <= t).copied().unwrap_or(current),
             }
         }
+    }
+
+    /// See [`CustomBoard::first_period_from`]; the clock stays where it is.
+    fn first_starting_from(&self, now: Timestamp, t: Timestamp) -> Option<i64> {
+        let mut period = self.at(now);
+        loop {
+            let start = period.end?;
+            let index = period.index + 1;
+            if start >= t {
+                return Some(index);
+            }
+            period = Period { index, start, end: self.end_of(index, start) };
+        }
+    }
+
+    /// The same periods under new terms: the current one's end follows
+    /// them (ended ones are history).
+    fn with_terms(&self, terms: Terms) -> Self {
+        let mut periods = self.state.lock().map(|periods| periods.clone()).unwrap_or_default();
+        let clock =
+            Self { schedule: self.schedule.clone(), terms, state: Mutex::new(VecDeque::new()), keep: self.keep };
+        if let Some(current) = periods.front_mut() {
+            current.end = clock.end_of(current.index, current.start);
+        }
+        if let Ok(mut state) = clock.state.lock() {
+            *state = periods;
+        }
+        clock
     }
 
     /// The remembered periods (the current and the kept ones), newest
@@ -296,18 +383,13 @@ impl Registry {
         board
     }
 
-    /// A board's new name and rules, keeping its clock.
-    pub fn amend(&self, id: &str, name: &str, rules: PostRules) {
+    /// A board's new name, rules and terms, keeping its clock.
+    pub fn amend(&self, id: &str, name: &str, rules: PostRules, terms: Terms) {
         if let Ok(mut catalog) = self.boards.write() {
             let Some(old) = catalog.by_id.get(id).cloned() else { return };
             let renamed = Arc::new(CustomBoard {
-                spec: BoardSpec { name: name.to_owned(), rules, ..old.spec.clone() },
-                clock: PeriodClock {
-                    schedule: old.clock.schedule.clone(),
-                    ends_at: old.clock.ends_at,
-                    state: Mutex::new(old.clock.state.lock().map(|s| s.clone()).unwrap_or_default()),
-                    keep: old.clock.keep,
-                },
+                clock: old.clock.with_terms(terms.clone()),
+                spec: BoardSpec { name: name.to_owned(), rules, terms, ..old.spec.clone() },
             });
             catalog.by_id.insert(id.to_owned(), Arc::clone(&renamed));
             catalog.by_number.insert(renamed.spec.number, renamed);
@@ -371,7 +453,7 @@ mod tests {
             max_score: 10,
             created_at: Timestamp::from_millis(1_000),
             rules: PostRules::default(),
-            tournament: Tournament::default(),
+            terms: Terms::default(),
             league: false,
         }
     }
@@ -455,18 +537,58 @@ mod tests {
         let ends_at = Some(end);
         let tournament = Tournament { ends_at, ..Tournament::default() };
         // No reset: period 0 ends at ends_at; period 1 never ends.
-        let board = CustomBoard::new(BoardSpec { tournament, ..spec(None, 10) }, start).unwrap();
+        let board =
+            CustomBoard::new(BoardSpec { terms: Terms::new(tournament, vec![]), ..spec(None, 10) }, start).unwrap();
         assert_eq!(board.period_at(created).end, ends_at);
         let after = board.period_at(Timestamp::from_millis(1_796_112_090_000));
         assert_eq!((after.index, after.start, after.end), (1, end, None));
         // A reset every minute: 08:01 as usual, then 08:01:30 ends the
         // period early, and the next one runs to the next firing.
-        let board = CustomBoard::new(BoardSpec { tournament, ..spec(Some("0 * * * * *"), 10) }, start).unwrap();
+        let terms = Terms::new(tournament, vec![]);
+        let board = CustomBoard::new(BoardSpec { terms, ..spec(Some("0 * * * * *"), 10) }, start).unwrap();
         let second = board.period_at(Timestamp::from_millis(1_796_112_061_000));
         assert_eq!((second.index, second.end), (1, ends_at));
         let third = board.period_at(Timestamp::from_millis(1_796_112_095_000));
         assert_eq!((third.index, third.start, third.end.map(Timestamp::millis)), (2, end, Some(1_796_112_120_000)));
         assert!(!tournament.open_at(third.start) && tournament.open_at(created));
+    }
+
+    /// A change by `PATCH` from period 2 on: period 1 keeps the end it had,
+    /// period 2 ends at the new `ends_at`, and the clock walks the same
+    /// chain when it resumes from a stored period (another instance).
+    #[test]
+    fn changed_terms_move_only_the_periods_they_are_in_force_in() {
+        let created = Timestamp::from_millis(1_796_112_000_000); // 08:00:00
+        let start = Period { index: 0, start: created, end: None };
+        let every_minute = BoardSpec { created_at: created, ..spec(Some("0 * * * * *"), 10) };
+        let board = CustomBoard::new(every_minute.clone(), start).unwrap();
+        let now = Timestamp::from_millis(1_796_112_030_000); // 08:00:30, in period 0
+                                                             // The next period starting at least 5 s from now is period 1 (08:01).
+        assert_eq!(board.first_period_from(now, Timestamp::from_millis(1_796_112_035_000)), Some(1));
+        // ... and at least 45 s from now, period 2 (08:02).
+        assert_eq!(board.first_period_from(now, Timestamp::from_millis(1_796_112_075_000)), Some(2));
+        let ends_at = Timestamp::from_millis(1_796_112_150_000); // 08:02:30
+        let changed = Tournament { ends_at: Some(ends_at), max_attempts: Some(3), ..Tournament::default() };
+        let terms = every_minute.terms.with_change(2, changed);
+        assert_eq!((terms.at(1), terms.at(2), terms.latest()), (Tournament::default(), changed, changed));
+        assert_eq!(terms.change_after(0), Some((2, changed)));
+        let registry = Registry::default();
+        registry.insert(CustomBoard::new(every_minute.clone(), start).unwrap());
+        registry.get("b").unwrap().period_at(now);
+        registry.amend("b", "B", PostRules::default(), terms.clone());
+        let board = registry.get("b").unwrap();
+        let ends: Vec<_> = [60_500, 120_500, 150_500]
+            .map(|s| board.period_at(Timestamp::from_millis(1_796_112_000_000 + s)))
+            .map(|p| (p.index, p.end.map(Timestamp::millis)))
+            .to_vec();
+        assert_eq!(ends, [(1, Some(1_796_112_120_000)), (2, Some(1_796_112_150_000)), (3, Some(1_796_112_180_000))]);
+        // Resumed from period 1 as stored: the same chain.
+        let stored = Period { index: 1, start: Timestamp::from_millis(1_796_112_060_000), end: None };
+        let resumed = CustomBoard::new(BoardSpec { terms, ..every_minute }, stored).unwrap();
+        assert_eq!(resumed.period_at(Timestamp::from_millis(1_796_112_150_500)).start, ends_at);
+        // A period that never ends has no period after it.
+        let endless = CustomBoard::new(spec(None, 10), start).unwrap();
+        assert_eq!(endless.first_period_from(now, now), None);
     }
 
     #[test]

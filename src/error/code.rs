@@ -90,6 +90,8 @@ error_codes! {
     BoardClosed = (409, "board_closed", "this board takes posts and joins only between its starts_at and ends_at"),
     BoardFull = (409, "board_full", "this period of the board has all the entrants it takes"),
     AttemptsExhausted = (409, "attempts_exhausted", "no attempts left on this board in this period"),
+    PeriodStarted = (409, "period_started",
+        "the period in force has begun and never ends: no period is left for a change to the tournament fields"),
     AlreadyDecided = (409, "already_decided", "this held post was accepted or rejected already"),
     AmbiguousScore = (409, "ambiguous_score",
         "a post of /api/scores and a custom board's post are held with this id: send `board` to say which"),

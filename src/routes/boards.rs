@@ -128,7 +128,7 @@ pub async fn create(state: web::Data<AppState>, actor: Actor, body: JsonObject) 
     Ok(HttpResponse::Created().json(board))
 }
 
-#[utoipa::path(patch, path = paths::ADMIN_BOARD, operation_id = "updateBoard", summary = "Rename a custom board, or change a board's rules", tag = "boards",
+#[utoipa::path(patch, path = paths::ADMIN_BOARD, operation_id = "updateBoard", summary = "Rename a custom board, change a board's rules or a tournament's fields", tag = "boards",
     security(("bearer" = [])),
     params(crate::routes::schemas::BoardPath),
     request_body = crate::routes::schemas::UpdateBoardRequest,

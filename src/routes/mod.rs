@@ -139,7 +139,8 @@ routes! {
     paths::ADMIN_BOARD => {
         patch: boards::update => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, AdminTokenRequired,
             InvalidAdminToken, TooManyRequests, NotFound, BoardNotFound, BuiltinBoard, InvalidName, InvalidMinIntervalMs,
-            InvalidWriters, InvalidHoldBeyond, InvalidHoldJump, DatabaseUnavailable],
+            InvalidWriters, InvalidHoldBeyond, InvalidHoldJump, InvalidJoinRequired, InvalidMaxEntrants, InvalidMaxAttempts,
+            InvalidStartsAt, InvalidEndsAt, PeriodStarted, DatabaseUnavailable],
         delete: boards::delete => [AdminTokenRequired, InvalidAdminToken, TooManyRequests, NotFound, BoardNotFound, BuiltinBoard,
             DatabaseUnavailable],
     },

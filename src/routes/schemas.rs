@@ -121,8 +121,8 @@ pub struct BoardScoreRequest {
 }
 
 /// `POST /api/admin/boards`: everything but `id` and `name` has a default;
-/// only `name` and the rule fields (`min_interval_ms`, `writers`) can
-/// change later.
+/// only `name`, the rule fields (`min_interval_ms`, `writers`,
+/// `hold_beyond`, `hold_jump`) and the tournament fields can change later.
 #[derive(Serialize, ToSchema)]
 pub struct BoardRequest {
     /// 1..64 characters of `[a-z0-9_-]`; `best` and `total` are taken.
@@ -163,6 +163,17 @@ pub struct BoardRequest {
     /// A post better than the player's entry by more than this factor
     /// (> 1) is held for review (202).
     pub hold_jump: Option<f64>,
+    #[serde(flatten)]
+    pub tournament: TournamentFields,
+}
+
+/// The tournament fields of a board (v3), each per period. `PATCH` may
+/// change them for the periods that have not started: the period in
+/// force too while its `starts_at` is ahead, else from the first period
+/// starting at least 5 s later (the Board's `pending_change` until then);
+/// 409 `period_started` when the period in force has begun and never ends.
+#[derive(Serialize, ToSchema)]
+pub struct TournamentFields {
     /// Tournaments: posts and joins are taken from this RFC 3339 time on
     /// (409 `board_closed` before); null: from creation.
     #[schema(example = "2026-12-07T18:00:00Z")]
@@ -233,6 +244,8 @@ pub struct UpdateBoardRequest {
     pub writers: Option<String>,
     pub hold_beyond: Option<i64>,
     pub hold_jump: Option<f64>,
+    #[serde(flatten)]
+    pub tournament: TournamentFields,
 }
 
 /// `POST /api/admin/held/{score_id}`.

@@ -102,10 +102,11 @@ pub(super) async fn lock(
             entries.insert((number, entry.user_id), entry);
         }
         // Under the period's row, which joins take too: exact across instances.
-        if board.spec.tournament.join_required {
+        let tournament = board.tournament(period.index);
+        if tournament.join_required {
             entrants.insert(number, store.entrants_among(conn, number, period.index, &ids).await?);
         }
-        if board.spec.tournament.max_attempts.is_some() {
+        if tournament.max_attempts.is_some() {
             for (user_id, made) in store.attempts_among(conn, number, period.index, &ids).await? {
                 attempts.insert((number, user_id), made);
             }
@@ -145,7 +146,8 @@ impl Locked {
     pub(super) fn check_entry(&self, job: &Job, now: Timestamp) -> Result<(), ErrorCode> {
         let Some((board, _)) = custom_target(job) else { return Ok(()) };
         let (number, user_id) = (board.spec.number, job.post.user_id);
-        let tournament = board.spec.tournament;
+        let Some(period) = self.periods.get(&number) else { return Err(ErrorCode::BoardNotFound) };
+        let tournament = board.tournament(period.index);
         if !tournament.open_at(now) {
             return Err(ErrorCode::BoardClosed);
         }

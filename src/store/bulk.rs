@@ -11,7 +11,7 @@ const USER_ROWS_PER_INSERT: usize = 2_000;
 const SCORE_ROWS_PER_INSERT: usize = 5_000;
 
 /// Everything initialize replaces (not `data_generation`, which counts them).
-const TABLES: [&str; 20] = [
+const TABLES: [&str; 21] = [
     "users",
     "scores",
     "sessions",
@@ -26,6 +26,7 @@ const TABLES: [&str; 20] = [
     "server_keys",
     "held_posts",
     "board_entrants",
+    "board_terms",
     "webhooks",
     "webhook_deliveries",
     "leagues",

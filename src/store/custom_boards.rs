@@ -24,12 +24,9 @@ pub struct BoardRow {
     pub created_at: Timestamp,
     #[sqlx(flatten)]
     pub rules: RulesRow,
-    /// 0 or 1.
-    pub join_required: i64,
-    pub max_entrants: Option<i64>,
-    pub max_attempts: Option<i64>,
-    pub starts_at: Option<Timestamp>,
-    pub ends_at: Option<Timestamp>,
+    /// As at creation.
+    #[sqlx(flatten)]
+    pub tournament: TournamentRow,
     /// 1: a league's own board.
     pub league: i64,
 }
@@ -37,6 +34,35 @@ pub struct BoardRow {
 const BOARD_COLUMNS: &str = "number, id, name, sort_order, operator, reset, timezone, archive_periods, min_score, \
                              max_score, created_at, min_interval_ms, writers, hold_beyond, hold_jump, join_required, \
                              max_entrants, max_attempts, starts_at, ends_at, league";
+
+/// A tournament's fields (on `boards` and on `board_terms` alike).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, sqlx::FromRow)]
+pub struct TournamentRow {
+    /// 0 or 1.
+    pub join_required: i64,
+    pub max_entrants: Option<i64>,
+    pub max_attempts: Option<i64>,
+    pub starts_at: Option<Timestamp>,
+    pub ends_at: Option<Timestamp>,
+}
+
+/// A change to a tournament's fields, in force from `from_period` on
+/// (`board_terms`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, sqlx::FromRow)]
+pub struct TermsRow {
+    pub board: i64,
+    pub from_period: i64,
+    #[sqlx(flatten)]
+    pub fields: TournamentRow,
+}
+
+/// A change to a tournament's fields, and the period in force when it was
+/// made, recorded with its end under the change (an instance reloading
+/// the catalog resumes its clock from the latest recorded period).
+pub struct TermsChange {
+    pub row: TermsRow,
+    pub current: crate::boards::Period,
+}
 
 /// A board's rule columns (v3 score integrity), on `boards` and on
 /// `builtin_board_rules` alike.
@@ -263,8 +289,15 @@ impl Store {
         Ok(())
     }
 
-    /// A board's new name and rules; `false` when there is no such board.
-    pub async fn amend_board(&self, id: &str, name: &str, rules: &RulesRow) -> StoreResult<bool> {
+    /// A board's new name and rules, and a change to its tournament's
+    /// fields; `false` when there is no such board.
+    pub async fn amend_board(
+        &self,
+        id: &str,
+        name: &str,
+        rules: &RulesRow,
+        change: Option<&TermsChange>,
+    ) -> StoreResult<bool> {
         let mut tx = self.begin_write().await?;
         let done = self
             .sql(
@@ -279,9 +312,73 @@ impl Store {
             .bind(id)
             .execute(&mut *tx)
             .await?;
+        if done.rows_affected() == 0 {
+            return Ok(false);
+        }
+        if let Some(change) = change {
+            self.change_terms(&mut tx, change).await?;
+        }
         self.bump_catalog_version(&mut tx).await?;
         tx.commit().await?;
-        Ok(done.rows_affected() > 0)
+        Ok(true)
+    }
+
+    /// Stores a change to a tournament's fields: it replaces the changes
+    /// from its period on, and the changes no period from the one in force
+    /// on needs any more go.
+    async fn change_terms(&self, conn: &mut sqlx::AnyConnection, change: &TermsChange) -> StoreResult<()> {
+        let (row, current) = (&change.row, change.current);
+        self.record_periods_on(conn, row.board, &[current]).await?;
+        self.sql("UPDATE board_periods SET ends_at = ? WHERE board = ? AND period = ? AND closed_at IS NULL")
+            .bind(current.end)
+            .bind(row.board)
+            .bind(current.index)
+            .execute(&mut *conn)
+            .await?;
+        self.sql("DELETE FROM board_terms WHERE board = ? AND from_period >= ?")
+            .bind(row.board)
+            .bind(row.from_period)
+            .execute(&mut *conn)
+            .await?;
+        self.sql(
+            "INSERT INTO board_terms (board, from_period, join_required, max_entrants, max_attempts, starts_at, \
+             ends_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(row.board)
+        .bind(row.from_period)
+        .bind(row.fields.join_required)
+        .bind(row.fields.max_entrants)
+        .bind(row.fields.max_attempts)
+        .bind(row.fields.starts_at)
+        .bind(row.fields.ends_at)
+        .execute(&mut *conn)
+        .await?;
+        let in_force: Option<i64> = self
+            .sql_scalar("SELECT MAX(from_period) FROM board_terms WHERE board = ? AND from_period <= ?")
+            .bind(row.board)
+            .bind(current.index)
+            .fetch_one(&mut *conn)
+            .await?;
+        if let Some(in_force) = in_force {
+            self.sql("DELETE FROM board_terms WHERE board = ? AND from_period < ?")
+                .bind(row.board)
+                .bind(in_force)
+                .execute(&mut *conn)
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Every change to a tournament's fields, of every board.
+    pub async fn board_terms(&self) -> StoreResult<Vec<TermsRow>> {
+        let mut conn = self.conn().await?;
+        Ok(self
+            .sql_as(
+                "SELECT board, from_period, join_required, max_entrants, max_attempts, starts_at, ends_at \
+                 FROM board_terms ORDER BY board, from_period",
+            )
+            .fetch_all(&mut *conn)
+            .await?)
     }
 
     /// The rules set on the built-in boards.
@@ -353,6 +450,16 @@ impl Store {
     /// Records periods that began (their bounds are the same whoever
     /// computes them, so a row already there is simply kept).
     pub async fn record_periods(&self, board: i64, periods: &[crate::boards::Period]) -> StoreResult<()> {
+        let mut conn = self.conn().await?;
+        self.record_periods_on(&mut conn, board, periods).await
+    }
+
+    async fn record_periods_on(
+        &self,
+        conn: &mut sqlx::AnyConnection,
+        board: i64,
+        periods: &[crate::boards::Period],
+    ) -> StoreResult<()> {
         if periods.is_empty() {
             return Ok(());
         }
@@ -366,7 +473,6 @@ impl Store {
         for period in periods {
             query = query.bind(board).bind(period.index).bind(period.start).bind(period.end);
         }
-        let mut conn = self.conn().await?;
         query.execute(&mut *conn).await?;
         Ok(())
     }
@@ -520,12 +626,13 @@ impl Store {
         };
         let mut conn = self.conn().await?;
         let mut deleted = 0;
-        // A league's rows go with its board's (they name it `board` too).
-        let league_tables: &[&str] = match purge {
+        // A league's rows go with its board's (they name it `board` too),
+        // and a deleted board's tournament changes with it.
+        let more_tables: &[&str] = match purge {
             Purge::Period { .. } => &["league_cohorts", "league_placements"],
-            Purge::Board(_) => &["league_cohorts", "league_placements", "league_members", "leagues"],
+            Purge::Board(_) => &["league_cohorts", "league_placements", "league_members", "leagues", "board_terms"],
         };
-        for table in ["board_entries", "board_scores", "board_entrants"].iter().chain(league_tables) {
+        for table in ["board_entries", "board_scores", "board_entrants"].iter().chain(more_tables) {
             let sql = self.dialect.delete_chunk(table, condition);
             let query = binds.iter().fold(self.sql(&sql), |query, value| query.bind(*value));
             deleted += query.bind(chunk).execute(&mut *conn).await?.rows_affected();

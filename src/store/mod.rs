@@ -48,8 +48,8 @@ use sqlx::{Any, AnyConnection, AnyPool, ConnectOptions, Executor, Transaction};
 pub use self::board_reads::{KeyWithMetadata, MiddleRead, WalkedKey};
 pub use self::board_writes::{EntryWrite, NewBoardPost, PeriodPlayers};
 pub use self::custom_boards::{
-    BoardRow, BoardScoreRow, BuiltinRulesRow, EntryRow, LadderRow, NewBoard, PeriodRow, Purge, RulesRow, WarmEntry,
-    WarmPeriod,
+    BoardRow, BoardScoreRow, BuiltinRulesRow, EntryRow, LadderRow, NewBoard, PeriodRow, Purge, RulesRow, TermsChange,
+    TermsRow, TournamentRow, WarmEntry, WarmPeriod,
 };
 pub use self::held::{HeldRow, NewHold, BUILTIN_LOG};
 pub use self::leagues::{CohortMember, Move, NewPlacement, Placement, PlacementHistory};

@@ -19,16 +19,17 @@ use crate::views::{BoardStanding, Joined, PeriodView};
 /// had already.
 pub async fn join(state: &AppState, id: &str, owner: SessionOwner) -> Result<(bool, Joined), ApiError> {
     let board = resolve_custom(state, id).await?;
-    if !board.spec.tournament.join_required {
+    let now = Timestamp::now();
+    let period = board.period_at(now);
+    let tournament = board.tournament(period.index);
+    if !tournament.join_required {
         return Err(ErrorCode::JoinNotRequired.into());
     }
     // A join writes, under the period's lock: it counts as a post.
     state.limits.check(Limit::PostsPerPlayer, &owner.user_id.to_string()).await?;
-    let now = Timestamp::now();
-    if !board.spec.tournament.open_at(now) {
+    if !tournament.open_at(now) {
         return Err(ErrorCode::BoardClosed.into());
     }
-    let period = board.period_at(now);
     let number = board.spec.number;
     let (joined_now, entrants) = in_transaction(state, async |conn| {
         // The player's row first, as posts and moderation lock it.
@@ -41,7 +42,7 @@ pub async fn join(state: &AppState, id: &str, owner: SessionOwner) -> Result<(bo
         if !state.store.entrants_among(conn, number, period.index, &[owner.user_id]).await?.is_empty() {
             return Ok::<_, Failure>((false, entrants));
         }
-        if board.spec.tournament.max_entrants.is_some_and(|max| entrants >= max) {
+        if tournament.max_entrants.is_some_and(|max| entrants >= max) {
             return Err(ErrorCode::BoardFull.into());
         }
         state.store.insert_entrant(conn, number, period.index, owner.user_id, now).await?;
@@ -62,7 +63,7 @@ pub async fn standing(state: &AppState, id: &str, owner: SessionOwner) -> Result
     let attempts = state.store.attempts_among(&mut conn, number, period.index, &[user_id]).await?;
     drop(conn);
     let attempts = attempts.get(&user_id).copied().unwrap_or(0);
-    let attempts_left = board.spec.tournament.max_attempts.map(|max| (max - attempts).max(0));
+    let attempts_left = board.tournament(period.index).max_attempts.map(|max| (max - attempts).max(0));
     let entry =
         rankings::entry_of(state, &BoardRef::Custom(board.clone()), PeriodSelector::Index(period.index), user_id)
             .await?;

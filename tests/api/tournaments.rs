@@ -14,6 +14,8 @@ backend_tests!(
     a_full_tournament_stays_full_under_a_hundred_concurrent_joins,
     attempts_are_exact_under_concurrent_posts_and_replays_are_free,
     a_tournament_takes_posts_only_in_its_window,
+    a_tournament_not_begun_changes_at_once,
+    a_change_to_a_running_tournament_waits_for_a_period_not_begun,
     random_tournament_posts_match_a_brute_force_sort,
 );
 
@@ -24,6 +26,25 @@ async fn instances(backend: &Backend, db: &TestDatabase) -> Vec<TestApp> {
         apps.push(spawn_app_on(db, &["--admin-token", ADMIN]).await);
     }
     apps
+}
+
+/// The board as `app` shows it once `done` holds (another instance
+/// reloads the catalog within a second of a change).
+async fn board_when(app: &TestApp, board: &str, done: impl Fn(&Value) -> bool) -> Value {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let (status, shown) = app.get_json(&format!("/api/boards/{board}")).await;
+        assert_eq!(status, StatusCode::OK, "{shown}");
+        if done(&shown) {
+            return shown;
+        }
+        assert!(std::time::Instant::now() < deadline, "never came to be: {shown}");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+async fn patch(app: &TestApp, board: &str, change: &Value) -> (StatusCode, Value) {
+    app.admin(Method::PATCH, &format!("/api/admin/boards/{board}"), Some(change)).await
 }
 
 async fn join(app: &TestApp, token: &str, board: &str) -> (StatusCode, Value) {
@@ -184,6 +205,104 @@ async fn a_tournament_takes_posts_only_in_its_window(backend: Backend) {
         let (status, body) = app.admin(Method::POST, "/api/admin/boards", Some(&definition)).await;
         assert_error(status, &body, 422, code);
     }
+}
+
+/// A tournament whose window has not opened: nothing was posted or joined
+/// in the period in force, so a `PATCH` changes it at once, its end too
+/// (the stored period's, which the closing job goes by), on every
+/// instance. A period begun that never ends cannot change.
+async fn a_tournament_not_begun_changes_at_once(backend: Backend) {
+    let db = TestDatabase::new(&backend).await;
+    let apps = instances(&backend, &db).await;
+    let (first, last) = (&apps[0], &apps[apps.len() - 1]);
+    let ann = first.register("ann").await;
+    let now = Timestamp::now();
+    let hour = 3_600_000;
+    first
+        .create_board(&json!({"id": "cup", "name": "Cup", "join_required": true, "max_attempts": 1,
+            "starts_at": now.plus_millis(hour).to_rfc3339(), "ends_at": now.plus_millis(2 * hour).to_rfc3339()}))
+        .await;
+    let ends_at = now.plus_millis(3 * hour).to_rfc3339();
+
+    // Opened now, one attempt more, an hour longer.
+    let (status, changed) =
+        patch(first, "cup", &json!({"starts_at": null, "max_attempts": 2, "ends_at": ends_at})).await;
+    assert_eq!(status, StatusCode::OK, "{changed}");
+    assert_eq!(
+        (&changed["starts_at"], &changed["max_attempts"], &changed["ends_at"], &changed["join_required"]),
+        (&Value::Null, &json!(2), &json!(ends_at), &json!(true))
+    );
+    assert_eq!((&changed["period"]["end"], &changed["pending_change"]), (&json!(ends_at), &Value::Null));
+    let shown = board_when(last, "cup", |board| board["max_attempts"] == 2).await;
+    assert_eq!((&shown["period"]["end"], &shown["starts_at"]), (&json!(ends_at), &Value::Null));
+    let (_, periods) = last.get_json("/api/boards/cup/periods").await;
+    assert_eq!(periods["periods"][0]["end"], ends_at.as_str(), "the stored period ends there too: {periods}");
+    assert_eq!(join(last, &ann.token, "cup").await.0, StatusCode::CREATED);
+    for score in [10, 20] {
+        let (status, body) = last.post_board_score_raw(&ann.token, "cup", &json!({"score": score}), None).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+    }
+    let (status, body) = last.post_board_score_raw(&ann.token, "cup", &json!({"score": 30}), None).await;
+    assert_error(status, &body, 409, "attempts_exhausted");
+
+    // Bad values, as at creation.
+    for (change, code) in [
+        (json!({"max_attempts": 0}), "invalid_max_attempts"),
+        (json!({"join_required": "yes"}), "invalid_join_required"),
+        (json!({"starts_at": now.plus_millis(4 * hour).to_rfc3339()}), "invalid_ends_at"),
+    ] {
+        let (status, body) = patch(first, "cup", &change).await;
+        assert_error(status, &body, 422, code);
+    }
+    // Begun and endless: no period is left to change.
+    first.create_board(&json!({"id": "open", "name": "Open"})).await;
+    let (status, body) = patch(first, "open", &json!({"max_attempts": 3})).await;
+    assert_error(status, &body, 409, "period_started");
+    let (status, body) = patch(first, "best", &json!({"max_attempts": 3})).await;
+    assert_error(status, &body, 403, "builtin_board");
+    // The same values again change nothing.
+    let (status, body) = patch(first, "open", &json!({"max_attempts": null, "join_required": false})).await;
+    assert_eq!((status, &body["pending_change"]), (StatusCode::OK, &Value::Null), "{body}");
+}
+
+/// A resetting tournament's period in force keeps its fields; a change
+/// comes into force with a later period (one starting at least 5 s after
+/// it, shown as `pending_change` until then), on every instance.
+async fn a_change_to_a_running_tournament_waits_for_a_period_not_begun(backend: Backend) {
+    let db = TestDatabase::new(&backend).await;
+    let apps = instances(&backend, &db).await;
+    let (first, last) = (&apps[0], &apps[apps.len() - 1]);
+    let ann = first.register("ann").await;
+    first.create_board(&json!({"id": "rounds", "name": "Rounds", "reset": "*/5 * * * * *", "max_attempts": 1})).await;
+    let post = async |app: &TestApp, score: i64| {
+        let (status, body) = app.post_board_score_raw(&ann.token, "rounds", &json!({"score": score}), None).await;
+        (status, body["period"]["index"].clone(), body)
+    };
+    let (status, period, body) = post(first, 10).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+
+    let (status, changed) = patch(first, "rounds", &json!({"max_attempts": 2})).await;
+    assert_eq!(status, StatusCode::OK, "{changed}");
+    let from = changed["pending_change"]["period"].as_i64().expect("a pending change");
+    assert!(from > period.as_i64().unwrap(), "{changed}");
+    assert_eq!((&changed["max_attempts"], &changed["pending_change"]["max_attempts"]), (&json!(1), &json!(2)));
+    // Every instance knows the change before its period begins.
+    let shown = board_when(last, "rounds", |board| board["pending_change"]["period"] == from).await;
+    assert!(shown["period"]["index"].as_i64().unwrap() < from, "learnt too late: {shown}");
+    let (status, now_index, body) = post(last, 20).await;
+    if now_index == period {
+        assert_error(status, &body, 409, "attempts_exhausted");
+    }
+
+    // From its period on, two attempts a period.
+    let shown = board_when(last, "rounds", |board| board["period"]["index"] == from).await;
+    assert_eq!((&shown["max_attempts"], &shown["pending_change"]), (&json!(2), &Value::Null));
+    let mut outcomes = Vec::new();
+    for score in [30, 40, 50] {
+        let (status, index, _) = post(last, score).await;
+        outcomes.push((status.as_u16(), index));
+    }
+    assert_eq!(outcomes, [(201, json!(from)), (201, json!(from)), (409, Value::Null)]);
 }
 
 /// The cross-source property on a tournament: after random posts (ties

@@ -52,7 +52,7 @@ export interface paths {
         delete: operations["deleteBoard"];
         options?: never;
         head?: never;
-        /** Rename a custom board, or change a board's rules */
+        /** Rename a custom board, change a board's rules or a tournament's fields */
         patch: operations["updateBoard"];
         trace?: never;
     };
@@ -862,21 +862,15 @@ export interface components {
         };
         /**
          * @description `POST /api/admin/boards`: everything but `id` and `name` has a default;
-         *     only `name` and the rule fields (`min_interval_ms`, `writers`) can
-         *     change later.
+         *     only `name`, the rule fields (`min_interval_ms`, `writers`,
+         *     `hold_beyond`, `hold_jump`) and the tournament fields can change later.
          */
-        BoardRequest: {
+        BoardRequest: components["schemas"]["TournamentFields"] & {
             /**
              * Format: int64
              * @description Ended periods kept readable, 0..1000, default 10.
              */
             archive_periods?: number | null;
-            /**
-             * @description ... and until this time (409 `board_closed` from then on); the
-             *     period in force ends here, its results final. Null: no end.
-             * @example 2026-12-14T18:00:00Z
-             */
-            ends_at?: string | null;
             /**
              * Format: int64
              * @description A post better than this (in the board's order) is held for review (202).
@@ -893,19 +887,6 @@ export interface components {
              * @example level-3
              */
             id: string;
-            /** @description Tournaments: only a period's entrants post (403 `not_joined`); default false. */
-            join_required?: boolean | null;
-            /**
-             * Format: int64
-             * @description Posts per player per period, held ones included, 1..1,000,000 (null: no
-             *     limit); one more is 409 `attempts_exhausted`.
-             */
-            max_attempts?: number | null;
-            /**
-             * Format: int64
-             * @description Entrants a period takes, 1..10,000,000 (null: no limit); one more is 409 `board_full`.
-             */
-            max_entrants?: number | null;
             /**
              * Format: int64
              * @description Default 1,000,000,000; at least `min_score`.
@@ -942,12 +923,6 @@ export interface components {
              * @example 0 0 * * 1
              */
             reset?: string | null;
-            /**
-             * @description Tournaments: posts and joins are taken from this RFC 3339 time on
-             *     (409 `board_closed` before); null: from creation.
-             * @example 2026-12-07T18:00:00Z
-             */
-            starts_at?: string | null;
             /**
              * @description An IANA time zone, default `UTC`.
              * @example Europe/Paris
@@ -1027,11 +1002,10 @@ export interface components {
             period: components["schemas"]["PeriodView"];
         };
         /** @description A board as `GET /api/boards` lists it. */
-        BoardView: {
+        BoardView: components["schemas"]["TournamentView"] & {
             /** Format: int64 */
             archive_periods: number;
             created_at: null | components["schemas"]["Timestamp"];
-            ends_at: null | components["schemas"]["Timestamp"];
             /**
              * Format: int64
              * @description Entrants of the current period (null unless `join_required`).
@@ -1050,18 +1024,6 @@ export interface components {
             hold_jump: number | null;
             /** @example level-3 */
             id: string;
-            /** @description Only the period's entrants post (`POST /api/boards/{id}/entrants`). */
-            join_required: boolean;
-            /**
-             * Format: int64
-             * @description Posts per player per period at most, held ones included (null: no limit).
-             */
-            max_attempts: number | null;
-            /**
-             * Format: int64
-             * @description Entrants a period takes at most (null: no limit).
-             */
-            max_entrants: number | null;
             /** Format: int64 */
             max_score: number;
             /**
@@ -1076,11 +1038,11 @@ export interface components {
             operator: string;
             /** @example desc */
             order: string;
+            pending_change: null | components["schemas"]["PendingChange"];
             /** @description The period in force. */
             period: components["schemas"]["PeriodView"];
             /** @description A cron pattern (5 fields, or 6 with seconds first), or null: never resets. */
             reset: string | null;
-            starts_at: null | components["schemas"]["Timestamp"];
             /** @example UTC */
             timezone: string;
             /**
@@ -1211,7 +1173,7 @@ export interface components {
              * @description snake_case; each response lists the codes it can carry
              * @enum {string}
              */
-            code: "invalid_json" | "invalid_body" | "invalid_query" | "invalid_path" | "invalid_limit" | "invalid_offset" | "invalid_cursor" | "invalid_radius" | "invalid_before" | "invalid_ids" | "invalid_idempotency_key" | "invalid_period" | "session_required" | "invalid_session" | "invalid_credentials" | "invalid_server_key" | "admin_token_required" | "invalid_admin_token" | "builtin_board" | "banned" | "not_joined" | "server_only" | "not_found" | "user_not_found" | "board_not_found" | "user_not_on_board" | "period_not_found" | "score_not_found" | "key_not_found" | "league_not_found" | "cohort_not_found" | "webhook_not_found" | "method_not_allowed" | "request_timeout" | "login_name_taken" | "board_exists" | "league_exists" | "already_banned" | "not_banned" | "board_closed" | "board_full" | "attempts_exhausted" | "already_decided" | "ambiguous_score" | "payload_too_large" | "unsupported_media_type" | "invalid_login_name" | "invalid_password" | "invalid_display_name" | "invalid_score" | "invalid_users" | "invalid_scores" | "invalid_seed" | "idempotency_key_reused" | "invalid_id" | "invalid_name" | "invalid_order" | "invalid_operator" | "invalid_reset" | "invalid_timezone" | "invalid_archive_periods" | "invalid_min_score" | "invalid_max_score" | "invalid_min_interval_ms" | "invalid_hold_beyond" | "invalid_hold_jump" | "invalid_decision" | "invalid_starts_at" | "invalid_ends_at" | "invalid_join_required" | "invalid_max_entrants" | "invalid_max_attempts" | "join_not_required" | "invalid_writers" | "invalid_url" | "invalid_events" | "invalid_tiers" | "invalid_cohort_size" | "invalid_promote" | "invalid_demote" | "invalid_user_id" | "invalid_metadata" | "invalid_reason" | "invalid_current_password" | "invalid_change" | "too_many_requests" | "internal_error" | "database_unavailable" | "hashing_busy" | "write_queue_full" | "write_failed" | "shutting_down" | "too_many_streams";
+            code: "invalid_json" | "invalid_body" | "invalid_query" | "invalid_path" | "invalid_limit" | "invalid_offset" | "invalid_cursor" | "invalid_radius" | "invalid_before" | "invalid_ids" | "invalid_idempotency_key" | "invalid_period" | "session_required" | "invalid_session" | "invalid_credentials" | "invalid_server_key" | "admin_token_required" | "invalid_admin_token" | "builtin_board" | "banned" | "not_joined" | "server_only" | "not_found" | "user_not_found" | "board_not_found" | "user_not_on_board" | "period_not_found" | "score_not_found" | "key_not_found" | "league_not_found" | "cohort_not_found" | "webhook_not_found" | "method_not_allowed" | "request_timeout" | "login_name_taken" | "board_exists" | "league_exists" | "already_banned" | "not_banned" | "board_closed" | "board_full" | "attempts_exhausted" | "period_started" | "already_decided" | "ambiguous_score" | "payload_too_large" | "unsupported_media_type" | "invalid_login_name" | "invalid_password" | "invalid_display_name" | "invalid_score" | "invalid_users" | "invalid_scores" | "invalid_seed" | "idempotency_key_reused" | "invalid_id" | "invalid_name" | "invalid_order" | "invalid_operator" | "invalid_reset" | "invalid_timezone" | "invalid_archive_periods" | "invalid_min_score" | "invalid_max_score" | "invalid_min_interval_ms" | "invalid_hold_beyond" | "invalid_hold_jump" | "invalid_decision" | "invalid_starts_at" | "invalid_ends_at" | "invalid_join_required" | "invalid_max_entrants" | "invalid_max_attempts" | "join_not_required" | "invalid_writers" | "invalid_url" | "invalid_events" | "invalid_tiers" | "invalid_cohort_size" | "invalid_promote" | "invalid_demote" | "invalid_user_id" | "invalid_metadata" | "invalid_reason" | "invalid_current_password" | "invalid_change" | "too_many_requests" | "internal_error" | "database_unavailable" | "hashing_busy" | "write_queue_full" | "write_failed" | "shutting_down" | "too_many_streams";
             /** @description Human text, never internals */
             message: string;
         };
@@ -1436,6 +1398,14 @@ export interface components {
         };
         /** @description The JSON object posted with the score (at most 1 KiB) */
         Metadata: Record<string, never>;
+        /** @description The tournament fields from `period` on, as a `PATCH` set them. */
+        PendingChange: components["schemas"]["TournamentView"] & {
+            /**
+             * Format: int64
+             * @description The index of the first period they are in force in.
+             */
+            period: number;
+        };
         /** @description A period in a board's list of periods. */
         PeriodEntry: {
             end: null | components["schemas"]["Timestamp"];
@@ -1611,11 +1581,62 @@ export interface components {
          */
         Timestamp: string;
         /**
+         * @description The tournament fields of a board (v3), each per period. `PATCH` may
+         *     change them for the periods that have not started: the period in
+         *     force too while its `starts_at` is ahead, else from the first period
+         *     starting at least 5 s later (the Board's `pending_change` until then);
+         *     409 `period_started` when the period in force has begun and never ends.
+         */
+        TournamentFields: {
+            /**
+             * @description ... and until this time (409 `board_closed` from then on); the
+             *     period in force ends here, its results final. Null: no end.
+             * @example 2026-12-14T18:00:00Z
+             */
+            ends_at?: string | null;
+            /** @description Tournaments: only a period's entrants post (403 `not_joined`); default false. */
+            join_required?: boolean | null;
+            /**
+             * Format: int64
+             * @description Posts per player per period, held ones included, 1..1,000,000 (null: no
+             *     limit); one more is 409 `attempts_exhausted`.
+             */
+            max_attempts?: number | null;
+            /**
+             * Format: int64
+             * @description Entrants a period takes, 1..10,000,000 (null: no limit); one more is 409 `board_full`.
+             */
+            max_entrants?: number | null;
+            /**
+             * @description Tournaments: posts and joins are taken from this RFC 3339 time on
+             *     (409 `board_closed` before); null: from creation.
+             * @example 2026-12-07T18:00:00Z
+             */
+            starts_at?: string | null;
+        };
+        /** @description A board's tournament fields (v3), as in force in one period. */
+        TournamentView: {
+            ends_at: null | components["schemas"]["Timestamp"];
+            /** @description Only the period's entrants post (`POST /api/boards/{id}/entrants`). */
+            join_required: boolean;
+            /**
+             * Format: int64
+             * @description Posts per player per period at most, held ones included (null: no limit).
+             */
+            max_attempts: number | null;
+            /**
+             * Format: int64
+             * @description Entrants a period takes at most (null: no limit).
+             */
+            max_entrants: number | null;
+            starts_at: null | components["schemas"]["Timestamp"];
+        };
+        /**
          * @description `PATCH /api/admin/boards/{board}`: the fields to change; a field left
          *     out keeps its value, a null rule field clears it. The built-in boards
          *     take the rule fields only.
          */
-        UpdateBoardRequest: {
+        UpdateBoardRequest: components["schemas"]["TournamentFields"] & {
             /** Format: int64 */
             hold_beyond?: number | null;
             /** Format: double */
@@ -2134,6 +2155,17 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `period_started` */
+            409: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `payload_too_large` */
             413: {
                 headers: {
@@ -2156,7 +2188,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `invalid_name`, `invalid_min_interval_ms`, `invalid_writers`, `invalid_hold_beyond`, `invalid_hold_jump` */
+            /** @description `invalid_name`, `invalid_min_interval_ms`, `invalid_writers`, `invalid_hold_beyond`, `invalid_hold_jump`, `invalid_join_required`, `invalid_max_entrants`, `invalid_max_attempts`, `invalid_starts_at`, `invalid_ends_at` */
             422: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */

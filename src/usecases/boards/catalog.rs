@@ -8,13 +8,15 @@ use serde_json::{Map, Value};
 
 use super::{resolve, resolve_custom, BoardRef};
 use crate::boards::{
-    parse_timezone, BoardSpec, CustomBoard, Period, PostRules, Schedule, Tournament, DEFAULT_ARCHIVE_PERIODS,
+    parse_timezone, BoardSpec, CustomBoard, Period, PostRules, Schedule, Terms, Tournament, DEFAULT_ARCHIVE_PERIODS,
     DEFAULT_MAX_SCORE, DEFAULT_MIN_SCORE, MAX_ARCHIVE_PERIODS, MAX_MIN_INTERVAL_MS, SCORE_LIMIT,
 };
 use crate::domain::{Board, BoardId, BoardName, Operator, Order, Timestamp, Writers};
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
-use crate::store::{BoardRow, BuiltinRulesRow, LadderRow, NewBoard, PeriodRow, RulesRow};
+use crate::store::{
+    BoardRow, BuiltinRulesRow, LadderRow, NewBoard, PeriodRow, RulesRow, TermsChange, TermsRow, TournamentRow,
+};
 use crate::usecases::moderation::{self, Actor};
 use crate::views::{BoardList, BoardView, PeriodEntry, PeriodList};
 
@@ -37,18 +39,29 @@ struct Definition {
 const MAX_ENTRANTS: i64 = 10_000_000;
 const MAX_ATTEMPTS: i64 = 1_000_000;
 
-/// The tournament fields of a new board (v3), each per period.
-fn tournament_of(body: &Map<String, Value>) -> Result<Tournament, ApiError> {
+/// The tournament fields (v3), each per period.
+const TOURNAMENT_FIELDS: [&str; 5] = ["join_required", "max_entrants", "max_attempts", "starts_at", "ends_at"];
+
+/// How long before the period it comes into force in a change to a
+/// tournament's fields is made at least: every instance reloads the
+/// catalog within a second of a change, so all of them apply it from the
+/// same period.
+const CHANGE_NOTICE_MS: i64 = 5_000;
+
+/// The tournament fields a body sets over `fields` (v3): a field left out
+/// keeps its value, a null one clears it.
+fn amended_tournament(body: &Map<String, Value>, fields: Tournament) -> Result<Tournament, ApiError> {
     let join_required = match body.get("join_required") {
-        None | Some(Value::Null) => false,
+        None => fields.join_required,
+        Some(Value::Null) => false,
         Some(Value::Bool(required)) => *required,
         Some(_) => return Err(ErrorCode::InvalidJoinRequired.into()),
     };
-    let time = |field: &str, code: ErrorCode| {
-        amended(body, field, None, code, |v| v.as_str().and_then(Timestamp::parse_rfc3339))
+    let time = |field: &str, current: Option<Timestamp>, code: ErrorCode| {
+        amended(body, field, current, code, |v| v.as_str().and_then(Timestamp::parse_rfc3339))
     };
-    let starts_at = time("starts_at", ErrorCode::InvalidStartsAt)?;
-    let ends_at = time("ends_at", ErrorCode::InvalidEndsAt)?;
+    let starts_at = time("starts_at", fields.starts_at, ErrorCode::InvalidStartsAt)?;
+    let ends_at = time("ends_at", fields.ends_at, ErrorCode::InvalidEndsAt)?;
     if let (Some(starts_at), Some(ends_at)) = (starts_at, ends_at) {
         if ends_at <= starts_at {
             return Err(ErrorCode::InvalidEndsAt.into());
@@ -58,10 +71,10 @@ fn tournament_of(body: &Map<String, Value>) -> Result<Tournament, ApiError> {
         starts_at,
         ends_at,
         join_required,
-        max_entrants: amended(body, "max_entrants", None, ErrorCode::InvalidMaxEntrants, |v| {
+        max_entrants: amended(body, "max_entrants", fields.max_entrants, ErrorCode::InvalidMaxEntrants, |v| {
             v.as_i64().filter(|n| (1..=MAX_ENTRANTS).contains(n))
         })?,
-        max_attempts: amended(body, "max_attempts", None, ErrorCode::InvalidMaxAttempts, |v| {
+        max_attempts: amended(body, "max_attempts", fields.max_attempts, ErrorCode::InvalidMaxAttempts, |v| {
             v.as_i64().filter(|n| (1..=MAX_ATTEMPTS).contains(n))
         })?,
     })
@@ -182,7 +195,7 @@ fn definition(body: &Map<String, Value>) -> Result<Definition, ApiError> {
     let max_score =
         integer(body.get("max_score"), DEFAULT_MAX_SCORE, min_score..=SCORE_LIMIT, ErrorCode::InvalidMaxScore)?;
     let rules = amended_rules(body, PostRules::default())?;
-    let tournament = tournament_of(body)?;
+    let tournament = amended_tournament(body, Tournament::default())?;
     Ok(Definition {
         id,
         name,
@@ -198,7 +211,18 @@ fn definition(body: &Map<String, Value>) -> Result<Definition, ApiError> {
     })
 }
 
-fn spec_of(row: BoardRow) -> Result<BoardSpec, ApiError> {
+fn tournament_of(row: &TournamentRow) -> Tournament {
+    Tournament {
+        join_required: row.join_required != 0,
+        max_entrants: row.max_entrants,
+        max_attempts: row.max_attempts,
+        starts_at: row.starts_at,
+        ends_at: row.ends_at,
+    }
+}
+
+/// A board as stored, with the changes to its tournament's fields.
+fn spec_of(row: BoardRow, changes: &[TermsRow]) -> Result<BoardSpec, ApiError> {
     let corrupt = |what: &str| ApiError::internal(anyhow::anyhow!("board {}: bad {what} in the catalog", row.id));
     let order = match row.sort_order.as_str() {
         "asc" => Order::Asc,
@@ -220,13 +244,10 @@ fn spec_of(row: BoardRow) -> Result<BoardSpec, ApiError> {
         max_score: row.max_score,
         created_at: row.created_at,
         rules,
-        tournament: Tournament {
-            join_required: row.join_required != 0,
-            max_entrants: row.max_entrants,
-            max_attempts: row.max_attempts,
-            starts_at: row.starts_at,
-            ends_at: row.ends_at,
-        },
+        terms: Terms::new(
+            tournament_of(&row.tournament),
+            changes.iter().map(|change| (change.from_period, tournament_of(&change.fields))).collect(),
+        ),
         league: row.league != 0,
     })
 }
@@ -242,11 +263,15 @@ pub async fn reload_catalog(state: &AppState) -> Result<(), ApiError> {
     let rows = state.store.boards().await?;
     let known: HashMap<i64, PeriodRow> =
         state.store.latest_periods().await?.into_iter().map(|row| (row.board, row)).collect();
+    let mut changes: HashMap<i64, Vec<TermsRow>> = HashMap::new();
+    for change in state.store.board_terms().await? {
+        changes.entry(change.board).or_default().push(change);
+    }
     let mut boards = Vec::with_capacity(rows.len());
     for row in rows {
         let number = row.number;
         let created_at = row.created_at;
-        let spec = spec_of(row)?;
+        let spec = spec_of(row, changes.get(&number).map_or(&[], Vec::as_slice))?;
         let known = known.get(&number).map_or(Period { index: 0, start: created_at, end: None }, |row| Period {
             index: row.period,
             start: row.starts_at,
@@ -335,7 +360,7 @@ async fn insert(
         max_score: definition.max_score,
         created_at,
         rules: definition.rules,
-        tournament: definition.tournament,
+        terms: Terms::new(definition.tournament, Vec::new()),
         league: league.is_some(),
     };
     let first = Period { index: 0, start: created_at, end: None };
@@ -346,8 +371,8 @@ async fn insert(
     Ok(board)
 }
 
-/// `PATCH`: a custom board's name and rules, or a built-in board's rules
-/// (the rest of a definition is fixed at creation).
+/// `PATCH`: a custom board's name, rules and tournament fields, or a
+/// built-in board's rules (the rest of a definition is fixed at creation).
 pub async fn update(
     state: &AppState,
     actor: &Actor,
@@ -363,15 +388,65 @@ pub async fn update(
         raw => BoardName::parse(raw)?.as_str().to_owned(),
     };
     let rules = amended_rules(body, board.spec.rules)?;
-    if !state.store.amend_board(id, &name, &row_of(rules)).await? {
+    let change = terms_change(&board, body, Timestamp::now())?;
+    let terms = match &change {
+        Some(change) => board.spec.terms.with_change(change.row.from_period, tournament_of(&change.row.fields)),
+        None => board.spec.terms.clone(),
+    };
+    if !state.store.amend_board(id, &name, &row_of(rules), change.as_ref()).await? {
         return Err(ErrorCode::BoardNotFound.into());
     }
-    state.boards.amend(id, &name, rules);
+    state.boards.amend(id, &name, rules, terms);
     let board = state.boards.get(id).ok_or(ErrorCode::BoardNotFound)?;
     let view = custom_view(state, &board).await?;
     let detail = serde_json::to_value(&view).unwrap_or_default();
     moderation::record(state, actor, "update_board", &format!("board:{id}"), detail).await;
     Ok(view)
+}
+
+/// The change a body makes to a tournament's fields, if any. A change
+/// applies to the periods that have not started: the period in force
+/// too while its window has not opened (nothing can have been posted or
+/// joined in it); otherwise the first period that starts
+/// `CHANGE_NOTICE_MS` from now or later. A period in force that has begun
+/// and never ends leaves no period to change (409 `period_started`).
+fn terms_change(
+    board: &CustomBoard,
+    body: &Map<String, Value>,
+    now: Timestamp,
+) -> Result<Option<TermsChange>, ApiError> {
+    if !TOURNAMENT_FIELDS.iter().any(|field| body.contains_key(*field)) {
+        return Ok(None);
+    }
+    let latest = board.spec.terms.latest();
+    let fields = amended_tournament(body, latest)?;
+    if fields == latest {
+        return Ok(None);
+    }
+    let current = board.period_at(now);
+    let from = if board.tournament(current.index).opens_after(now) {
+        current.index
+    } else {
+        board
+            .first_period_from(now, Timestamp::from_millis(now.millis() + CHANGE_NOTICE_MS))
+            .ok_or(ErrorCode::PeriodStarted)?
+    };
+    // The period in force ends where its terms (the change's, if it is in
+    // force already) say.
+    let terms = board.spec.terms.with_change(from, fields);
+    let current_end = CustomBoard::new(BoardSpec { terms, ..board.spec.clone() }, current)?.period_at(now).end;
+    let row = TermsRow {
+        board: board.spec.number,
+        from_period: from,
+        fields: TournamentRow {
+            join_required: i64::from(fields.join_required),
+            max_entrants: fields.max_entrants,
+            max_attempts: fields.max_attempts,
+            starts_at: fields.starts_at,
+            ends_at: fields.ends_at,
+        },
+    };
+    Ok(Some(TermsChange { row, current: Period { end: current_end, ..current } }))
 }
 
 /// A built-in board takes its rule fields and nothing else.
@@ -431,7 +506,7 @@ pub async fn list(state: &AppState) -> Result<BoardList, ApiError> {
         .collect();
     let joined: Vec<(i64, i64)> = boards
         .iter()
-        .filter(|(_, board)| board.spec.tournament.join_required)
+        .filter(|(period, board)| board.tournament(period.index).join_required)
         .map(|(period, board)| (board.spec.number, period.index))
         .collect();
     let entrants = state.store.entrant_counts(&joined).await?;
@@ -444,7 +519,7 @@ pub async fn list(state: &AppState) -> Result<BoardList, ApiError> {
 /// A custom board as the API shows it, with its current period's entrants.
 async fn custom_view(state: &AppState, board: &CustomBoard) -> Result<BoardView, ApiError> {
     let period = board.period_at(Timestamp::now());
-    let entrants = if board.spec.tournament.join_required {
+    let entrants = if board.tournament(period.index).join_required {
         state.store.entrant_counts(&[(board.spec.number, period.index)]).await?.get(&board.spec.number).copied()
     } else {
         None
