@@ -337,6 +337,9 @@ CREATE TABLE IF NOT EXISTS league_cohorts (
   PRIMARY KEY (board, period, tier, seq)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
+-- A closed period's `movement` is written for those who moved (`up`,
+-- `down`); NULL: stayed. `final_rank` is not written (ranks are read from
+-- the entries as they stand).
 CREATE TABLE IF NOT EXISTS league_placements (
   board BIGINT NOT NULL,
   period BIGINT NOT NULL,

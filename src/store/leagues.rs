@@ -43,6 +43,16 @@ pub struct CohortMember {
     pub metadata: Option<String>,
 }
 
+/// A member as a close ranks them: their place and their shown entry's
+/// key (null: none shown, banned or post deleted).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, sqlx::FromRow)]
+pub struct ClosingMember {
+    pub user_id: i64,
+    pub tier: i64,
+    pub cohort: i64,
+    pub rank_score: Option<i64>,
+}
+
 /// A closed period the player was placed in.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct PlacementHistory {
@@ -56,7 +66,6 @@ pub struct PlacementHistory {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Move {
     pub user_id: i64,
-    pub final_rank: Option<i64>,
     /// `up`, `down` or `stay`.
     pub movement: &'static str,
     /// Their tier for their next placement.
@@ -64,7 +73,10 @@ pub struct Move {
 }
 
 /// Members whose moves one statement records: one `SELECT` each in a
-/// `UNION ALL`, under SQLite's 500 terms of a compound select.
+/// `UNION ALL`, under SQLite's 500 terms of a compound select. The board
+/// and the period are the same for all: written into the statement as
+/// numbers, not bound once a row (a close of 100,000 members spent most
+/// of its time binding).
 const MOVES_PER_STATEMENT: usize = 400;
 
 /// The members' columns with their entries, in board order (entries
@@ -211,15 +223,24 @@ impl Store {
             .await?)
     }
 
-    /// Every member of a period, by cohort, in board order (the close's read).
+    /// Every member placed in a period with their shown entry's key, in
+    /// no order (the close sorts them): what the moves are made from.
     pub async fn period_members(
         &self,
         conn: &mut AnyConnection,
         board: i64,
         period: i64,
-    ) -> StoreResult<Vec<CohortMember>> {
-        let sql = format!("{MEMBERS} WHERE p.board = ? AND p.period = ? {MEMBER_ORDER}");
-        Ok(self.sql_as(&sql).bind(board).bind(period).fetch_all(&mut *conn).await?)
+    ) -> StoreResult<Vec<ClosingMember>> {
+        Ok(self
+            .sql_as(
+                "SELECT p.user_id, p.tier, p.cohort, e.rank_score FROM league_placements p LEFT JOIN board_entries e \
+                 ON e.board = p.board AND e.period = p.period AND e.user_id = p.user_id AND e.hidden = 0 \
+                 WHERE p.board = ? AND p.period = ?",
+            )
+            .bind(board)
+            .bind(period)
+            .fetch_all(&mut *conn)
+            .await?)
     }
 
     /// Per tier of a period: (tier, cohorts, players).
@@ -243,8 +264,10 @@ impl Store {
         let mut conn = self.conn().await?;
         Ok(self
             .sql_as(
-                "SELECT period, tier, cohort, movement FROM league_placements \
-                 WHERE board = ? AND user_id = ? AND movement IS NOT NULL ORDER BY period DESC LIMIT ?",
+                // A closed period's placement without a movement stayed.
+                "SELECT p.period, p.tier, p.cohort, COALESCE(p.movement, 'stay') AS movement \
+                 FROM league_placements p JOIN board_periods b ON b.board = p.board AND b.period = p.period \
+                 WHERE p.board = ? AND p.user_id = ? AND b.closed_at IS NOT NULL ORDER BY p.period DESC LIMIT ?",
             )
             .bind(board)
             .bind(user_id)
@@ -254,9 +277,13 @@ impl Store {
     }
 
     /// Records the moves of a closed period (in the closing transaction):
-    /// each placement's final rank and move, each member's next tier; two
-    /// statements per [`MOVES_PER_STATEMENT`] members, not two per member
-    /// (a league of 100,000 closes in one transaction).
+    /// the movement of each placement that moves, and the member's next
+    /// tier. Those who stay (most) are not written at all: in a closed
+    /// period, a placement without a movement stayed, and their tier is
+    /// the same. (`final_rank`, of migration 14, is not written: a closed
+    /// period's ranks are read from its entries as they stand.) One
+    /// statement per [`MOVES_PER_STATEMENT`] movers each, not one per
+    /// member (a league of 100,000 closes in one transaction).
     pub async fn record_moves(
         &self,
         conn: &mut AnyConnection,
@@ -264,29 +291,26 @@ impl Store {
         period: i64,
         moves: &[Move],
     ) -> StoreResult<()> {
-        for chunk in moves.chunks(MOVES_PER_STATEMENT) {
-            let rows = vec![
-                    "SELECT ? AS board, ? AS period, ? AS user_id, ? AS final_rank, ? AS movement, ? AS next_tier";
-                    chunk.len()
-                ]
-            .join(" UNION ALL ");
+        let rows = |columns: &str, count: usize| {
+            let first = format!("SELECT {board} AS board, {period} AS period, {columns}");
+            let rest = columns.split(", ").map(|_| "?").collect::<Vec<_>>().join(", ");
+            let rest = format!(" UNION ALL SELECT {board}, {period}, {rest}");
+            format!("{first}{}", rest.repeat(count - 1))
+        };
+        let movers: Vec<&Move> = moves.iter().filter(|step| step.movement != "stay").collect();
+        for chunk in movers.chunks(MOVES_PER_STATEMENT) {
+            let source = rows("? AS user_id, ? AS movement, ? AS next_tier", chunk.len());
             let placements = self.dialect.update_from(
                 "league_placements",
-                &rows,
+                &source,
                 &["board", "period", "user_id"],
-                &[("final_rank", "final_rank"), ("movement", "movement")],
+                &[("movement", "movement")],
             );
             let members =
-                self.dialect.update_from("league_members", &rows, &["board", "user_id"], &[("tier", "next_tier")]);
+                self.dialect.update_from("league_members", &source, &["board", "user_id"], &[("tier", "next_tier")]);
             for sql in [placements, members] {
                 let query = chunk.iter().fold(self.sql_once(&sql), |query, step| {
-                    query
-                        .bind(board)
-                        .bind(period)
-                        .bind(step.user_id)
-                        .bind(step.final_rank)
-                        .bind(step.movement)
-                        .bind(step.next_tier)
+                    query.bind(step.user_id).bind(step.movement).bind(step.next_tier)
                 });
                 query.execute(&mut *conn).await?;
             }

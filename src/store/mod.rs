@@ -52,7 +52,7 @@ pub use self::custom_boards::{
     TermsRow, TournamentRow, WarmEntry, WarmPeriod,
 };
 pub use self::held::{HeldRow, NewHold, BUILTIN_LOG};
-pub use self::leagues::{CohortMember, Move, NewPlacement, Placement, PlacementHistory};
+pub use self::leagues::{ClosingMember, CohortMember, Move, NewPlacement, Placement, PlacementHistory};
 pub use self::moderation::{AuditRecord, AuditRow};
 pub use self::rows::{ScoreRow, Standing, UserRow};
 pub use self::scores::PostLog;

@@ -14,7 +14,7 @@ use sqlx::AnyConnection;
 use crate::domain::{competition_ranks, Ladder, Movement, PeriodSelector, Timestamp};
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
-use crate::store::{CohortMember, EndedPeriod, Move, StoreError};
+use crate::store::{ClosingMember, EndedPeriod, Move, StoreError};
 use crate::usecases::boards::BoardRef;
 use crate::usecases::rankings::{self, PageRequest};
 use crate::views::PeriodView;
@@ -112,8 +112,10 @@ async fn make_moves(
     ended: EndedPeriod,
 ) -> Result<Vec<Value>, ApiError> {
     let started = std::time::Instant::now();
-    let members = state.store.period_members(conn, ended.board, ended.period).await?;
+    let mut members = state.store.period_members(conn, ended.board, ended.period).await?;
     let read_ms = started.elapsed().as_millis() as u64;
+    // Board order is rank-key order: ranks only tell keys apart.
+    members.sort_unstable_by_key(|member| (member.rank_score.is_none(), member.rank_score));
     let moves = moves(ladder, &members);
     state.store.record_moves(conn, ended.board, ended.period, &moves).await?;
     tracing::debug!(read_ms, members = members.len(), "league moves read and written");
@@ -132,10 +134,10 @@ async fn make_moves(
         .collect())
 }
 
-/// Each member's move, in `members`' order (grouped by cohort, each in
-/// board order): ranked among their cohort's shown entries; a member
-/// without one (banned, post deleted) stays, without a rank.
-fn moves(ladder: &Ladder, members: &[CohortMember]) -> Vec<Move> {
+/// Each member's move, in `members`' order (in board order): ranked among
+/// their cohort's shown entries; a member without one (banned, post
+/// deleted) stays, without a rank.
+fn moves(ladder: &Ladder, members: &[ClosingMember]) -> Vec<Move> {
     let mut cohorts: BTreeMap<(i64, i64), Vec<usize>> = BTreeMap::new();
     for (index, member) in members.iter().enumerate() {
         if member.rank_score.is_some() {
@@ -156,7 +158,6 @@ fn moves(ladder: &Ladder, members: &[CohortMember]) -> Vec<Move> {
         .zip(fates)
         .map(|(member, fate)| Move {
             user_id: member.user_id,
-            final_rank: fate.map(|(rank, _)| rank),
             movement: fate.map_or(Movement::Stay, |(_, movement)| movement).as_str(),
             next_tier: fate.map_or(member.tier, |(_, movement)| ladder.next_tier(member.tier, movement)),
         })
@@ -193,16 +194,8 @@ async fn closed_data(state: &AppState, board: BoardRef, ended: EndedPeriod) -> R
 mod tests {
     use super::*;
 
-    fn member(user_id: i64, tier: i64, cohort: i64, rank_score: Option<i64>) -> CohortMember {
-        CohortMember {
-            user_id,
-            tier,
-            cohort,
-            score: rank_score.map(|r| -r),
-            rank_score,
-            achieved_at: rank_score.map(|_| Timestamp::from_millis(0)),
-            metadata: None,
-        }
+    fn member(user_id: i64, tier: i64, cohort: i64, rank_score: Option<i64>) -> ClosingMember {
+        ClosingMember { user_id, tier, cohort, rank_score }
     }
 
     #[test]
@@ -224,19 +217,19 @@ mod tests {
             member(9, 1, 1, None),
         ];
         let moves = moves(&ladder, &members);
-        let fates: Vec<_> = moves.iter().map(|m| (m.user_id, m.final_rank, m.movement, m.next_tier)).collect();
+        let fates: Vec<_> = moves.iter().map(|m| (m.user_id, m.movement, m.next_tier)).collect();
         assert_eq!(
             fates,
             [
-                (1, Some(1), "up", 2),
-                (2, Some(1), "up", 2),
-                (3, Some(3), "down", 0),
-                (4, Some(1), "up", 2),
-                (5, Some(1), "up", 1),
-                (6, Some(2), "stay", 0),
-                (7, Some(1), "stay", 2),
-                (8, Some(2), "down", 1),
-                (9, None, "stay", 1),
+                (1, "up", 2),
+                (2, "up", 2),
+                (3, "down", 0),
+                (4, "up", 2),
+                (5, "up", 1),
+                (6, "stay", 0),
+                (7, "stay", 2),
+                (8, "down", 1),
+                (9, "stay", 1),
             ]
         );
     }

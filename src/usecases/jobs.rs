@@ -10,6 +10,7 @@ use std::time::Duration;
 use actix_web::web::Data;
 use tokio::sync::Semaphore;
 
+use crate::boards::Period;
 use crate::domain::Timestamp;
 use crate::state::AppState;
 use crate::usecases::{boards, closings, standings, webhooks};
@@ -161,21 +162,47 @@ pub async fn purge_expired_regularly(state: Data<AppState>) {
     }
 }
 
-/// How often ended periods are closed: with `closings`' margin, a period
-/// is closed (and its `period.closed` written) within 3 s of its end.
-const CLOSE_INTERVAL: Duration = Duration::from_secs(1);
+/// How often ended periods are looked for at least (another instance may
+/// have recorded one this instance's clocks do not know).
+const CLOSE_INTERVAL_MS: i64 = 1_000;
 
-/// Every second: closes the periods that ended (see `usecases::closings`).
+/// Every second, and the moment the margin after a period's end (as this
+/// instance's clocks know it) has passed: closes the periods that ended
+/// (see `usecases::closings`). Waking at the moment rather than on the
+/// next tick takes up to a second off a `league.closed`.
 pub async fn close_ended_periods(state: Data<AppState>) {
-    let mut interval = actix_web::rt::time::interval(CLOSE_INTERVAL);
     loop {
-        interval.tick().await;
+        actix_web::rt::time::sleep(until_next_close(&state, Timestamp::now())).await;
         match closings::close_ended_periods(&state, Timestamp::now()).await {
             Ok(closed) if closed > 0 => tracing::debug!(closed, "periods closed"),
             Ok(_) => {}
             Err(error) => tracing::warn!(%error, "closing ended periods failed"),
         }
     }
+}
+
+/// How long until the closing job looks again: a second, or less when the
+/// margin after a period's end passes sooner (the period in force's end,
+/// or its start: the end of the period before, which may be in its
+/// margin still).
+fn until_next_close(state: &AppState, now: Timestamp) -> Duration {
+    // The wall clock and the timer's clock may disagree by a few ms: wake
+    // a little after the moment rather than a little before it.
+    const SLACK_MS: i64 = 5;
+    let periods = state.boards.all().iter().map(|board| board.period_at(now)).collect::<Vec<_>>();
+    let due = next_close_due(&periods, now) + SLACK_MS;
+    Duration::from_millis(u64::try_from(due - now.millis()).unwrap_or(0))
+}
+
+/// When (ms) the closing job looks next, given the periods in force.
+fn next_close_due(periods: &[Period], now: Timestamp) -> i64 {
+    periods
+        .iter()
+        .flat_map(|period| [Some(period.start), period.end])
+        .flatten()
+        .map(|end| end.millis() + closings::CLOSE_AFTER_END_MS)
+        .filter(|due| *due > now.millis())
+        .fold(now.millis() + CLOSE_INTERVAL_MS, i64::min)
 }
 
 /// How often the outbox is read for due deliveries.
@@ -192,5 +219,25 @@ pub async fn deliver_webhooks(state: Data<AppState>) {
         if let Err(error) = webhooks::deliver_due(&state, &in_flight).await {
             tracing::warn!(%error, "reading the webhook outbox failed");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A period that ended 0.8 s ago is still in its margin: the job looks
+    /// when the margin has passed, not a second later; else in a second.
+    #[test]
+    fn the_closing_job_looks_when_a_margin_passes() {
+        let at = Timestamp::from_millis;
+        let margin = closings::CLOSE_AFTER_END_MS;
+        let now = at(100_000);
+        let just_ended = Period { index: 3, start: at(99_200), end: Some(at(200_000)) };
+        assert_eq!(next_close_due(&[just_ended], now), 99_200 + margin);
+        let endless = Period { index: 0, start: at(10_000), end: None };
+        assert_eq!(next_close_due(&[endless, just_ended], now), 99_200 + margin);
+        let long_ago = Period { index: 4, start: at(90_000), end: Some(at(200_000)) };
+        assert_eq!(next_close_due(&[endless, long_ago], now), 100_000 + CLOSE_INTERVAL_MS);
     }
 }

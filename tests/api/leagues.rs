@@ -351,8 +351,10 @@ async fn a_close_killed_midway_is_made_once_after_a_restart(backend: Backend) {
         }
     }
     let moved: Vec<(i64, Option<String>, i64)> = sqlx::query_as(
-        "SELECT p.user_id, p.movement, m.tier FROM league_placements p JOIN league_members m \
-         ON m.board = p.board AND m.user_id = p.user_id WHERE p.board = ? AND p.period = ?",
+        // In a closed period, a placement without a movement stayed.
+        "SELECT p.user_id, CASE WHEN b.closed_at IS NULL THEN NULL ELSE COALESCE(p.movement, 'stay') END, m.tier \
+         FROM league_placements p JOIN league_members m ON m.board = p.board AND m.user_id = p.user_id \
+         JOIN board_periods b ON b.board = p.board AND b.period = p.period WHERE p.board = ? AND p.period = ?",
     )
     .bind(board)
     .bind(period)
