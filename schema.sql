@@ -69,10 +69,13 @@ CREATE TABLE IF NOT EXISTS board_stats (
 -- The first response to each (user, Idempotency-Key), replayed on repeats.
 CREATE TABLE IF NOT EXISTS idempotency_keys (
   user_id BIGINT NOT NULL,
-  idem_key VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  -- the key as sent; a server key's post for the player: `<key> server`
+  idem_key VARCHAR(96) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   created_at BIGINT NOT NULL,
   status INT NOT NULL,
-  body VARCHAR(8000) NOT NULL,
+  -- (MEDIUMTEXT: a post's answer carries its metadata, and in v4 its fed
+  -- boards' entries; `store::LongText` reads it)
+  body MEDIUMTEXT NOT NULL,
   -- what the key was used for (board and body): another body is refused
   fingerprint CHAR(32) CHARACTER SET ascii COLLATE ascii_bin NULL,
   PRIMARY KEY (user_id, idem_key),
@@ -213,7 +216,7 @@ CREATE TABLE IF NOT EXISTS audit_log (
   actor VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   action VARCHAR(32) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   target VARCHAR(200) NOT NULL,
-  detail VARCHAR(2000) NOT NULL
+  detail MEDIUMTEXT NOT NULL
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
 -- Secrets of the deployment (the ranking cursors' signing secret), made at
@@ -256,7 +259,9 @@ CREATE TABLE IF NOT EXISTS held_posts (
   rule VARCHAR(16) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   decided_at BIGINT NULL,
   UNIQUE KEY held_posts_post (board, post_id),
-  KEY held_posts_open (decided_at, id)
+  KEY held_posts_open (decided_at, id),
+  -- an erasure deletes by player (migration 16)
+  KEY held_posts_user (user_id)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
 -- Who joined which period of a tournament board.
@@ -265,7 +270,8 @@ CREATE TABLE IF NOT EXISTS board_entrants (
   period BIGINT NOT NULL,
   user_id BIGINT NOT NULL,
   joined_at BIGINT NOT NULL,
-  PRIMARY KEY (board, period, user_id)
+  PRIMARY KEY (board, period, user_id),
+  KEY board_entrants_user (user_id)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
 -- Changes to a tournament's fields by PATCH (migration 15): from
@@ -299,9 +305,8 @@ CREATE TABLE IF NOT EXISTS webhook_deliveries (
   webhook BIGINT NOT NULL,
   event VARCHAR(32) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   created_at BIGINT NOT NULL,
-  -- (a VARCHAR: sqlx reads MySQL's TEXT types as BLOBs; an event's data
-  -- is a few KiB at most: ten entries, or a post with 1 KiB of metadata)
-  data VARCHAR(8000) NOT NULL,
+  -- ten entries with 1 KiB of metadata each is about 12 KB (migration 16)
+  data MEDIUMTEXT NOT NULL,
   status VARCHAR(16) CHARACTER SET ascii COLLATE ascii_bin NOT NULL DEFAULT 'pending',
   attempts BIGINT NOT NULL DEFAULT 0,
   last_status BIGINT NULL,
@@ -315,7 +320,7 @@ CREATE TABLE IF NOT EXISTS webhook_deliveries (
 -- each period and who was placed where, with the final rank and move.
 CREATE TABLE IF NOT EXISTS leagues (
   board BIGINT NOT NULL PRIMARY KEY,
-  tiers VARCHAR(2048) NOT NULL,
+  tiers VARCHAR(4096) NOT NULL,
   cohort_size BIGINT NOT NULL,
   promote BIGINT NOT NULL,
   demote BIGINT NOT NULL
@@ -325,7 +330,8 @@ CREATE TABLE IF NOT EXISTS league_members (
   board BIGINT NOT NULL,
   user_id BIGINT NOT NULL,
   tier BIGINT NOT NULL,
-  PRIMARY KEY (board, user_id)
+  PRIMARY KEY (board, user_id),
+  KEY league_members_user (user_id)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
 CREATE TABLE IF NOT EXISTS league_cohorts (
@@ -351,5 +357,6 @@ CREATE TABLE IF NOT EXISTS league_placements (
   movement VARCHAR(8) CHARACTER SET ascii COLLATE ascii_bin NULL,
   PRIMARY KEY (board, period, user_id),
   KEY league_placements_cohort (board, period, tier, cohort),
-  KEY league_placements_member (board, user_id, period)
+  KEY league_placements_member (board, user_id, period),
+  KEY league_placements_user (user_id)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;

@@ -117,6 +117,7 @@ impl Application {
             live: Arc::clone(&live),
             cursor_keys,
             reviews: metrics.reviews.clone(),
+            job_failures: metrics.job_failures.clone(),
             webhooks: crate::webhooks::Sender::new(webhook_allow_private),
         });
         let drain = Arc::clone(&state.drain);

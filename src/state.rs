@@ -47,6 +47,8 @@ pub struct AppState {
     pub cursor_keys: CursorKeys,
     /// Posts held for review, accepted and rejected (`hiscore_reviews_total`).
     pub reviews: prometheus::IntCounterVec,
+    /// Failed units of the periodic jobs (`hiscore_job_failures_total`).
+    pub job_failures: prometheus::IntCounterVec,
     /// Sends webhook deliveries (the outbox job's client).
     pub webhooks: crate::webhooks::Sender,
 }

@@ -74,7 +74,13 @@ pub struct Metrics {
     /// Live pages' reads: `page` (a watcher asked its question again),
     /// `stamp` (a board's stamp read in Redis for its watchers).
     pub live_reads: IntCounterVec,
+    /// Failures of the periodic jobs' units of work, by job (`close_period`:
+    /// one period's close, retried with backoff while the others go on).
+    pub job_failures: IntCounterVec,
 }
+
+/// The `job` labels of `hiscore_job_failures_total`.
+pub const JOBS: [&str; 2] = ["close_period", "deliver_webhook"];
 
 /// What `/metrics` reads at each scrape.
 pub struct Gauges {
@@ -168,6 +174,16 @@ impl Metrics {
         for what in ["page", "stamp"] {
             live_reads.with_label_values(&[what]);
         }
+        let job_failures = IntCounterVec::new(
+            Opts::new(
+                "hiscore_job_failures_total",
+                "Units of the periodic jobs' work that failed and will be tried again (close_period, deliver_webhook)",
+            ),
+            &["job"],
+        )?;
+        for job in JOBS {
+            job_failures.with_label_values(&[job]);
+        }
         let build_info = IntGaugeVec::new(Opts::new("hiscore_build_info", "The running version"), &["version"])?;
         build_info.with_label_values(&[env!("CARGO_PKG_VERSION")]).set(1);
         registry.register(Box::new(requests.clone()))?;
@@ -196,6 +212,7 @@ impl Metrics {
         registry.register(Box::new(server_key_posts.clone()))?;
         registry.register(Box::new(reviews.clone()))?;
         registry.register(Box::new(live_reads.clone()))?;
+        registry.register(Box::new(job_failures.clone()))?;
         registry.register(Box::new(write_batch_size.clone()))?;
         registry.register(Box::new(write_conflicts.clone()))?;
         registry.register(Box::new(build_info))?;
@@ -222,6 +239,7 @@ impl Metrics {
             server_key_posts,
             reviews,
             live_reads,
+            job_failures,
             write_batch_size,
             write_conflicts,
         })

@@ -33,6 +33,13 @@ impl IdempotencyKey {
         }
     }
 
+    /// The key as a server key's post for a player stores it: apart from
+    /// the player's own keys (a space, which no sent key has), so that a
+    /// player cannot claim beforehand the key a game server will use.
+    pub fn of_server(self) -> Self {
+        Self(format!("{} server", self.0))
+    }
+
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -47,6 +54,15 @@ mod tests {
         assert!(IdempotencyKey::parse(b"a").is_some());
         assert!(IdempotencyKey::parse(b"550e8400-e29b-41d4-a716-446655440000").is_some());
         assert!(IdempotencyKey::parse("~".repeat(64).as_bytes()).is_some());
+    }
+
+    #[test]
+    fn a_server_key_never_shares_a_key_with_a_player() {
+        let sent = IdempotencyKey::parse(b"game-1").unwrap();
+        assert_eq!(sent.clone().of_server().as_str(), "game-1 server");
+        let spelled_alike = IdempotencyKey::parse(b"game-1_server").unwrap();
+        assert_ne!(spelled_alike, sent.clone().of_server());
+        assert!(IdempotencyKey::parse(sent.of_server().as_str().as_bytes()).is_none(), "no sent key has a space");
     }
 
     #[test]

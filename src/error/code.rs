@@ -68,6 +68,9 @@ error_codes! {
     Banned = (403, "banned", "this player is banned"),
     NotJoined = (403, "not_joined", "only this period's entrants post to this board: join it first (POST …/entrants)"),
     ServerOnly = (403, "server_only", "only the game's servers post to this board, with a server key"),
+    CrossOrigin = (403, "cross_origin",
+        "a write with the session cookie must come from this site's own pages or an allowed origin (or send the \
+         token as Authorization: Bearer)"),
     // 404: nothing there.
     NotFound = (404, "not_found", "no such route"),
     UserNotFound = (404, "user_not_found", "no user with that id"),

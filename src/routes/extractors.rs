@@ -38,8 +38,12 @@ impl FromRequest for AuthUser {
     fn from_request(req: &HttpRequest, _: &mut actix_web::dev::Payload) -> Self::Future {
         let token = presented_token(req);
         let state = req.app_data::<web::Data<AppState>>().cloned();
+        let cross_origin = state.as_ref().is_some_and(|state| cookie_write_from_elsewhere(req, state));
         Box::pin(async move {
             let state = state.ok_or_else(|| ApiError::internal(anyhow::anyhow!("AppState missing")))?;
+            if cross_origin {
+                return Err(ErrorCode::CrossOrigin.into());
+            }
             let token_hash = token.ok_or(ErrorCode::SessionRequired)?.hash();
             let SessionOwner { user_id, generation } =
                 sessions::session_user(&state, &token_hash).await?.ok_or(ErrorCode::InvalidSession)?;
@@ -113,6 +117,31 @@ fn bearer_token(req: &HttpRequest) -> Option<&str> {
     let (scheme, token) = value.trim_start().split_once(' ')?;
     let token = token.trim();
     (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+}
+
+/// Whether a write carries the session cookie from another site's page
+/// (a cross-site request forgery). SameSite=Lax keeps the cookie off
+/// cross-site POSTs, but not off a sibling subdomain's (same site), and a
+/// write without a JSON body (joining a tournament) has no content type
+/// for a form to fail on. So a write authenticated by the cookie must not
+/// name another origin: its `Origin`, when sent, is this host or an
+/// origin of `CORS_ALLOWED_ORIGINS`; without one, its `Sec-Fetch-Site`,
+/// when sent, is not `cross-site`/`same-site`. Clients that send the bearer token,
+/// and non-browser clients (no `Origin`), are not concerned.
+fn cookie_write_from_elsewhere(req: &HttpRequest, state: &AppState) -> bool {
+    let safe = matches!(*req.method(), actix_web::http::Method::GET | actix_web::http::Method::HEAD);
+    if safe || bearer_token(req).is_some() || req.cookie(COOKIE_NAME).is_none() {
+        return false;
+    }
+    let headers = req.headers();
+    let Some(origin) = headers.get(header::ORIGIN).and_then(|value| value.to_str().ok()) else {
+        let fetched_from = headers.get("sec-fetch-site").and_then(|value| value.to_str().ok());
+        return matches!(fetched_from, Some("cross-site" | "same-site"));
+    };
+    let own_host = headers.get(header::HOST).and_then(|value| value.to_str().ok()).unwrap_or_default();
+    let origin_host = origin.split_once("://").map_or("", |(_, host)| host);
+    let allowed = state.settings.cors_allowed_origins.split(',').map(str::trim).any(|allowed| allowed == origin);
+    !(origin_host.eq_ignore_ascii_case(own_host) || allowed)
 }
 
 /// The bearer token if there is one, else the session cookie.

@@ -309,7 +309,8 @@ type JsonObject = web::Json<serde_json::Map<String, serde_json::Value>>;
 /// configured to trust the proxy in front, the last `X-Forwarded-For` hop
 /// (the one that proxy added: the shipped nginx sends only the address it
 /// saw). Only a well-formed IP address counts, written in its canonical
-/// form, so a client cannot choose arbitrary limiter keys.
+/// form, so a client cannot choose arbitrary limiter keys; see
+/// [`limiter_key`] for IPv6.
 fn client_address(request: &HttpRequest, trust_forwarded_for: bool) -> String {
     let forwarded = trust_forwarded_for
         .then(|| request.headers().get("x-forwarded-for"))
@@ -317,13 +318,41 @@ fn client_address(request: &HttpRequest, trust_forwarded_for: bool) -> String {
         .and_then(|value| value.to_str().ok())
         .and_then(|value| value.rsplit(',').next())
         .and_then(|last| last.trim().parse::<std::net::IpAddr>().ok());
-    forwarded
-        .or_else(|| request.peer_addr().map(|peer| peer.ip()))
-        .map(|address| address.to_string())
-        .unwrap_or_default()
+    forwarded.or_else(|| request.peer_addr().map(|peer| peer.ip())).map(limiter_key).unwrap_or_default()
+}
+
+/// An address as the per-address limits count it: an IPv4 address (an
+/// IPv4-mapped IPv6 one too) as itself, an IPv6 address by its /64, the
+/// smallest network a provider hands out: one subscriber holds 2^64
+/// addresses, and per address they would be unlimited.
+fn limiter_key(address: std::net::IpAddr) -> String {
+    use std::net::{IpAddr, Ipv6Addr};
+    match address {
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => v4.to_string(),
+            None => format!("{}/64", Ipv6Addr::from(u128::from(v6) & !u128::from(u64::MAX))),
+        },
+        IpAddr::V4(v4) => v4.to_string(),
+    }
 }
 
 /// Parses a numeric id from a path segment; anything else names no resource.
 fn parse_id(raw: &str, not_found: ErrorCode) -> Result<i64, ApiError> {
     raw.parse::<i64>().ok().filter(|id| *id > 0).ok_or_else(|| not_found.into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::limiter_key;
+
+    #[test]
+    fn an_ipv6_client_is_counted_by_its_64() {
+        let key = |text: &str| limiter_key(text.parse().unwrap());
+        assert_eq!(key("2001:db8:1:2:aaaa::1"), "2001:db8:1:2::/64");
+        assert_eq!(key("2001:db8:1:2:ffff:ffff:ffff:ffff"), key("2001:db8:1:2::7"));
+        assert_ne!(key("2001:db8:1:3::1"), key("2001:db8:1:2::1"));
+        assert_eq!(key("::ffff:192.0.2.7"), "192.0.2.7");
+        assert_eq!(key("192.0.2.7"), "192.0.2.7");
+        assert_eq!(key("::1"), "::/64");
+    }
 }

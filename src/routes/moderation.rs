@@ -134,7 +134,7 @@ pub async fn audit(
             actor: row.actor,
             action: row.action,
             target: row.target,
-            detail: serde_json::from_str(&row.detail).unwrap_or(serde_json::Value::Null),
+            detail: serde_json::from_str(&row.detail.0).unwrap_or(serde_json::Value::Null),
         })
         .collect();
     Ok(HttpResponse::Ok().json(AuditLog { entries, next_before }))

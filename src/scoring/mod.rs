@@ -111,7 +111,7 @@ async fn stored_answer(
 ) -> Result<Option<Result<Posted, ApiError>>, ApiError> {
     Ok(store.idempotent_response(user_id, key).await?.map(|stored| {
         if stored.fingerprint.as_deref().is_none_or(|f| f == fingerprint) {
-            Ok(Posted::Replayed(stored.body))
+            Ok(Posted::Replayed(stored.body.0))
         } else {
             Err(ErrorCode::IdempotencyKeyReused.into())
         }

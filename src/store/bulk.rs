@@ -2,7 +2,7 @@
 
 use sqlx::{AnyConnection, Executor, QueryBuilder};
 
-use super::{Store, StoreResult};
+use super::{AuditRecord, Store, StoreResult};
 use crate::dataset::Dataset;
 
 /// Rows per multi-row INSERT: about 24k bound parameters, under SQLite's
@@ -90,8 +90,15 @@ impl Store {
 
 impl Store {
     /// Wipes every table, then loads `data` in one transaction that also
-    /// sets the data generation to `generation`.
-    pub async fn replace_all(&self, data: &Dataset, password_hash: &str, generation: i64) -> StoreResult<()> {
+    /// sets the data generation to `generation` and writes the wiped audit
+    /// log's first record, `audit`.
+    pub async fn replace_all(
+        &self,
+        data: &Dataset,
+        password_hash: &str,
+        generation: i64,
+        audit: &AuditRecord<'_>,
+    ) -> StoreResult<()> {
         use sqlx::Connection as _;
         let mut conn = self.conn().await?;
         // Wiped outside the load transaction: TRUNCATE commits implicitly on MySQL.
@@ -99,6 +106,7 @@ impl Store {
         let mut tx = conn.begin().await?;
         self.load_dataset(&mut tx, data, password_hash).await?;
         self.sql("UPDATE data_generation SET generation = ? WHERE id = 1").bind(generation).execute(&mut *tx).await?;
+        self.audit(&mut tx, audit).await?;
         tx.commit().await?;
         Ok(())
     }

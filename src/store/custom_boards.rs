@@ -4,6 +4,8 @@
 
 use std::collections::HashMap;
 
+use sqlx::AnyConnection;
+
 use super::board_reads::IdSpan;
 use super::{Store, StoreError, StoreResult, UniqueKey};
 use crate::domain::Timestamp;
@@ -211,8 +213,12 @@ impl LadderRow {
 
 impl Store {
     /// Adds a board and its period 0; `Taken(BoardId)` when the id exists.
-    pub async fn insert_board(&self, board: &NewBoard<'_>, first_period_end: Option<Timestamp>) -> StoreResult<i64> {
-        let mut tx = self.begin_write().await?;
+    pub async fn insert_board(
+        &self,
+        tx: &mut AnyConnection,
+        board: &NewBoard<'_>,
+        first_period_end: Option<Timestamp>,
+    ) -> StoreResult<i64> {
         let sql = self.insert_sql(
             "INSERT INTO boards (id, name, sort_order, operator, reset, timezone, archive_periods, min_score, \
              max_score, created_at, min_interval_ms, writers, hold_beyond, hold_jump, join_required, max_entrants, \
@@ -241,8 +247,7 @@ impl Store {
             .bind(board.starts_at)
             .bind(board.ends_at)
             .bind(i64::from(board.league.is_some()));
-        let number =
-            self.insert_returning_id(&mut tx, query).await.map_err(StoreError::taken_as(UniqueKey::BoardId))?;
+        let number = self.insert_returning_id(tx, query).await.map_err(StoreError::taken_as(UniqueKey::BoardId))?;
         if let Some(ladder) = board.league {
             self.sql("INSERT INTO leagues (board, tiers, cohort_size, promote, demote) VALUES (?, ?, ?, ?, ?)")
                 .bind(number)
@@ -259,8 +264,7 @@ impl Store {
             .bind(first_period_end)
             .execute(&mut *tx)
             .await?;
-        self.bump_catalog_version(&mut tx).await?;
-        tx.commit().await?;
+        self.bump_catalog_version(tx).await?;
         Ok(number)
     }
 
@@ -293,12 +297,12 @@ impl Store {
     /// fields; `false` when there is no such board.
     pub async fn amend_board(
         &self,
+        tx: &mut AnyConnection,
         id: &str,
         name: &str,
         rules: &RulesRow,
         change: Option<&TermsChange>,
     ) -> StoreResult<bool> {
-        let mut tx = self.begin_write().await?;
         let done = self
             .sql(
                 "UPDATE boards SET name = ?, min_interval_ms = ?, writers = ?, hold_beyond = ?, hold_jump = ? \
@@ -316,10 +320,9 @@ impl Store {
             return Ok(false);
         }
         if let Some(change) = change {
-            self.change_terms(&mut tx, change).await?;
+            self.change_terms(tx, change).await?;
         }
-        self.bump_catalog_version(&mut tx).await?;
-        tx.commit().await?;
+        self.bump_catalog_version(tx).await?;
         Ok(true)
     }
 
@@ -393,8 +396,7 @@ impl Store {
     }
 
     /// Sets a built-in board's rules (every instance reloads them with the catalog).
-    pub async fn set_builtin_rules(&self, rules: &BuiltinRulesRow) -> StoreResult<()> {
-        let mut tx = self.begin_write().await?;
+    pub async fn set_builtin_rules(&self, tx: &mut AnyConnection, rules: &BuiltinRulesRow) -> StoreResult<()> {
         self.sql("DELETE FROM builtin_board_rules WHERE board = ?").bind(&rules.board).execute(&mut *tx).await?;
         self.sql(
             "INSERT INTO builtin_board_rules (board, min_interval_ms, writers, hold_beyond, hold_jump) \
@@ -407,8 +409,7 @@ impl Store {
         .bind(rules.rules.hold_jump)
         .execute(&mut *tx)
         .await?;
-        self.bump_catalog_version(&mut tx).await?;
-        tx.commit().await?;
+        self.bump_catalog_version(tx).await?;
         Ok(())
     }
 
@@ -417,11 +418,9 @@ impl Store {
     /// [`Store::purge_chunk`]: nothing reads them once the catalog has no
     /// board of that number (numbers are never reused), and deleting a
     /// million rows in this transaction would hold every post behind it.
-    pub async fn delete_board(&self, number: i64) -> StoreResult<bool> {
-        let mut tx = self.begin_write().await?;
+    pub async fn delete_board(&self, tx: &mut AnyConnection, number: i64) -> StoreResult<bool> {
         let done = self.sql("DELETE FROM boards WHERE number = ?").bind(number).execute(&mut *tx).await?;
-        self.bump_catalog_version(&mut tx).await?;
-        tx.commit().await?;
+        self.bump_catalog_version(tx).await?;
         Ok(done.rows_affected() > 0)
     }
 

@@ -9,22 +9,40 @@ use super::{placeholders, Store, StoreResult};
 use crate::domain::Timestamp;
 
 impl Store {
-    /// How many joined a board period (a locking read: a join holds the
-    /// period's row while it counts).
+    /// How many joined a board period and are not banned (erased players'
+    /// places are deleted): a banned player frees their place. The joins
+    /// are a locking read (a join holds the period's row while it counts);
+    /// the bans among them a plain one, apart, so that no player's row is
+    /// locked out of the writer's order (a ban racing a join may count
+    /// either way).
     pub async fn entrant_count(&self, conn: &mut AnyConnection, board: i64, period: i64) -> StoreResult<i64> {
         let sql =
             format!("SELECT COUNT(*) FROM board_entrants WHERE board = ? AND period = ?{}", self.dialect.share_lock());
-        Ok(self.sql_scalar(&sql).bind(board).bind(period).fetch_one(&mut *conn).await?)
+        let joined: i64 = self.sql_scalar(&sql).bind(board).bind(period).fetch_one(&mut *conn).await?;
+        let banned: i64 = self
+            .sql_scalar(
+                "SELECT COUNT(*) FROM board_entrants e JOIN users u ON u.id = e.user_id \
+                 WHERE e.board = ? AND e.period = ? AND u.banned_at IS NOT NULL",
+            )
+            .bind(board)
+            .bind(period)
+            .fetch_one(&mut *conn)
+            .await?;
+        Ok(joined - banned)
     }
 
-    /// The entrant counts of several board periods, in one statement.
+    /// The entrant counts of several board periods (banned players left
+    /// out, as `entrant_count` does), in one statement.
     pub async fn entrant_counts(&self, periods: &[(i64, i64)]) -> StoreResult<HashMap<i64, i64>> {
         if periods.is_empty() {
             return Ok(HashMap::new());
         }
         let mut conn = self.conn().await?;
-        let each = vec!["(board = ? AND period = ?)"; periods.len()].join(" OR ");
-        let sql = format!("SELECT board, COUNT(*) FROM board_entrants WHERE {each} GROUP BY board");
+        let each = vec!["(e.board = ? AND e.period = ?)"; periods.len()].join(" OR ");
+        let sql = format!(
+            "SELECT e.board, COUNT(*) FROM board_entrants e JOIN users u ON u.id = e.user_id \
+             WHERE ({each}) AND u.banned_at IS NULL GROUP BY e.board"
+        );
         let query = periods.iter().fold(self.sql_as::<(i64, i64)>(&sql).persistent(false), |query, (board, period)| {
             query.bind(*board).bind(*period)
         });

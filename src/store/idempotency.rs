@@ -3,14 +3,14 @@
 
 use sqlx::AnyConnection;
 
-use super::{is_unique_violation, Store, StoreResult};
+use super::{is_unique_violation, LongText, Store, StoreResult};
 use crate::domain::{IdempotencyKey, Timestamp};
 
 /// The first answer to a key, and what the key was used for (`None` for
 /// keys stored before fingerprints existed).
 #[derive(Debug, Clone, sqlx::FromRow)]
 pub struct StoredResponse {
-    pub body: String,
+    pub body: LongText,
     pub fingerprint: Option<String>,
 }
 

@@ -12,7 +12,7 @@ use sqlx::AnyConnection;
 use super::custom_boards::{BoardScoreRow, EntryRow, ENTRY_COLUMNS};
 use super::rows::ScoreRow;
 use super::standings::CLEAR_STANDINGS;
-use super::{Store, StoreResult};
+use super::{LongText, Store, StoreResult};
 use crate::domain::Timestamp;
 
 /// A record of the audit log.
@@ -24,7 +24,7 @@ pub struct AuditRow {
     pub action: String,
     pub target: String,
     /// A JSON object.
-    pub detail: String,
+    pub detail: LongText,
 }
 
 /// What a new audit record says.
@@ -301,8 +301,11 @@ impl Store {
     }
 
     /// Deletes everything of a player (an erasure): their posts, entries
-    /// (the periods' counts first), sessions, idempotency keys, and the row.
-    /// `listed` says whether they counted on the built-in boards.
+    /// (the periods' counts first), league places and history (the
+    /// cohorts' counts first), tournament places, held posts, sessions,
+    /// idempotency keys, and the row. `listed` says whether they counted
+    /// on the built-in boards. Every table is deleted from by an index on
+    /// `user_id`, so only the player's rows are locked.
     pub async fn erase_user(&self, conn: &mut AnyConnection, user_id: i64, listed: bool) -> StoreResult<()> {
         let sql = format!(
             "UPDATE board_periods SET players = players - 1, {CLEAR_STANDINGS} WHERE EXISTS (SELECT 1 \
@@ -310,7 +313,25 @@ impl Store {
              AND e.user_id = ? AND e.hidden = 0)"
         );
         self.sql(&sql).bind(user_id).execute(&mut *conn).await?;
-        for table in ["board_entries", "board_scores", "scores", "sessions", "idempotency_keys"] {
+        self.sql(
+            "UPDATE league_cohorts SET members = members - 1 WHERE EXISTS (SELECT 1 FROM league_placements p \
+             WHERE p.user_id = ? AND p.board = league_cohorts.board AND p.period = league_cohorts.period \
+             AND p.tier = league_cohorts.tier AND p.cohort = league_cohorts.seq)",
+        )
+        .bind(user_id)
+        .execute(&mut *conn)
+        .await?;
+        for table in [
+            "board_entries",
+            "board_scores",
+            "scores",
+            "sessions",
+            "idempotency_keys",
+            "league_placements",
+            "league_members",
+            "board_entrants",
+            "held_posts",
+        ] {
             self.sql(&format!("DELETE FROM {table} WHERE user_id = ?")).bind(user_id).execute(&mut *conn).await?;
         }
         if listed {

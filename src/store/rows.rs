@@ -31,6 +31,31 @@ impl<'r> Decode<'r, Any> for Timestamp {
     }
 }
 
+/// A text column that may hold more than a VARCHAR does (MySQL's
+/// MEDIUMTEXT, SQLite's TEXT): sqlx hands MySQL's TEXT types back as
+/// blobs, SQLite's as text; this reads either as UTF-8 text.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct LongText(pub String);
+
+impl Type<Any> for LongText {
+    fn type_info() -> AnyTypeInfo {
+        <String as Type<Any>>::type_info()
+    }
+
+    fn compatible(ty: &AnyTypeInfo) -> bool {
+        <String as Type<Any>>::compatible(ty) || <Vec<u8> as Type<Any>>::compatible(ty)
+    }
+}
+
+impl<'r> Decode<'r, Any> for LongText {
+    fn decode(value: AnyValueRef<'r>) -> Result<Self, BoxDynError> {
+        match <String as Decode<'r, Any>>::decode(value.clone()) {
+            Ok(text) => Ok(Self(text)),
+            Err(_) => Ok(Self(String::from_utf8(<Vec<u8> as Decode<'r, Any>>::decode(value)?)?)),
+        }
+    }
+}
+
 /// A user row as every profile view needs it.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct UserRow {

@@ -1,6 +1,8 @@
 //! The `server_keys` table: the keys game servers post with, stored as
 //! hashes (see `auth::ServerKey`).
 
+use sqlx::AnyConnection;
+
 use super::{Store, StoreResult};
 use crate::domain::Timestamp;
 
@@ -13,11 +15,17 @@ pub struct ServerKeyRow {
 }
 
 impl Store {
-    pub async fn insert_server_key(&self, name: &str, key_hash: &str, created_at: Timestamp) -> StoreResult<i64> {
-        let mut conn = self.conn().await?;
+    /// Stores a key (in the caller's transaction, beside its audit record).
+    pub async fn insert_server_key(
+        &self,
+        conn: &mut AnyConnection,
+        name: &str,
+        key_hash: &str,
+        created_at: Timestamp,
+    ) -> StoreResult<i64> {
         let sql = self.insert_sql("INSERT INTO server_keys (name, key_hash, created_at) VALUES (?, ?, ?)", "id");
         let query = self.sql(&sql).bind(name).bind(key_hash).bind(created_at);
-        Ok(self.insert_returning_id(&mut conn, query).await?)
+        Ok(self.insert_returning_id(conn, query).await?)
     }
 
     /// The live (not revoked) keys, oldest first.
@@ -41,8 +49,7 @@ impl Store {
     }
 
     /// Revokes a live key; `false` when there is none with this id.
-    pub async fn revoke_server_key(&self, id: i64, at: Timestamp) -> StoreResult<bool> {
-        let mut conn = self.conn().await?;
+    pub async fn revoke_server_key(&self, conn: &mut AnyConnection, id: i64, at: Timestamp) -> StoreResult<bool> {
         let done = self
             .sql("UPDATE server_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL")
             .bind(at)

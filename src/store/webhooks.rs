@@ -4,7 +4,7 @@
 
 use sqlx::AnyConnection;
 
-use super::{placeholders, Store, StoreResult};
+use super::{placeholders, LongText, Store, StoreResult};
 use crate::domain::Timestamp;
 
 /// A webhook without its secret.
@@ -23,7 +23,7 @@ pub struct DueDelivery {
     pub id: i64,
     pub event: String,
     pub created_at: Timestamp,
-    pub data: String,
+    pub data: LongText,
     pub attempts: i64,
     pub next_attempt_at: Timestamp,
     pub url: String,
@@ -63,17 +63,18 @@ pub struct EndedPeriod {
 }
 
 impl Store {
+    /// Stores a webhook (in the caller's transaction, beside its audit record).
     pub async fn insert_webhook(
         &self,
+        conn: &mut AnyConnection,
         url: &str,
         events: &str,
         secret: &str,
         created_at: Timestamp,
     ) -> StoreResult<i64> {
-        let mut conn = self.conn().await?;
         let sql = self.insert_sql("INSERT INTO webhooks (url, events, secret, created_at) VALUES (?, ?, ?, ?)", "id");
         let query = self.sql(&sql).bind(url).bind(events).bind(secret).bind(created_at);
-        Ok(self.insert_returning_id(&mut conn, query).await?)
+        Ok(self.insert_returning_id(conn, query).await?)
     }
 
     /// Every webhook, oldest first.
@@ -89,12 +90,11 @@ impl Store {
         Ok(found.is_some())
     }
 
-    /// Deletes a webhook and its deliveries; `false` when there is none.
-    pub async fn delete_webhook(&self, id: i64) -> StoreResult<bool> {
-        let mut tx = self.begin_write().await?;
-        let done = self.sql("DELETE FROM webhooks WHERE id = ?").bind(id).execute(&mut *tx).await?;
-        self.sql("DELETE FROM webhook_deliveries WHERE webhook = ?").bind(id).execute(&mut *tx).await?;
-        tx.commit().await?;
+    /// Deletes a webhook and its deliveries (in the caller's transaction);
+    /// `false` when there is none.
+    pub async fn delete_webhook(&self, conn: &mut AnyConnection, id: i64) -> StoreResult<bool> {
+        let done = self.sql("DELETE FROM webhooks WHERE id = ?").bind(id).execute(&mut *conn).await?;
+        self.sql("DELETE FROM webhook_deliveries WHERE webhook = ?").bind(id).execute(&mut *conn).await?;
         Ok(done.rows_affected() > 0)
     }
 
@@ -118,6 +118,31 @@ impl Store {
         .bind(data)
         .bind(created_at)
         .bind(subscribed)
+        .execute(&mut *conn)
+        .await?;
+        Ok(())
+    }
+
+    /// The pending deliveries whose data may name `user_id` (its digits
+    /// appear in it): (id, event, data), for an erasure to scrub.
+    pub async fn pending_deliveries_naming(
+        &self,
+        conn: &mut AnyConnection,
+        user_id: i64,
+    ) -> StoreResult<Vec<(i64, String, LongText)>> {
+        Ok(self
+            .sql_as("SELECT id, event, data FROM webhook_deliveries WHERE status = 'pending' AND data LIKE ?")
+            .bind(format!("%{user_id}%"))
+            .fetch_all(&mut *conn)
+            .await?)
+    }
+
+    /// Replaces a pending delivery's data, or deletes it (`None`).
+    pub async fn rewrite_delivery(&self, conn: &mut AnyConnection, id: i64, data: Option<&str>) -> StoreResult<()> {
+        match data {
+            Some(data) => self.sql("UPDATE webhook_deliveries SET data = ? WHERE id = ?").bind(data).bind(id),
+            None => self.sql("DELETE FROM webhook_deliveries WHERE id = ?").bind(id),
+        }
         .execute(&mut *conn)
         .await?;
         Ok(())

@@ -220,7 +220,9 @@ pub async fn change_own_account(
 
 /// `DELETE /api/me`: a player erases their account, after giving their
 /// password, in one transaction: the row, every post, entries on every
-/// board and period, sessions, idempotency keys.
+/// board and period, league places and history, tournament places, held
+/// posts, sessions, idempotency keys, and the queued webhook events that
+/// name them.
 pub async fn erase_own_account(state: &AppState, user_id: i64, password: &Password) -> Result<(), ApiError> {
     check_password(state, user_id, password).await?;
     let changed = in_transaction(state, async |conn| {
@@ -228,6 +230,7 @@ pub async fn erase_own_account(state: &AppState, user_id: i64, password: &Passwo
         let entries = state.store.entries_of_user_on(conn, user_id).await?;
         let sessions = state.store.end_sessions(conn, user_id, None).await?;
         state.store.erase_user(conn, user_id, row.is_listed()).await?;
+        crate::usecases::webhooks::forget_player(state, conn, user_id).await?;
         let gone = UserRow { version: row.version + 1, banned_at: Some(Timestamp::now()), ..row.clone() };
         let entries =
             entries.into_iter().map(|entry| (EntryRow { version: entry.version + 1, ..entry }, false)).collect();

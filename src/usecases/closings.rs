@@ -6,7 +6,7 @@
 //! `league.closed` event. Every instance runs it every second, so an idle
 //! service still closes a period within a few seconds.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use serde_json::{json, Value};
 use sqlx::AnyConnection;
@@ -28,17 +28,88 @@ const PER_ROUND: i64 = 100;
 /// The entries a `period.closed` event carries.
 const TOP: i64 = 10;
 
-/// Closes the periods that ended before `now` (less the margin); how many
-/// this instance closed.
-pub async fn close_ended_periods(state: &AppState, now: Timestamp) -> Result<usize, ApiError> {
-    let ended = state.store.unclosed_periods(now.plus_millis(-CLOSE_AFTER_END_MS), PER_ROUND).await?;
-    let mut closed = 0;
-    for period in ended {
-        if close(state, period, now).await? {
-            closed += 1;
+/// Periods whose close failed, with when each is tried next: one failing
+/// period (a store error, a row its column refuses) is retried with
+/// growing delays while every other period closes on time. Held by the
+/// closing job of one instance; a period closed elsewhere meanwhile is
+/// forgotten when it is no longer listed.
+#[derive(Debug, Default)]
+pub struct Retries {
+    failing: HashMap<(i64, i64), Backoff>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Backoff {
+    failures: u32,
+    next_try: Timestamp,
+}
+
+/// The first retry of a failed close comes this soon, then twice as
+/// late each time, up to `RETRY_MAX_MS`.
+const RETRY_FIRST_MS: i64 = 1_000;
+const RETRY_MAX_MS: i64 = 60_000;
+
+impl Retries {
+    fn due(&self, period: &EndedPeriod, now: Timestamp) -> bool {
+        self.failing.get(&(period.board, period.period)).is_none_or(|backoff| backoff.next_try <= now)
+    }
+
+    fn failed(&mut self, period: &EndedPeriod, now: Timestamp) -> u32 {
+        let backoff =
+            self.failing.entry((period.board, period.period)).or_insert(Backoff { failures: 0, next_try: now });
+        backoff.failures += 1;
+        let delay = RETRY_FIRST_MS.saturating_mul(1 << (backoff.failures - 1).min(16)).min(RETRY_MAX_MS);
+        backoff.next_try = now.plus_millis(delay);
+        backoff.failures
+    }
+
+    /// Keeps only the failing periods still unclosed (`listed`).
+    fn keep_listed(&mut self, listed: &[EndedPeriod]) {
+        let listed: std::collections::HashSet<(i64, i64)> =
+            listed.iter().map(|period| (period.board, period.period)).collect();
+        self.failing.retain(|key, _| listed.contains(key));
+    }
+
+    /// How many periods are waiting for a retry.
+    pub fn len(&self) -> usize {
+        self.failing.len()
+    }
+}
+
+/// What one round of the closing job did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Round {
+    pub closed: usize,
+    pub failed: usize,
+}
+
+/// Closes the periods that ended before `now` (less the margin), oldest
+/// first; a period that fails is logged, counted
+/// (`hiscore_job_failures_total{job="close_period"}`) and left to
+/// `retries`, and the round goes on with the others.
+pub async fn close_ended_periods(state: &AppState, now: Timestamp, retries: &mut Retries) -> Result<Round, ApiError> {
+    // Room for the periods waiting for a retry beside a full round of the
+    // others, so that failing periods never crowd out the rest.
+    let limit = PER_ROUND + retries.len() as i64;
+    let ended = state.store.unclosed_periods(now.plus_millis(-CLOSE_AFTER_END_MS), limit).await?;
+    if (ended.len() as i64) < limit {
+        retries.keep_listed(&ended);
+    }
+    let mut round = Round::default();
+    let due: Vec<EndedPeriod> = ended.into_iter().filter(|period| retries.due(period, now)).collect();
+    for period in due {
+        match close(state, period, now).await {
+            Ok(true) => round.closed += 1,
+            Ok(false) => {}
+            Err(error) => {
+                round.failed += 1;
+                let failures = retries.failed(&period, now);
+                state.job_failures.with_label_values(&["close_period"]).inc();
+                tracing::warn!(%error, board = period.board, period = period.period, failures, "closing a period failed; retried later");
+            }
         }
     }
-    Ok(closed)
+    Ok(round)
 }
 
 /// Closes `period` of a board now if it is not closed yet, once the
@@ -196,6 +267,26 @@ mod tests {
 
     fn member(user_id: i64, tier: i64, cohort: i64, rank_score: Option<i64>) -> ClosingMember {
         ClosingMember { user_id, tier, cohort, rank_score }
+    }
+
+    #[test]
+    fn a_failing_period_waits_longer_each_time_and_the_others_do_not() {
+        let at = Timestamp::from_millis;
+        let ended = |board| EndedPeriod { board, period: 1, starts_at: at(0), ends_at: at(1_000), players: 0 };
+        let (failing, fine) = (ended(1), ended(2));
+        let mut retries = Retries::default();
+        assert_eq!(retries.failed(&failing, at(10_000)), 1);
+        assert!(!retries.due(&failing, at(10_999)) && retries.due(&failing, at(11_000)));
+        assert!(retries.due(&fine, at(10_000)));
+        retries.failed(&failing, at(11_000));
+        assert!(!retries.due(&failing, at(12_999)) && retries.due(&failing, at(13_000)));
+        for _ in 0..20 {
+            retries.failed(&failing, at(20_000));
+        }
+        assert!(retries.due(&failing, at(20_000 + RETRY_MAX_MS)), "the delay stops growing");
+        // Closed elsewhere: no longer listed, forgotten.
+        retries.keep_listed(&[fine]);
+        assert_eq!(retries.len(), 0);
     }
 
     #[test]

@@ -171,12 +171,13 @@ const CLOSE_INTERVAL_MS: i64 = 1_000;
 /// (see `usecases::closings`). Waking at the moment rather than on the
 /// next tick takes up to a second off a `league.closed`.
 pub async fn close_ended_periods(state: Data<AppState>) {
+    let mut retries = closings::Retries::default();
     loop {
         actix_web::rt::time::sleep(until_next_close(&state, Timestamp::now())).await;
-        match closings::close_ended_periods(&state, Timestamp::now()).await {
-            Ok(closed) if closed > 0 => tracing::debug!(closed, "periods closed"),
+        match closings::close_ended_periods(&state, Timestamp::now(), &mut retries).await {
+            Ok(round) if round.closed > 0 => tracing::debug!(closed = round.closed, "periods closed"),
             Ok(_) => {}
-            Err(error) => tracing::warn!(%error, "closing ended periods failed"),
+            Err(error) => tracing::warn!(%error, "looking for ended periods to close failed"),
         }
     }
 }

@@ -7,7 +7,7 @@ use crate::auth::ServerKey;
 use crate::domain::{BoardName, Timestamp};
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
-use crate::usecases::moderation::{self, Actor};
+use crate::usecases::moderation::{audited, Actor, Audit};
 use crate::views::{ServerKeyCreated, ServerKeyList, ServerKeyView};
 
 /// A post's server key, once it was found live.
@@ -19,8 +19,11 @@ pub async fn create(state: &AppState, actor: &Actor, body: &Map<String, Value>) 
     let name = BoardName::parse(body.get("name"))?;
     let key = ServerKey::generate();
     let created_at = Timestamp::now();
-    let id = state.store.insert_server_key(name.as_str(), &key.hash(), created_at).await?;
-    moderation::record(state, actor, "create_key", &format!("key:{id}"), json!({"name": name.as_str()})).await;
+    let id = audited(state, actor, "create_key", async |conn| {
+        let id = state.store.insert_server_key(conn, name.as_str(), &key.hash(), created_at).await?;
+        Ok((id, Audit { target: format!("key:{id}"), detail: json!({"name": name.as_str()}) }))
+    })
+    .await?;
     Ok(ServerKeyCreated { id, name: name.as_str().to_owned(), key: key.as_str().to_owned(), created_at })
 }
 
@@ -32,11 +35,13 @@ pub async fn list(state: &AppState) -> Result<ServerKeyList, ApiError> {
 /// Revokes a key: the next post with it is refused, on every instance
 /// (each post looks its key up in the database).
 pub async fn revoke(state: &AppState, actor: &Actor, id: i64) -> Result<(), ApiError> {
-    if !state.store.revoke_server_key(id, Timestamp::now()).await? {
-        return Err(ErrorCode::KeyNotFound.into());
-    }
-    moderation::record(state, actor, "revoke_key", &format!("key:{id}"), json!({})).await;
-    Ok(())
+    audited(state, actor, "revoke_key", async |conn| {
+        if !state.store.revoke_server_key(conn, id, Timestamp::now()).await? {
+            return Err(ErrorCode::KeyNotFound.into());
+        }
+        Ok(((), Audit { target: format!("key:{id}"), detail: json!({}) }))
+    })
+    .await
 }
 
 /// The live key a post presents, if it is one.

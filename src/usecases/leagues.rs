@@ -17,7 +17,7 @@ use crate::store::{CohortMember, LadderRow, NewPlacement, Placement};
 use crate::usecases::account_changes::{in_transaction, Failure};
 use crate::usecases::boards::{create_for_league, delete_custom, find_custom, post_to};
 use crate::usecases::closings;
-use crate::usecases::moderation::{self, Actor};
+use crate::usecases::moderation::Actor;
 use crate::usecases::rankings::names;
 use crate::usecases::scores::Author;
 use crate::views::{
@@ -76,12 +76,8 @@ pub async fn create(state: &AppState, actor: &Actor, body: &Map<String, Value>) 
         .filter(|(field, _)| BOARD_FIELDS.contains(&field.as_str()))
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
-    let board = create_for_league(state, &board_fields, &row).await?;
-    let league = League { board, ladder };
-    let view = view(state, &league).await?;
-    let detail = serde_json::to_value(&view).unwrap_or_default();
-    moderation::record(state, actor, "create_league", &format!("league:{}", view.id), detail).await;
-    Ok(view)
+    let board = create_for_league(state, actor, &board_fields, &row).await?;
+    view(state, &League { board, ladder }).await
 }
 
 pub async fn get(state: &AppState, id: &str) -> Result<LeagueView, ApiError> {
@@ -141,9 +137,7 @@ async fn view(state: &AppState, league: &League) -> Result<LeagueView, ApiError>
 /// both (purged by chunks afterwards).
 pub async fn delete(state: &AppState, actor: &Actor, id: &str) -> Result<(), ApiError> {
     let league = find(state, id).await?;
-    delete_custom(state, &league.board).await?;
-    moderation::record(state, actor, "delete_league", &format!("league:{id}"), json!({})).await;
-    Ok(())
+    delete_custom(state, actor, &league.board).await
 }
 
 /// `POST /api/leagues/{id}/scores`: posted to the league's board through
@@ -305,6 +299,11 @@ pub async fn member(state: &AppState, id: &str, user_id: i64) -> Result<LeagueMe
     let number = league.number();
     let period = league.board.period_at(Timestamp::now());
     let mut conn = state.store.conn().await?;
+    // A banned player is as unknown to others as an erased one (whose
+    // places are deleted).
+    if state.store.user(&mut conn, user_id).await?.is_none_or(|user| user.banned_at.is_some()) {
+        return Err(ErrorCode::UserNotFound.into());
+    }
     let next_tier = state.store.member_tier(&mut conn, number, user_id).await?.ok_or(ErrorCode::UserNotFound)?;
     let placement = state.store.placement(&mut conn, number, period.index, user_id).await?;
     drop(conn);

@@ -283,15 +283,26 @@ pub async fn audit_log(
     Ok((rows, next_before))
 }
 
-/// Records an admin action that ran outside a moderation transaction (the
-/// board catalog, initialize). A failure is logged, never the action's.
-pub async fn record(state: &AppState, actor: &Actor, action: &str, target: &str, detail: serde_json::Value) {
-    let result = async {
-        let mut conn = state.store.conn().await?;
-        audit(state, &mut conn, actor, action, target, detail).await
-    }
-    .await;
-    if let Err(error) = result {
-        tracing::error!(%error, action, target, "an admin action could not be written to the audit log");
-    }
+/// What an admin change leaves in the audit log: whom it was done to,
+/// and how.
+pub(super) struct Audit {
+    pub(super) target: String,
+    pub(super) detail: serde_json::Value,
+}
+
+/// Runs an admin change and writes its audit record in one transaction
+/// (run again on a conflict, as `in_transaction` does): the log has a
+/// record exactly when the change was made.
+pub(super) async fn audited<T>(
+    state: &AppState,
+    actor: &Actor,
+    action: &str,
+    mut change: impl AsyncFnMut(&mut AnyConnection) -> Result<(T, Audit), Failure>,
+) -> Result<T, ApiError> {
+    in_transaction(state, async |conn| {
+        let (done, record) = change(conn).await?;
+        audit(state, conn, actor, action, &record.target, record.detail).await?;
+        Ok::<_, Failure>(done)
+    })
+    .await
 }

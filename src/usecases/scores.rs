@@ -86,9 +86,10 @@ pub async fn post(
 /// (a retry after a lost answer, whatever the minimum interval says now),
 /// and counts against the posts-per-player limit like any post: a client
 /// looping on one key is held to the same pace as one posting new scores.
-pub async fn submit(state: &AppState, author: Author, post: Post) -> Result<Posted, ApiError> {
+pub async fn submit(state: &AppState, author: Author, mut post: Post) -> Result<Posted, ApiError> {
     if let Author::Server(KeyId(id)) = author {
         state.limits.check(Limit::PostsPerKey, &id.to_string()).await?;
+        post.key = post.key.map(IdempotencyKey::of_server);
     }
     let player = post.user_id.to_string();
     if let Some(answer) = scoring::replayed(&state.store, &post).await? {

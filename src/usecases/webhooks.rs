@@ -8,15 +8,16 @@ use std::sync::Arc;
 
 use actix_web::web::Data;
 use serde_json::{json, Map, Value};
+use sqlx::AnyConnection;
 use tokio::sync::Semaphore;
 
 use crate::domain::Timestamp;
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
 use crate::store::{periodic_job, AttemptResult, DueDelivery, StoreResult, WebhookRow};
-use crate::usecases::moderation::{self, Actor};
+use crate::usecases::moderation::{audited, Actor, Audit};
 use crate::views::{DeliveryList, DeliveryView, WebhookCreated, WebhookList, WebhookView};
-use crate::webhooks::{self, check_destination, Attempt, Event};
+use crate::webhooks::{self, check_destination, Attempt, Event, Scrubbed};
 
 /// A claimed delivery is its sender's for this long (past the answer's
 /// 10 s timeout); a sender that died mid-way leaves it due again after.
@@ -34,9 +35,11 @@ pub async fn create(state: &AppState, actor: &Actor, body: &Map<String, Value>) 
     let secret = format!("{SECRET_PREFIX}{}", crate::auth::random_secret());
     let created_at = Timestamp::now();
     let stored_events = Value::from(events.iter().map(|event| event.as_str()).collect::<Vec<_>>()).to_string();
-    let id = state.store.insert_webhook(destination.as_str(), &stored_events, &secret, created_at).await?;
-    moderation::record(state, actor, "create_webhook", &format!("webhook:{id}"), json!({"url": destination.as_str()}))
-        .await;
+    let id = audited(state, actor, "create_webhook", async |conn| {
+        let id = state.store.insert_webhook(conn, destination.as_str(), &stored_events, &secret, created_at).await?;
+        Ok((id, Audit { target: format!("webhook:{id}"), detail: json!({"url": destination.as_str()}) }))
+    })
+    .await?;
     Ok(WebhookCreated {
         id,
         url: destination.as_str().to_owned(),
@@ -70,11 +73,13 @@ fn webhook_view(row: WebhookRow) -> WebhookView {
 
 /// `DELETE /api/admin/webhooks/{id}`: the webhook and its deliveries.
 pub async fn delete(state: &AppState, actor: &Actor, id: i64) -> Result<(), ApiError> {
-    if !state.store.delete_webhook(id).await? {
-        return Err(ErrorCode::WebhookNotFound.into());
-    }
-    moderation::record(state, actor, "delete_webhook", &format!("webhook:{id}"), json!({})).await;
-    Ok(())
+    audited(state, actor, "delete_webhook", async |conn| {
+        if !state.store.delete_webhook(conn, id).await? {
+            return Err(ErrorCode::WebhookNotFound.into());
+        }
+        Ok(((), Audit { target: format!("webhook:{id}"), detail: json!({}) }))
+    })
+    .await
 }
 
 /// `GET /api/admin/webhooks/{id}/deliveries`: newest first, below `before`.
@@ -97,6 +102,21 @@ pub async fn deliveries(state: &AppState, id: i64, before: Option<i64>, limit: i
         })
         .collect();
     Ok(DeliveryList { deliveries, next_before })
+}
+
+/// An erasure's part in the outbox (in its transaction): the queued events
+/// about the player alone are not sent, and they leave the others' lists.
+/// Delivered and failed ones are deleted after `DELIVERY_RETENTION_MS`
+/// (`usecases::jobs`).
+pub(super) async fn forget_player(state: &AppState, conn: &mut AnyConnection, user_id: i64) -> StoreResult<()> {
+    for (id, event, data) in state.store.pending_deliveries_naming(conn, user_id).await? {
+        match webhooks::without_player(&event, &data.0, user_id) {
+            Scrubbed::Keep => {}
+            Scrubbed::Drop => state.store.rewrite_delivery(conn, id, None).await?,
+            Scrubbed::Rewrite(data) => state.store.rewrite_delivery(conn, id, Some(&data)).await?,
+        }
+    }
+    Ok(())
 }
 
 /// One round of the sender: claims as many due deliveries as `in_flight`
@@ -126,7 +146,7 @@ pub async fn deliver_due(state: &Data<AppState>, in_flight: &Arc<Semaphore>) -> 
 
 /// Sends one claimed delivery and records what became of it.
 async fn send(state: &AppState, delivery: DueDelivery) {
-    let body = webhooks::body(delivery.id, &delivery.event, delivery.created_at, &delivery.data);
+    let body = webhooks::body(delivery.id, &delivery.event, delivery.created_at, &delivery.data.0);
     let attempt =
         Attempt { id: delivery.id, event: &delivery.event, url: &delivery.url, secret: &delivery.secret, body };
     let answer = state.webhooks.send(attempt).await;

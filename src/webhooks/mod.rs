@@ -67,6 +67,34 @@ pub fn body(id: i64, event: &str, created_at: Timestamp, data: &str) -> String {
     )
 }
 
+/// What an erasure does to a queued event's data (see [`without_player`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Scrubbed {
+    /// It does not name the player.
+    Keep,
+    /// It is about the player alone (their held post, a change to their
+    /// entry): not sent.
+    Drop,
+    /// It lists the player among others (a period's top entries): sent
+    /// without their entry; the others keep their ranks as at the close.
+    Rewrite(String),
+}
+
+/// A queued event's data without an erased player (`data` as stored).
+pub fn without_player(event: &str, data: &str, user_id: i64) -> Scrubbed {
+    let Ok(mut value) = serde_json::from_str::<serde_json::Value>(data) else { return Scrubbed::Keep };
+    if value["user_id"].as_i64() == Some(user_id) {
+        return Scrubbed::Drop;
+    }
+    let Some(top) = value.get_mut("top").and_then(serde_json::Value::as_array_mut) else { return Scrubbed::Keep };
+    let listed = top.len();
+    top.retain(|entry| entry["user"]["id"].as_i64() != Some(user_id));
+    if top.len() == listed || event != Event::PeriodClosed.as_str() {
+        return Scrubbed::Keep;
+    }
+    Scrubbed::Rewrite(value.to_string())
+}
+
 /// What a receiver did with one attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Answer {
@@ -144,6 +172,21 @@ impl Sender {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_erased_player_leaves_the_queued_events() {
+        let held = r#"{"board":"b","user_id":7,"score":1,"rule":"hold_beyond"}"#;
+        assert_eq!(without_player("score.held", held, 7), Scrubbed::Drop);
+        assert_eq!(without_player("score.held", held, 8), Scrubbed::Keep);
+        let closed = r#"{"board":"b","period":{"index":1},"players":2,"top":[{"rank":1,"user":{"id":7}},{"rank":2,"user":{"id":9}}]}"#;
+        let Scrubbed::Rewrite(data) = without_player("period.closed", closed, 7) else { panic!("rewritten") };
+        let value: serde_json::Value = serde_json::from_str(&data).unwrap();
+        assert_eq!(value["top"], serde_json::json!([{"rank": 2, "user": {"id": 9}}]));
+        assert_eq!(value["players"], 2, "counts stay as at the close");
+        assert_eq!(without_player("period.closed", closed, 8), Scrubbed::Keep);
+        let league = r#"{"league":"l","period":{"index":1},"tiers":[{"index":0,"up":7,"down":0,"stay":0}]}"#;
+        assert_eq!(without_player("league.closed", league, 7), Scrubbed::Keep);
+    }
 
     #[test]
     fn retries_start_within_five_seconds_double_and_stop_after_a_day() {

@@ -442,6 +442,16 @@ impl TestApp {
         json_of(response).await
     }
 
+    /// A series of /metrics, by its name and labels as written there
+    /// (`hiscore_job_failures_total{job="close_period"}`); panics when absent.
+    pub async fn metric(&self, series: &str) -> f64 {
+        let text = self.get("/metrics").await.text().await.expect("metrics body");
+        text.lines()
+            .find_map(|line| line.strip_prefix(&format!("{series} ")))
+            .and_then(|n| n.trim().parse().ok())
+            .unwrap_or_else(|| panic!("{series} in /metrics"))
+    }
+
     /// The server's count of SQL statements (from /metrics) run so far for requests: all of them less those of
     /// the periodic jobs (closing periods, the outbox), which run beside
     /// any request a test measures.

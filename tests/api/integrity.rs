@@ -160,9 +160,16 @@ async fn server_keys_post_for_players_and_die_on_every_instance_at_once(backend:
         other.post_board_score_raw(&key, "arena", &json!({"score": 30, "user_id": bob.id}), None).await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
     assert_eq!((body["entry"]["user"]["id"].as_i64(), body["entry"]["rank"].as_i64()), (Some(bob.id), Some(1)));
+    // Ann claims the key the server will send for her first (on a board of
+    // players): the server's post is a post of its own all the same.
+    first.create_board(&json!({"id": "open", "name": "Open"})).await;
+    let (status, body) = first.post_board_score_raw(&ann.token, "open", &json!({"score": 1}), Some("match-7")).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
     let (status, body) =
         first.post_board_score_raw(&key, "arena", &json!({"score": 20, "user_id": ann.id}), Some("match-7")).await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
+    let (status, body) = first.post_board_score_raw(&ann.token, "open", &json!({"score": 1}), Some("match-7")).await;
+    assert_eq!(status, StatusCode::OK, "her own key still replays her own post: {body}");
     let (status, _) =
         first.post_board_score_raw(&key, "arena", &json!({"score": 20, "user_id": ann.id}), Some("match-7")).await;
     assert_eq!(status, StatusCode::OK, "a key's posts replay like a player's");

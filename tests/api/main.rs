@@ -16,6 +16,7 @@ mod cluster;
 mod concurrency;
 mod cors;
 mod crash;
+mod erasure;
 mod errors;
 mod fuzz;
 mod galera;

@@ -142,7 +142,8 @@ async fn an_unknown_login_takes_about_as_long_as_a_wrong_password(backend: Backe
     assert!((0.5..2.0).contains(&ratio), "unknown name {unknown_name:?} vs wrong password {wrong_password:?}");
 }
 
-/// Found by reading the code: wrong admin tokens were never limited.
+/// Found by reading the code: wrong admin tokens were never limited; and
+/// then the limit locked the operator out with them (issue 39).
 async fn wrong_admin_tokens_are_limited_per_address(backend: Backend) {
     let db = TestDatabase::new(&backend).await;
     let app = spawn_app_on(&db, &["--admin-token", crate::helpers::ADMIN, "--trust-forwarded-for"]).await;
@@ -160,8 +161,11 @@ async fn wrong_admin_tokens_are_limited_per_address(backend: Backend) {
     let guesses: Vec<u16> = futures_util::future::join_all((0..12).map(|_| audit("a-guess", "192.0.2.1"))).await;
     assert_eq!(guesses.iter().filter(|status| **status == 403).count(), 10, "{guesses:?}");
     assert_eq!(guesses.iter().filter(|status| **status == 429).count(), 2, "{guesses:?}");
-    assert_eq!(audit(crate::helpers::ADMIN, "192.0.2.1").await, 429, "no more tries from that address");
-    assert_eq!(audit(crate::helpers::ADMIN, "192.0.2.2").await, 200, "other addresses are not affected");
+    assert_eq!(audit("a-guess", "192.0.2.1").await, 429, "no more tries from that address");
+    assert_eq!(audit("a-guess", "192.0.2.2").await, 403, "other addresses are not affected");
+    // Issue 39: the operator is never locked out by others' guesses, even
+    // from the same address (a NAT, a load balancer seen as the client).
+    assert_eq!(audit(crate::helpers::ADMIN, "192.0.2.1").await, 200, "the right token is never refused");
 }
 
 #[actix_web::test]
@@ -248,4 +252,44 @@ async fn passwords_and_tokens_never_reach_the_logs() {
     for secret in [password, "wrong-password-here", &token, &second_token, "admin-secret-token-that-is-long-enough"] {
         assert!(!log.contains(secret), "a secret reached the log: {secret}");
     }
+}
+
+/// Issue 39: joining a tournament takes no body, so no content type stops
+/// a cross-site form from posting it with the player's cookie. A write
+/// with the cookie that names another origin is refused; the site's own
+/// pages, non-browser clients and bearer tokens are not.
+#[actix_web::test]
+async fn cookie_writes_from_another_site_are_refused() {
+    let db = TestDatabase::new(&Backend::Sqlite).await;
+    let app = spawn_app_on(&db, &["--admin-token", crate::helpers::ADMIN]).await;
+    for id in ["cup", "cup2", "cup3", "cup4"] {
+        app.create_board(&json!({"id": id, "name": id, "join_required": true})).await;
+    }
+    let player = app.register("visitor").await;
+    let own_host = app.address.trim_start_matches("http://").to_owned();
+    let join = |board: &str, headers: Vec<(&'static str, String)>| {
+        let mut request = app.client.post(app.url(&format!("/api/boards/{board}/entrants")));
+        for (name, value) in headers {
+            request = request.header(name, value);
+        }
+        async move { json_of(request.send().await.unwrap()).await }
+    };
+    let cookie = || ("cookie", format!("session={}", player.token));
+    let (status, body) = join("cup", vec![cookie(), ("origin", "https://evil.example".into())]).await;
+    crate::helpers::assert_error(status, &body, 403, "cross_origin");
+    let (status, body) = join("cup", vec![cookie(), ("sec-fetch-site", "same-site".into())]).await;
+    crate::helpers::assert_error(status, &body, 403, "cross_origin");
+    // Nothing was joined by those.
+    let (_, standing) = app.get_authed("/api/boards/cup/me", &player.token).await;
+    assert_eq!(standing["joined"], false, "{standing}");
+
+    let (status, _) = join("cup", vec![cookie(), ("origin", format!("http://{own_host}"))]).await;
+    assert_eq!(status, 201, "from the site's own page");
+    let (status, _) = join("cup2", vec![cookie(), ("sec-fetch-site", "same-origin".into())]).await;
+    assert_eq!(status, 201);
+    let (status, _) = join("cup3", vec![cookie()]).await;
+    assert_eq!(status, 201, "a client that is not a browser sends no Origin");
+    let bearer = ("authorization", format!("Bearer {}", player.token));
+    let (status, _) = join("cup4", vec![bearer, ("origin", "https://evil.example".into())]).await;
+    assert_eq!(status, 201, "a bearer token is never sent by a forged form");
 }

@@ -23,6 +23,7 @@ backend_tests!(
     a_hung_receiver_slows_no_post_or_read,
     a_delivery_survives_a_sigkill_between_commit_and_send,
     changes_to_a_closed_period_are_announced,
+    a_full_period_closes_and_a_failing_one_stops_no_other,
 );
 
 const PRIVATE_OK: [&str; 3] = ["--admin-token", ADMIN, "--webhook-allow-private"];
@@ -81,18 +82,29 @@ async fn webhooks_are_managed_and_internal_urls_are_refused(backend: Backend) {
         "http://10.0.0.7/",
         "http://169.254.169.254/latest/meta-data/",
         "http://[::1]/",
-        "ftp://203.0.113.9/",
+        "http://[::127.0.0.1]/",
+        "http://[::ffff:0:7f00:1]/",
+        "http://[64:ff9b::a00:1]/",
+        "http://[2002:a00:1::]/",
+        "http://198.18.0.1/",
+        "http://[fec0::1]/",
+        "ftp://93.184.215.14/",
         "not a url",
     ] {
         let (status, body) = create(json!({"url": url, "events": ["period.closed"]})).await;
         assert_error(status, &body, 422, "invalid_url");
     }
+    // Too long as stored (each é is six characters once encoded): 422,
+    // never the database's refusal.
+    let long = format!("https://93.184.215.14/{}", "é".repeat(600));
+    let (status, body) = create(json!({"url": long, "events": ["period.closed"]})).await;
+    assert_error(status, &body, 422, "invalid_url");
     for events in [json!([]), json!(["period.opened"]), json!("period.closed"), json!([1])] {
-        let (status, body) = create(json!({"url": "https://203.0.113.9/hook", "events": events})).await;
+        let (status, body) = create(json!({"url": "https://93.184.215.14/hook", "events": events})).await;
         assert_error(status, &body, 422, "invalid_events");
     }
     let (status, created) =
-        create(json!({"url": "https://203.0.113.9/hook", "events": ["score.held", "period.closed", "score.held"]}))
+        create(json!({"url": "https://93.184.215.14/hook", "events": ["score.held", "period.closed", "score.held"]}))
             .await;
     assert_eq!(status, StatusCode::CREATED, "{created}");
     assert!(created["secret"].as_str().unwrap().starts_with("whsec_"), "{created}");
@@ -102,7 +114,7 @@ async fn webhooks_are_managed_and_internal_urls_are_refused(backend: Backend) {
     let (status, list) = app.admin(Method::GET, "/api/admin/webhooks", None).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(list["webhooks"].as_array().unwrap().len(), 1, "{list}");
-    assert_eq!(list["webhooks"][0]["url"], "https://203.0.113.9/hook");
+    assert_eq!(list["webhooks"][0]["url"], "https://93.184.215.14/hook");
     assert!(list["webhooks"][0].get("secret").is_none(), "the secret is shown only at creation: {list}");
     let (status, log) = app.admin(Method::GET, &format!("/api/admin/webhooks/{id}/deliveries"), None).await;
     assert_eq!((status, &log), (StatusCode::OK, &json!({"deliveries": [], "next_before": null})));
@@ -119,7 +131,7 @@ async fn webhooks_are_managed_and_internal_urls_are_refused(backend: Backend) {
     assert_error(status, &body, 404, "webhook_not_found");
 
     // Initialize wipes webhooks.
-    create(json!({"url": "https://203.0.113.9/other", "events": ["period.closed"]})).await;
+    create(json!({"url": "https://93.184.215.14/other", "events": ["period.closed"]})).await;
     let (status, _) = app.initialize(ADMIN, &json!({"users": 0, "scores": 0})).await;
     assert_eq!(status, StatusCode::OK);
     let (_, list) = app.admin(Method::GET, "/api/admin/webhooks", None).await;
@@ -381,6 +393,125 @@ async fn changes_to_a_closed_period_are_announced(backend: Backend) {
     // (unless that period closed meanwhile, which its own close reports).
     changes.retain(|(index, ..)| *index == period);
     assert_eq!(changes, [(period, "ban".to_owned(), bob.id), (period, "score_deleted".to_owned(), ann.id)]);
+}
+
+/// The metadata of a post at the contract's maximum: 1 KiB serialized.
+pub fn largest_metadata(tag: usize) -> Value {
+    let value = json!({"m": ""}).to_string();
+    let filler = format!("{tag:04}{}", "x".repeat(1024 - value.len() - 4));
+    let metadata = json!({"m": filler});
+    assert_eq!(metadata.to_string().len(), 1024);
+    metadata
+}
+
+/// Makes the database refuse to close the periods of `board` (a trigger:
+/// the kind of failure a full column or a lost row lock is), or lets it
+/// again (`refuse: false`).
+async fn refuse_closing(db: &TestDatabase, board: &str, refuse: bool) {
+    let pool = db.connect().await;
+    let sqlite = db.url.starts_with("sqlite:");
+    let number: i64 =
+        sqlx::query_scalar("SELECT number FROM boards WHERE id = ?").bind(board).fetch_one(&pool).await.unwrap();
+    let sql = match (refuse, sqlite) {
+        (true, true) => format!(
+            "CREATE TRIGGER refuse_closing BEFORE UPDATE OF closed_at ON board_periods \
+             WHEN NEW.board = {number} AND NEW.closed_at IS NOT NULL BEGIN SELECT RAISE(ABORT, 'refused'); END"
+        ),
+        (true, false) => format!(
+            "CREATE TRIGGER refuse_closing BEFORE UPDATE ON board_periods FOR EACH ROW \
+             IF NEW.board = {number} AND NEW.closed_at IS NOT NULL THEN \
+             SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'refused'; END IF"
+        ),
+        (false, _) => "DROP TRIGGER refuse_closing".to_owned(),
+    };
+    sqlx::raw_sql(&sql).execute(&pool).await.unwrap();
+    pool.close().await;
+}
+
+/// Issue 39's reproduction: ten players whose posts carry 1 KiB of
+/// metadata and names of 32 four-byte characters fill a period's
+/// `period.closed` (about 12 KB: once too long for MariaDB's column,
+/// which then stopped every close for good). It arrives with all ten.
+/// Then one board's closes fail (the database refuses them): the other
+/// board's periods still close on time, the failures are counted, and
+/// once the database takes them again the failed periods close too.
+async fn a_full_period_closes_and_a_failing_one_stops_no_other(backend: Backend) {
+    let db = TestDatabase::new(&backend).await;
+    let apps = instances(&backend, &db).await;
+    let app = &apps[0];
+    let receiver = Receiver::start().await.unwrap();
+    subscribe(app, &receiver, &["period.closed"]).await;
+    for id in ["full", "other"] {
+        app.create_board(&json!({"id": id, "name": id, "reset": "*/3 * * * * *", "archive_periods": 50})).await;
+    }
+    // Posts in one period: start just after a reset.
+    let mut players = Vec::new();
+    for n in 0..10 {
+        let name = "\u{1D400}".repeat(31) + &char::from_u32(0x1D400 + n).unwrap().to_string();
+        let body = json!({"login_name": format!("player{n}"), "password": PASSWORD, "display_name": name});
+        let (status, registered) = json_of(app.register_raw(&body).await).await;
+        assert_eq!(status, StatusCode::CREATED, "{registered}");
+        players.push(registered["token"].as_str().unwrap().to_owned());
+    }
+    let mut period = None;
+    while period.is_none() {
+        let mut periods = HashSet::new();
+        for (n, token) in players.iter().enumerate() {
+            let app = &apps[n % apps.len()];
+            let body = json!({"score": 100 + n, "metadata": largest_metadata(n)});
+            let (status, posted) = app.post_board_score_raw(token, "full", &body, None).await;
+            assert_eq!(status, StatusCode::CREATED, "{posted}");
+            periods.insert(posted["period"]["index"].as_i64().unwrap());
+        }
+        // All ten in one period (else a reset fell among them: again).
+        period = (periods.len() == 1).then(|| periods.into_iter().next().unwrap());
+    }
+    let period = period.unwrap();
+    let full_closed =
+        |r: &Received| r.json()["data"]["board"] == "full" && r.json()["data"]["period"]["index"] == period;
+    let received = received_until(&receiver, Duration::from_secs(15), |got| got.iter().any(full_closed)).await;
+    let closed = received.iter().find(|r| full_closed(r)).expect("the full period's period.closed");
+    let data = &closed.json()["data"];
+    let top = data["top"].as_array().unwrap();
+    assert_eq!((data["players"].as_i64(), top.len()), (Some(10), 10), "{data}");
+    assert_eq!(top[0]["metadata"], largest_metadata(9));
+    assert_eq!(top[9]["metadata"], largest_metadata(0));
+    assert!(closed.body.len() > 10_000, "{} bytes", closed.body.len());
+
+    // From here `full` cannot close: `other` still does, period after period.
+    refuse_closing(&db, "full", true).await;
+    let refused_from = Instant::now();
+    let other_after = |got: &[Received], since: i64| {
+        got.iter().filter(|r| r.json()["data"]["board"] == "other" && millis(r.at) > since).count()
+    };
+    let since = millis(SystemTime::now());
+    received_until(&receiver, Duration::from_secs(20), |got| other_after(got, since) >= 3).await;
+    assert!(other_after(&receiver.received(), since) >= 3, "`other` stopped closing while `full` failed");
+    let mut failures = 0.0;
+    for app in &apps {
+        failures += app.metric(r#"hiscore_job_failures_total{job="close_period"}"#).await;
+    }
+    assert!(failures >= 1.0, "the failed closes are counted");
+    let full_since = |got: &[Received]| {
+        got.iter().filter(|r| r.json()["data"]["board"] == "full" && millis(r.at) > since + 3_000).count()
+    };
+    assert_eq!(full_since(&receiver.received()), 0, "`full` closed although refused");
+
+    // Taken again: the refused periods close (after their backoff).
+    refuse_closing(&db, "full", false).await;
+    let refused_for = refused_from.elapsed();
+    let received =
+        received_until(&receiver, refused_for * 2 + Duration::from_secs(10), |got| full_since(got) >= 2).await;
+    assert!(full_since(&received) >= 2, "the refused periods of `full` never closed");
+    let mut indexes: Vec<i64> = received
+        .iter()
+        .filter(|r| r.json()["data"]["board"] == "full")
+        .map(|r| r.json()["data"]["period"]["index"].as_i64().unwrap())
+        .collect();
+    let delivered = indexes.len();
+    indexes.sort_unstable();
+    indexes.dedup();
+    assert_eq!(indexes.len(), delivered, "a period of `full` closed twice: {indexes:?}");
 }
 
 /// The code blocks of docs/WEBHOOKS.md between `<!-- {marker} -->` and

@@ -17,7 +17,7 @@ use crate::state::AppState;
 use crate::store::{
     BoardRow, BuiltinRulesRow, LadderRow, NewBoard, PeriodRow, RulesRow, TermsChange, TermsRow, TournamentRow,
 };
-use crate::usecases::moderation::{self, Actor};
+use crate::usecases::moderation::{audited, Actor, Audit};
 use crate::views::{BoardList, BoardView, PeriodEntry, PeriodList};
 
 /// A board definition as `POST /api/admin/boards` sends it, validated.
@@ -289,17 +289,15 @@ pub async fn reload_catalog(state: &AppState) -> Result<(), ApiError> {
 
 /// Creates a custom board.
 pub async fn create(state: &AppState, actor: &Actor, body: &Map<String, Value>) -> Result<BoardView, ApiError> {
-    let board = insert(state, &definition(body)?, None).await?;
-    let view = BoardView::custom(&board.spec, board.period_at(Timestamp::now()), Some(0));
-    let detail = serde_json::to_value(&view).unwrap_or_default();
-    moderation::record(state, actor, "create_board", &format!("board:{}", view.id), detail).await;
-    Ok(view)
+    let board = insert(state, actor, &definition(body)?, None).await?;
+    Ok(BoardView::custom(&board.spec, board.period_at(Timestamp::now()), Some(0)))
 }
 
 /// Creates a league's own board from the board fields of the league's
 /// definition (`reset` required), with its ladder, in one transaction.
 pub async fn create_for_league(
     state: &AppState,
+    actor: &Actor,
     body: &Map<String, Value>,
     ladder: &LadderRow,
 ) -> Result<Arc<CustomBoard>, ApiError> {
@@ -313,16 +311,18 @@ pub async fn create_for_league(
             "a league needs a reset: its periods are its rounds",
         ));
     }
-    insert(state, &definition, Some(ladder)).await.map_err(|error| match error.code() {
+    insert(state, actor, &definition, Some(ladder)).await.map_err(|error| match error.code() {
         ErrorCode::BoardExists => ErrorCode::LeagueExists.into(),
         _ => error,
     })
 }
 
-/// Stores a board (a league's own with its ladder) and adds it to this
-/// instance's registry and rank engine.
+/// Stores a board (a league's own with its ladder) with its audit record
+/// (`create_board`, or `create_league`: the view of the board, and the
+/// ladder), and adds it to this instance's registry and rank engine.
 async fn insert(
     state: &AppState,
+    actor: &Actor,
     definition: &Definition,
     league: Option<&LadderRow>,
 ) -> Result<Arc<CustomBoard>, ApiError> {
@@ -365,7 +365,21 @@ async fn insert(
     };
     let first = Period { index: 0, start: created_at, end: None };
     let first_end = CustomBoard::new(spec.clone(), first)?.period_at(created_at).end;
-    let number = state.store.insert_board(&new, first_end).await?;
+    let mut detail =
+        serde_json::to_value(BoardView::custom(&spec, Period { end: first_end, ..first }, Some(0))).unwrap_or_default();
+    let (action, target) = match league {
+        Some(ladder) => {
+            detail["ladder"] = serde_json::json!({"tiers": serde_json::from_str::<Value>(&ladder.tiers).unwrap_or_default(),
+                "cohort_size": ladder.cohort_size, "promote": ladder.promote, "demote": ladder.demote});
+            ("create_league", format!("league:{}", spec.id))
+        }
+        None => ("create_board", format!("board:{}", spec.id)),
+    };
+    let number = audited(state, actor, action, async |conn| {
+        let number = state.store.insert_board(conn, &new, first_end).await?;
+        Ok((number, Audit { target: target.clone(), detail: detail.clone() }))
+    })
+    .await?;
     let board = state.boards.insert(CustomBoard::new(BoardSpec { number, ..spec }, first)?);
     state.ranks.add_board(&board).await;
     Ok(board)
@@ -393,15 +407,16 @@ pub async fn update(
         Some(change) => board.spec.terms.with_change(change.row.from_period, tournament_of(&change.row.fields)),
         None => board.spec.terms.clone(),
     };
-    if !state.store.amend_board(id, &name, &row_of(rules), change.as_ref()).await? {
-        return Err(ErrorCode::BoardNotFound.into());
-    }
+    audited(state, actor, "update_board", async |conn| {
+        if !state.store.amend_board(conn, id, &name, &row_of(rules), change.as_ref()).await? {
+            return Err(ErrorCode::BoardNotFound.into());
+        }
+        Ok(((), Audit { target: format!("board:{id}"), detail: Value::Object(body.clone()) }))
+    })
+    .await?;
     state.boards.amend(id, &name, rules, terms);
     let board = state.boards.get(id).ok_or(ErrorCode::BoardNotFound)?;
-    let view = custom_view(state, &board).await?;
-    let detail = serde_json::to_value(&view).unwrap_or_default();
-    moderation::record(state, actor, "update_board", &format!("board:{id}"), detail).await;
-    Ok(view)
+    custom_view(state, &board).await
 }
 
 /// The change a body makes to a tournament's fields, if any. A change
@@ -462,28 +477,36 @@ async fn update_builtin(
     }
     let rules = amended_rules(body, state.boards.builtin_rules(board))?;
     let id = board.to_string();
-    state.store.set_builtin_rules(&BuiltinRulesRow { board: id.clone(), rules: row_of(rules) }).await?;
+    let row = BuiltinRulesRow { board: id.clone(), rules: row_of(rules) };
+    audited(state, actor, "update_board", async |conn| {
+        state.store.set_builtin_rules(conn, &row).await?;
+        Ok(((), Audit { target: format!("board:{id}"), detail: Value::Object(body.clone()) }))
+    })
+    .await?;
     state.boards.set_builtin_rules(board, rules);
-    let view = BoardView::builtin(board, state.settings.max_score, rules);
-    let detail = serde_json::to_value(&view).unwrap_or_default();
-    moderation::record(state, actor, "update_board", &format!("board:{id}"), detail).await;
-    Ok(view)
+    Ok(BoardView::builtin(board, state.settings.max_score, rules))
 }
 
 /// Deletes a custom board with everything posted to it.
 pub async fn delete(state: &AppState, actor: &Actor, id: &str) -> Result<(), ApiError> {
     let board = resolve_custom(state, id).await?;
-    delete_custom(state, &board).await?;
-    moderation::record(state, actor, "delete_board", &format!("board:{id}"), serde_json::json!({})).await;
-    Ok(())
+    delete_custom(state, actor, &board).await
 }
 
 /// Deletes a custom board (a league's own too): its rows go by chunks
 /// afterwards (`purges`).
-pub async fn delete_custom(state: &AppState, board: &CustomBoard) -> Result<(), ApiError> {
-    if !state.store.delete_board(board.spec.number).await? {
-        return Err(ErrorCode::BoardNotFound.into());
-    }
+pub async fn delete_custom(state: &AppState, actor: &Actor, board: &CustomBoard) -> Result<(), ApiError> {
+    let (action, target) = match board.spec.league {
+        true => ("delete_league", format!("league:{}", board.spec.id)),
+        false => ("delete_board", format!("board:{}", board.spec.id)),
+    };
+    audited(state, actor, action, async |conn| {
+        if !state.store.delete_board(conn, board.spec.number).await? {
+            return Err(ErrorCode::BoardNotFound.into());
+        }
+        Ok(((), Audit { target: target.clone(), detail: serde_json::json!({}) }))
+    })
+    .await?;
     state.boards.remove(&board.spec.id);
     state.ranks.forget_board(board.spec.number).await;
     state.caches.pages.clear();
