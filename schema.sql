@@ -312,7 +312,10 @@ CREATE TABLE IF NOT EXISTS webhook_deliveries (
   last_status BIGINT NULL,
   next_attempt_at BIGINT NULL,
   KEY webhook_deliveries_due (status, next_attempt_at),
-  KEY webhook_deliveries_log (webhook, id)
+  KEY webhook_deliveries_log (webhook, id),
+  -- by lane, and a webhook's backlog of one event (migration 16)
+  KEY webhook_deliveries_lane (status, event, next_attempt_at),
+  KEY webhook_deliveries_backlog (webhook, event, status)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
 -- Leagues (migration 14): a league plays on a board of its own

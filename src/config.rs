@@ -140,6 +140,11 @@ pub struct Settings {
     #[arg(long, env = "WEBHOOK_ALLOW_PRIVATE", default_value_t = false, value_parser = BoolishValueParser::new())]
     pub webhook_allow_private: bool,
 
+    /// Undelivered `score.held` deliveries one webhook may have; beyond, new
+    /// ones are not queued for it (the held queue lists every held post).
+    #[arg(long, env = "WEBHOOK_HELD_BACKLOG", default_value_t = 1_000, value_parser = clap::value_parser!(i64).range(1..=1_000_000))]
+    pub webhook_held_backlog: i64,
+
     /// A deliberate bug for the bench's own tests (see `PlantedFault`).
     #[cfg(feature = "planted-faults")]
     #[arg(long, env = "HISCORE_PLANTED_FAULT", value_enum, hide = true)]
@@ -292,6 +297,11 @@ pub struct RateSettings {
     /// not limited.
     #[arg(long, env = "RATE_RENAMES_PER_PLAYER", default_value_t = 10)]
     pub rate_renames_per_player: u32,
+
+    /// Wrong admin tokens per client address per minute (0: no limit); the
+    /// right token is never limited.
+    #[arg(long, env = "RATE_ADMIN_PER_ADDRESS", default_value_t = 10)]
+    pub rate_admin_per_address: u32,
 
     /// Least time between two score posts of one player, in ms (0: none).
     #[arg(long, env = "MIN_POST_INTERVAL_MS", default_value_t = 0)]

@@ -48,9 +48,6 @@ pub enum Limit {
     RenamesPerPlayer,
 }
 
-/// Wrong admin tokens per client address per minute.
-pub const ADMIN_ATTEMPTS_PER_MINUTE: u32 = 10;
-
 /// Every limit with its rate, from the settings (the admin token's is fixed).
 pub fn rates(settings: &RateSettings) -> Vec<(Limit, Rate)> {
     let minute = Duration::from_secs(60);
@@ -58,9 +55,8 @@ pub fn rates(settings: &RateSettings) -> Vec<(Limit, Rate)> {
         (Limit::LoginPerAccount, Rate { events: settings.rate_login_per_account, per: minute }),
         (Limit::LoginPerAccountAddress, Rate { events: settings.rate_login_per_account_address, per: minute }),
         (Limit::LoginPerAddress, Rate { events: settings.rate_login_per_address, per: minute }),
-        // Not a setting: an operator mistypes a token a few times, a
-        // guesser needs far more.
-        (Limit::AdminPerAddress, Rate { events: ADMIN_ATTEMPTS_PER_MINUTE, per: minute }),
+        // An operator mistypes a token a few times, a guesser needs far more.
+        (Limit::AdminPerAddress, Rate { events: settings.rate_admin_per_address, per: minute }),
         (Limit::RegistrationPerAddress, Rate { events: settings.rate_register_per_address, per: minute }),
         (Limit::PostsPerPlayer, Rate { events: settings.rate_posts_per_player, per: Duration::from_secs(1) }),
         (Limit::PostsPerKey, Rate { events: settings.rate_posts_per_key, per: Duration::from_secs(1) }),

@@ -57,7 +57,8 @@ impl Application {
             settings.database.sqlite_sync,
         )
         .await?
-        .counting_job_statements(metrics.db_job_statements.clone());
+        .counting_job_statements(metrics.db_job_statements.clone())
+        .bounding_outbox(crate::webhooks::Event::ScoreHeld.as_str(), settings.webhook_held_backlog);
         let passwords =
             PasswordHasher::new(HashPolicy::from_settings(&settings.hashing), settings.hashing.concurrency())?;
         let listener = TcpListener::bind(&settings.bind)?;

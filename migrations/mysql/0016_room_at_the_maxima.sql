@@ -26,3 +26,9 @@ CREATE INDEX IF NOT EXISTS league_members_user ON league_members (user_id);
 CREATE INDEX IF NOT EXISTS league_placements_user ON league_placements (user_id);
 CREATE INDEX IF NOT EXISTS board_entrants_user ON board_entrants (user_id);
 CREATE INDEX IF NOT EXISTS held_posts_user ON held_posts (user_id);
+
+-- The outbox read by lane (results before `score.held`, each lane its own
+-- share of the senders) and a webhook's backlog of one event counted,
+-- each by an index: a flood of one kind never scans past the other.
+CREATE INDEX IF NOT EXISTS webhook_deliveries_lane ON webhook_deliveries (status, event, next_attempt_at);
+CREATE INDEX IF NOT EXISTS webhook_deliveries_backlog ON webhook_deliveries (webhook, event, status);

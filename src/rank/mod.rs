@@ -116,6 +116,9 @@ pub struct RankEngine {
     /// Bumped on every change to the local index, so that caches of pages
     /// can tell whether they are still exact.
     version: Arc<AtomicU64>,
+    /// Bumped by every rename made on this instance (the display names a
+    /// page shows changed, though no entry did).
+    renames: Arc<AtomicU64>,
     /// The boards in Redis shared by all instances, when configured.
     shared: Option<Arc<Shared>>,
     /// Reads while Redis is unusable, and of ended periods.
@@ -165,6 +168,7 @@ impl RankEngine {
         Self {
             local: LocalSource::default(),
             version: Arc::default(),
+            renames: Arc::default(),
             shared: redis.map(|client| {
                 Arc::new(Shared { redis: RedisSource::new(client), health: RedisHealth::new(background) })
             }),
@@ -455,6 +459,7 @@ impl RankEngine {
     /// every board's stamp moves (each instance's kept pages go stale); a
     /// single instance's pages go with its names cache.
     pub async fn names_changed(&self) {
+        self.renames.fetch_add(1, Ordering::Release);
         match &self.shared {
             None => {
                 self.version.fetch_add(1, Ordering::Release);
@@ -673,6 +678,12 @@ impl RankEngine {
     /// cached then).
     pub fn version(&self) -> u64 {
         self.version.load(Ordering::Acquire)
+    }
+
+    /// Renames made on this instance so far (with Redis, every instance's
+    /// move the shared names version instead).
+    pub fn renames(&self) -> u64 {
+        self.renames.load(Ordering::Acquire)
     }
 
     /// Ranks on the built-in boards of the scores these rows show (so a

@@ -21,8 +21,8 @@ struct InitializeBody {
 }
 
 #[utoipa::path(post, path = paths::ADMIN_INITIALIZE, operation_id = "initializeDataset", summary = "Wipe everything and load a generated dataset", tag = "operations",
-    security(("bearer" = [])),
-    request_body = crate::routes::schemas::InitializeRequest,
+    security(("admin_token" = [])),
+    request_body(content = Option<crate::routes::schemas::InitializeRequest>, description = "May be empty: every field has a default"),
     responses(
         (status = 200, description = "Wiped and loaded", body = crate::views::Initialized),
     ))]
@@ -51,8 +51,10 @@ fn parse_spec(body: &[u8]) -> Result<DatasetSpec, ApiError> {
     let body: InitializeBody = if body.iter().all(u8::is_ascii_whitespace) {
         InitializeBody::default()
     } else {
-        serde_json::from_slice(body)
+        // `null` is an empty body too (the document says the body may be absent).
+        serde_json::from_slice::<Option<InitializeBody>>(body)
             .map_err(|e| ApiError::with_message(ErrorCode::InvalidJson, format!("malformed JSON: {e}")))?
+            .unwrap_or_default()
     };
     let count = |raw: &Option<Value>, default: i64, max: i64, code: ErrorCode, field: &str| -> Result<i64, ApiError> {
         match raw {
@@ -69,7 +71,9 @@ fn parse_spec(body: &[u8]) -> Result<DatasetSpec, ApiError> {
         count(&body.scores, DatasetSpec::DEFAULT_SCORES, DatasetSpec::MAX_SCORES, ErrorCode::InvalidScores, "scores")?;
     let seed = match &body.seed {
         None | Some(Value::Null) => DatasetSpec::DEFAULT_SEED,
-        Some(value) => value.as_u64().ok_or(ErrorCode::InvalidSeed)?,
+        // A JSON integer every client can write (JavaScript's and the
+        // OpenAPI document's int64): 0 to 2^63 - 1.
+        Some(value) => value.as_i64().and_then(|seed| u64::try_from(seed).ok()).ok_or(ErrorCode::InvalidSeed)?,
     };
     if users == 0 && scores > 0 {
         return Err(ApiError::with_message(ErrorCode::InvalidScores, "scores need at least one user"));

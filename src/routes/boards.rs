@@ -31,6 +31,7 @@ pub async fn get(state: web::Data<AppState>, path: web::Path<BoardPath>) -> Resu
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PeriodsQuery {
     limit: Option<String>,
     before: Option<String>,
@@ -54,7 +55,7 @@ pub async fn periods(
 }
 
 #[utoipa::path(post, path = paths::BOARD_SCORES, operation_id = "postBoardScore", summary = "Post a score to a custom board", tag = "boards",
-    security(("bearer" = []), ("session_cookie" = [])),
+    security(("bearer" = []), ("session_cookie" = []), ("server_key" = [])),
     description = "With a player's session, for that player; with a server key (`Authorization: Bearer hsk_…`), for the body's `user_id` (404 `user_not_found` for an unknown or banned player). A `server` board refuses sessions (403 `server_only`); a post sooner than the board's `min_interval_ms` after the player's previous one is 429 with `Retry-After`.",
     params(
         crate::routes::schemas::CustomBoardPath,
@@ -120,7 +121,7 @@ pub(super) fn posted(posted: Posted) -> HttpResponse {
 }
 
 #[utoipa::path(post, path = paths::ADMIN_BOARDS, operation_id = "createBoard", summary = "Create a custom board", tag = "boards",
-    security(("bearer" = [])),
+    security(("admin_token" = [])),
     request_body = crate::routes::schemas::BoardRequest,
     responses((status = 201, body = crate::views::BoardView)))]
 pub async fn create(state: web::Data<AppState>, actor: Actor, body: JsonObject) -> Result<HttpResponse, ApiError> {
@@ -129,7 +130,7 @@ pub async fn create(state: web::Data<AppState>, actor: Actor, body: JsonObject) 
 }
 
 #[utoipa::path(patch, path = paths::ADMIN_BOARD, operation_id = "updateBoard", summary = "Rename a custom board, change a board's rules or a tournament's fields", tag = "boards",
-    security(("bearer" = [])),
+    security(("admin_token" = [])),
     params(crate::routes::schemas::BoardPath),
     request_body = crate::routes::schemas::UpdateBoardRequest,
     responses((status = 200, body = crate::views::BoardView)))]
@@ -144,7 +145,7 @@ pub async fn update(
 }
 
 #[utoipa::path(delete, path = paths::ADMIN_BOARD, operation_id = "deleteBoard", summary = "Delete a custom board and everything on it", tag = "boards",
-    security(("bearer" = [])),
+    security(("admin_token" = [])),
     params(crate::routes::schemas::CustomBoardPath),
     responses((status = 204, description = "Deleted with its entries and posts")))]
 pub async fn delete(

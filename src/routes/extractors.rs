@@ -123,25 +123,39 @@ fn bearer_token(req: &HttpRequest) -> Option<&str> {
 /// (a cross-site request forgery). SameSite=Lax keeps the cookie off
 /// cross-site POSTs, but not off a sibling subdomain's (same site), and a
 /// write without a JSON body (joining a tournament) has no content type
-/// for a form to fail on. So a write authenticated by the cookie must not
-/// name another origin: its `Origin`, when sent, is this host or an
-/// origin of `CORS_ALLOWED_ORIGINS`; without one, its `Sec-Fetch-Site`,
-/// when sent, is not `cross-site`/`same-site`. Clients that send the bearer token,
-/// and non-browser clients (no `Origin`), are not concerned.
+/// for a form to fail on. So a write authenticated by the cookie must come
+/// from this origin or one of `CORS_ALLOWED_ORIGINS`: by the browser's
+/// `Sec-Fetch-Site` (`same-origin`, or `none` for the user's own action),
+/// and from browsers too old to send it, by an `Origin` whose host is the
+/// request's (ports aside: a proxy in front may drop the port from
+/// `Host`). Clients that send the bearer token, and non-browser clients
+/// (neither header), are not concerned.
 fn cookie_write_from_elsewhere(req: &HttpRequest, state: &AppState) -> bool {
     let safe = matches!(*req.method(), actix_web::http::Method::GET | actix_web::http::Method::HEAD);
     if safe || bearer_token(req).is_some() || req.cookie(COOKIE_NAME).is_none() {
         return false;
     }
     let headers = req.headers();
-    let Some(origin) = headers.get(header::ORIGIN).and_then(|value| value.to_str().ok()) else {
-        let fetched_from = headers.get("sec-fetch-site").and_then(|value| value.to_str().ok());
-        return matches!(fetched_from, Some("cross-site" | "same-site"));
-    };
-    let own_host = headers.get(header::HOST).and_then(|value| value.to_str().ok()).unwrap_or_default();
-    let origin_host = origin.split_once("://").map_or("", |(_, host)| host);
-    let allowed = state.settings.cors_allowed_origins.split(',').map(str::trim).any(|allowed| allowed == origin);
-    !(origin_host.eq_ignore_ascii_case(own_host) || allowed)
+    let text = |name| headers.get(name).and_then(|value: &header::HeaderValue| value.to_str().ok());
+    let origin = text(header::ORIGIN);
+    let allowed = origin.is_some_and(|origin| {
+        state.settings.cors_allowed_origins.split(',').map(str::trim).any(|allowed| allowed == origin)
+    });
+    if allowed {
+        return false;
+    }
+    match (text(header::HeaderName::from_static("sec-fetch-site")), origin) {
+        (Some(site), _) => !matches!(site, "same-origin" | "none"),
+        (None, Some(origin)) => {
+            let host_of = |authority: &str| match authority.rsplit_once(':') {
+                Some((host, port)) if !port.ends_with(']') => host.to_owned(),
+                _ => authority.to_owned(),
+            };
+            let origin_host = origin.split_once("://").map_or(String::new(), |(_, authority)| host_of(authority));
+            !origin_host.eq_ignore_ascii_case(&host_of(text(header::HOST).unwrap_or_default()))
+        }
+        (None, None) => false,
+    }
 }
 
 /// The bearer token if there is one, else the session cookie.

@@ -11,7 +11,7 @@ use crate::usecases::keys;
 use crate::usecases::moderation::Actor;
 
 #[utoipa::path(post, path = paths::ADMIN_KEYS, operation_id = "createServerKey", summary = "Make a server key (shown only in this answer)", tag = "integrity",
-    security(("bearer" = [])),
+    security(("admin_token" = [])),
     request_body = crate::routes::schemas::CreateKeyRequest,
     responses((status = 201, description = "The key: `Authorization: Bearer <key>` on posts for any player and to \
         server-only boards; only its hash is stored", body = crate::views::ServerKeyCreated)))]
@@ -20,14 +20,14 @@ pub async fn create(state: web::Data<AppState>, actor: Actor, body: JsonObject) 
 }
 
 #[utoipa::path(get, path = paths::ADMIN_KEYS, operation_id = "listServerKeys", summary = "The live server keys, without their values", tag = "integrity",
-    security(("bearer" = [])),
+    security(("admin_token" = [])),
     responses((status = 200, description = "Oldest first", body = crate::views::ServerKeyList)))]
 pub async fn list(state: web::Data<AppState>, _admin: Actor) -> Result<HttpResponse, ApiError> {
     Ok(HttpResponse::Ok().json(keys::list(&state).await?))
 }
 
 #[utoipa::path(delete, path = paths::ADMIN_KEY, operation_id = "revokeServerKey", summary = "Revoke a server key", tag = "integrity",
-    security(("bearer" = [])),
+    security(("admin_token" = [])),
     params(("id" = i64, Path, minimum = 1, description = "The key's id")),
     responses((status = 204, description = "Revoked: the next post with it is 401 `invalid_server_key`, on every \
         instance")))]

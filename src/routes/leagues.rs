@@ -15,7 +15,7 @@ use crate::usecases::moderation::Actor;
 use crate::usecases::scores::Author;
 
 #[utoipa::path(post, path = paths::ADMIN_LEAGUES, operation_id = "createLeague", summary = "Create a league", tag = "leagues",
-    security(("bearer" = [])),
+    security(("admin_token" = [])),
     request_body = crate::routes::schemas::LeagueRequest,
     responses((status = 201, body = crate::views::LeagueView)))]
 pub async fn create(state: web::Data<AppState>, actor: Actor, body: JsonObject) -> Result<HttpResponse, ApiError> {
@@ -36,7 +36,7 @@ pub async fn get(state: web::Data<AppState>, path: web::Path<LeaguePath>) -> Res
 }
 
 #[utoipa::path(delete, path = paths::ADMIN_LEAGUE, operation_id = "deleteLeague", summary = "Delete a league with everything in it", tag = "leagues",
-    security(("bearer" = [])),
+    security(("admin_token" = [])),
     params(LeaguePath),
     responses((status = 204, description = "Deleted")))]
 pub async fn delete(
@@ -49,8 +49,8 @@ pub async fn delete(
 }
 
 #[utoipa::path(post, path = paths::LEAGUE_SCORES, operation_id = "postLeagueScore", summary = "Post a score to a league (the first post of a period places the player)", tag = "leagues",
-    security(("bearer" = []), ("session_cookie" = [])),
-    params(LeaguePath, ("Idempotency-Key" = Option<String>, Header, description = "As for board posts")),
+    security(("bearer" = []), ("session_cookie" = []), ("server_key" = [])),
+    params(LeaguePath, ("Idempotency-Key" = Option<String>, Header, pattern = "^[!-~]{1,64}$", description = "As for board posts")),
     request_body = crate::routes::schemas::BoardScoreRequest,
     responses(
         (status = 201, description = "Posted; `entry` ranked in the cohort; `tier` and `cohort` the player's place this period", body = crate::views::LeaguePostResult),

@@ -33,6 +33,7 @@ use crate::usecases::live;
 const PING_EVERY: Duration = Duration::from_secs(15);
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct LivePageQuery {
     limit: Option<String>,
     offset: Option<String>,

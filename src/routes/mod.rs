@@ -182,7 +182,7 @@ routes! {
     paths::ADMIN_HELD_POST => {
         post: reviews::decide => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, UnsupportedMediaType,
             AdminTokenRequired, InvalidAdminToken, TooManyRequests, NotFound, ScoreNotFound, BoardNotFound, UserNotFound,
-            InvalidDecision, AlreadyDecided, AmbiguousScore, DatabaseUnavailable],
+            InvalidDecision, AlreadyDecided, AmbiguousScore, DatabaseUnavailable, InvalidBoard],
     },
     paths::LEAGUES => { get: leagues::list => [DatabaseUnavailable] },
     paths::LEAGUE => { get: leagues::get => [InvalidPath, LeagueNotFound, DatabaseUnavailable] },

@@ -15,7 +15,7 @@ use crate::usecases::{boards, moderation, players};
 use crate::views::{AuditEntry, AuditLog, PublicUser};
 
 #[utoipa::path(delete, path = paths::ADMIN_SCORE, operation_id = "deleteScore", summary = "Remove a post from the built-in boards (recounted)", tag = "moderation",
-    security(("bearer" = [])),
+    security(("admin_token" = [])),
     params(("id" = i64, Path, minimum = 1, description = "A post's id in the `/api/scores` log")),
     responses((status = 204, description = "Removed; the player's best, total and play count are recounted from \
         what remains, on every board and instance at once")))]
@@ -30,7 +30,7 @@ pub async fn delete_score(
 }
 
 #[utoipa::path(delete, path = paths::ADMIN_BOARD_SCORE, operation_id = "deleteBoardScore", summary = "Remove a post from a custom board (recounted)", tag = "moderation",
-    security(("bearer" = [])),
+    security(("admin_token" = [])),
     params(
         crate::routes::schemas::CustomBoardPath,
         ("id" = i64, Path, minimum = 1, description = "A post's id on that board"),
@@ -50,7 +50,7 @@ pub async fn delete_board_score(
 }
 
 #[utoipa::path(post, path = paths::ADMIN_USER_BAN, operation_id = "banPlayer", summary = "Ban a player", tag = "moderation",
-    security(("bearer" = [])),
+    security(("admin_token" = [])),
     params(("id" = i64, Path, minimum = 1, description = "User id")),
     request_body = crate::routes::schemas::BanRequest,
     responses((status = 200, description = "Banned: off every board and period, sessions ended; nothing deleted. \
@@ -68,7 +68,7 @@ pub async fn ban(
 }
 
 #[utoipa::path(delete, path = paths::ADMIN_USER_BAN, operation_id = "unbanPlayer", summary = "Lift a ban", tag = "moderation",
-    security(("bearer" = [])),
+    security(("admin_token" = [])),
     params(("id" = i64, Path, minimum = 1, description = "User id")),
     responses((status = 200, description = "Unbanned: back on every board where their scores put them",
         body = crate::views::PublicUser)))]
@@ -84,7 +84,7 @@ pub async fn unban(
 }
 
 #[utoipa::path(patch, path = paths::ADMIN_USER, operation_id = "renamePlayer", summary = "Rename a player", tag = "moderation",
-    security(("bearer" = [])),
+    security(("admin_token" = [])),
     params(("id" = i64, Path, minimum = 1, description = "User id")),
     request_body = crate::routes::schemas::RenameUserRequest,
     responses((status = 200, description = "Renamed, on every page of every instance at the next read",
@@ -106,13 +106,14 @@ pub async fn rename(
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct AuditQuery {
     limit: Option<String>,
     before: Option<String>,
 }
 
 #[utoipa::path(get, path = paths::ADMIN_AUDIT, operation_id = "listAuditLog", summary = "The audit log of admin actions, newest first", tag = "moderation",
-    security(("bearer" = [])),
+    security(("admin_token" = [])),
     params(
         ("limit" = Option<i64>, Query, minimum = 1, maximum = 100, description = "Records per page (default 20)"),
         ("before" = Option<i64>, Query, minimum = 1, description = "A `next_before` from the previous page"),

@@ -24,12 +24,19 @@ struct SessionAuth;
 impl Modify for SessionAuth {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
         let components = openapi.components.get_or_insert_with(Default::default);
-        components.add_security_scheme(
-            "bearer",
-            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
-        );
+        let bearer = |description: &str| {
+            SecurityScheme::Http(
+                HttpBuilder::new().scheme(HttpAuthScheme::Bearer).description(Some(description)).build(),
+            )
+        };
+        components.add_security_scheme("bearer", bearer("A player's session token (from registration or login)"));
         components
             .add_security_scheme("session_cookie", SecurityScheme::ApiKey(ApiKey::Cookie(ApiKeyValue::new("session"))));
+        components.add_security_scheme("admin_token", bearer("The operator's `ADMIN_TOKEN`"));
+        components.add_security_scheme(
+            "server_key",
+            bearer("A server key (`POST /api/admin/keys`): posts for any player, named by `user_id`"),
+        );
     }
 }
 
@@ -162,7 +169,9 @@ impl Modify for ErrorResponses {
                 _ => None,
             };
             if let Some(operation) = operation {
-                add_error_responses(operation, codes);
+                let mut codes = codes.to_vec();
+                codes.extend(implied_errors(method, path, operation));
+                add_error_responses(operation, &codes);
             }
         }
         if let Some(components) = openapi.components.as_mut() {
@@ -184,7 +193,35 @@ impl Modify for ErrorResponses {
     }
 }
 
+/// The errors every operation of a kind can answer, whatever its handler:
+/// a path with parameters refuses an encoded separator (`invalid_path`);
+/// an operation with query parameters refuses an unknown or repeated one
+/// (`invalid_query`); a write a session cookie may authenticate refuses a
+/// cross-site one (`cross_origin`).
+fn implied_errors(method: &str, path: &str, operation: &Operation) -> Vec<ErrorCode> {
+    use utoipa::openapi::path::ParameterIn;
+    let mut implied = Vec::new();
+    if path.contains('{') {
+        implied.push(ErrorCode::InvalidPath);
+    }
+    let parameters = operation.parameters.iter().flatten();
+    if parameters.into_iter().any(|parameter| parameter.parameter_in == ParameterIn::Query) {
+        implied.push(ErrorCode::InvalidQuery);
+    }
+    let cookie =
+        operation.security.iter().flatten().any(|requirement| {
+            serde_json::to_value(requirement).is_ok_and(|value| value.get("session_cookie").is_some())
+        });
+    if cookie && method != "get" {
+        implied.push(ErrorCode::CrossOrigin);
+    }
+    implied
+}
+
 fn add_error_responses(operation: &mut Operation, codes: &[ErrorCode]) {
+    // Each code once, in the order given.
+    let mut seen = std::collections::HashSet::new();
+    let codes: Vec<ErrorCode> = codes.iter().copied().filter(|code| seen.insert(code.as_str())).collect();
     let mut by_status: BTreeMap<u16, Vec<ErrorCode>> = BTreeMap::new();
     for code in codes.iter().chain([&ErrorCode::InternalError]) {
         by_status.entry(code.status()).or_default().push(*code);

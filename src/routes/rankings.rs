@@ -17,6 +17,7 @@ use crate::usecases::rankings::{self, PageRequest};
 use crate::views::Rendered;
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PageQuery {
     limit: Option<String>,
     offset: Option<String>,
@@ -59,6 +60,7 @@ pub async fn page(
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct AroundQuery {
     pub(super) radius: Option<String>,
     pub(super) period: Option<String>,
@@ -93,6 +95,7 @@ pub async fn around(
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct FriendsQuery {
     ids: Option<String>,
     period: Option<String>,

@@ -13,6 +13,7 @@ use crate::usecases::moderation::Actor;
 use crate::usecases::reviews;
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct HeldQuery {
     board: Option<String>,
     limit: Option<String>,
@@ -20,7 +21,7 @@ pub struct HeldQuery {
 }
 
 #[utoipa::path(get, path = paths::ADMIN_HELD, operation_id = "listHeldPosts", summary = "The posts held for review, oldest first", tag = "integrity",
-    security(("bearer" = [])),
+    security(("admin_token" = [])),
     params(
         ("board" = Option<String>, Query, description = "Only this board's held posts (`best` or `total`: those of `/api/scores`)"),
         ("limit" = Option<i64>, Query, minimum = 1, maximum = 100, description = "Held posts per page (default 20)"),
@@ -41,7 +42,7 @@ pub async fn list(
 }
 
 #[utoipa::path(post, path = paths::ADMIN_HELD_POST, operation_id = "decideHeldPost", summary = "Accept or reject a held post", tag = "integrity",
-    security(("bearer" = [])),
+    security(("admin_token" = [])),
     params(("score_id" = i64, Path, minimum = 1, description = "The held post's id (as `score.id` in the list)")),
     request_body = crate::routes::schemas::DecisionRequest,
     responses((status = 200, description = "Decided. Accepted: counted in its own period as if accepted when it was \\

@@ -78,8 +78,10 @@ pub struct RegisterRequest {
     /// 3..32 characters of `[A-Za-z0-9_.-]`, unique case-insensitively.
     #[schema(example = "alice_01", pattern = "^[A-Za-z0-9_.-]{3,32}$")]
     pub login_name: String,
-    /// 8..72 bytes of UTF-8 (bytes, not characters: JSON Schema's lengths
-    /// count characters, so the rule is only stated here).
+    /// 8..72 bytes of UTF-8. JSON Schema's lengths count characters (of
+    /// 1 to 4 bytes), so the bounds below are the characters' (2..72) and
+    /// the byte rule is stated here.
+    #[schema(min_length = 2, max_length = 72)]
     pub password: String,
     /// 1..32 characters, no control characters; default: `login_name`.
     #[schema(min_length = 1, max_length = 32)]
@@ -132,10 +134,10 @@ pub struct BoardRequest {
     #[schema(example = "Level 3: fastest run", min_length = 1, max_length = 128)]
     pub name: String,
     /// `desc` (higher is better, default) or `asc` (lower is better).
-    #[schema(example = "asc")]
+    #[schema(value_type = Option<SortOrder>, example = "asc")]
     pub order: Option<String>,
     /// `best` (default), `latest` or `total` (`desc` only).
-    #[schema(example = "best")]
+    #[schema(value_type = Option<ScoreOperator>, example = "best")]
     pub operator: Option<String>,
     /// A cron pattern (5 fields, or 6 with seconds first) in `timezone`; null: never resets.
     #[schema(example = "0 0 * * 1")]
@@ -156,12 +158,13 @@ pub struct BoardRequest {
     pub min_interval_ms: Option<i64>,
     /// `players` (default) or `server`: only server keys post (a
     /// player's session gets 403 `server_only`).
-    #[schema(example = "players")]
+    #[schema(value_type = Option<BoardWriters>, example = "players")]
     pub writers: Option<String>,
     /// A post better than this (in the board's order) is held for review (202).
     pub hold_beyond: Option<i64>,
     /// A post better than the player's entry by more than this factor
-    /// (> 1) is held for review (202).
+    /// (> 1, at most 1,000,000) is held for review (202).
+    #[schema(exclusive_minimum = 1, maximum = 1_000_000)]
     pub hold_jump: Option<f64>,
     #[serde(flatten)]
     pub tournament: TournamentFields,
@@ -176,11 +179,11 @@ pub struct BoardRequest {
 pub struct TournamentFields {
     /// Tournaments: posts and joins are taken from this RFC 3339 time on
     /// (409 `board_closed` before); null: from creation.
-    #[schema(example = "2026-12-07T18:00:00Z")]
+    #[schema(example = "2026-12-07T18:00:00Z", format = DateTime)]
     pub starts_at: Option<String>,
     /// ... and until this time (409 `board_closed` from then on); the
     /// period in force ends here, its results final. Null: no end.
-    #[schema(example = "2026-12-14T18:00:00Z")]
+    #[schema(example = "2026-12-14T18:00:00Z", format = DateTime)]
     pub ends_at: Option<String>,
     /// Tournaments: only a period's entrants post (403 `not_joined`); default false.
     pub join_required: Option<bool>,
@@ -202,8 +205,8 @@ pub struct LeagueRequest {
     pub id: String,
     #[schema(example = "Weekly league", min_length = 1, max_length = 128)]
     pub name: String,
-    /// 2..20 names, lowest first, each 1..64 characters.
-    #[schema(example = json!(["Bronze", "Silver", "Gold"]))]
+    /// 2..20 names, lowest first, each 1..64 characters (no control characters).
+    #[schema(value_type = Vec<TierName>, example = json!(["Bronze", "Silver", "Gold"]), min_items = 2, max_items = 20)]
     pub tiers: Vec<String>,
     /// Players per cohort, 2..200.
     #[schema(example = 30, minimum = 2, maximum = 200)]
@@ -215,9 +218,10 @@ pub struct LeagueRequest {
     #[schema(example = 5, minimum = 0)]
     pub demote: i64,
     /// As for boards: `desc` (default) or `asc`.
+    #[schema(value_type = Option<SortOrder>)]
     pub order: Option<String>,
     /// As for boards: `best` (default), `latest` or `total`.
-    #[schema(example = "total")]
+    #[schema(value_type = Option<ScoreOperator>, example = "total")]
     pub operator: Option<String>,
     pub min_score: Option<i64>,
     pub max_score: Option<i64>,
@@ -240,9 +244,10 @@ pub struct UpdateBoardRequest {
     pub name: Option<String>,
     #[schema(minimum = 1, maximum = 86_400_000)]
     pub min_interval_ms: Option<i64>,
-    #[schema(example = "server")]
+    #[schema(value_type = Option<BoardWriters>, example = "server")]
     pub writers: Option<String>,
     pub hold_beyond: Option<i64>,
+    #[schema(exclusive_minimum = 1, maximum = 1_000_000)]
     pub hold_jump: Option<f64>,
     #[serde(flatten)]
     pub tournament: TournamentFields,
@@ -252,7 +257,7 @@ pub struct UpdateBoardRequest {
 #[derive(Serialize, ToSchema)]
 pub struct DecisionRequest {
     /// `accept` or `reject`.
-    #[schema(example = "accept")]
+    #[schema(value_type = Decision, example = "accept")]
     pub decision: String,
     /// Why, for the audit log (at most 500 characters).
     #[schema(max_length = 500)]
@@ -279,7 +284,7 @@ pub struct CreateWebhookRequest {
     pub url: String,
     /// Any of `period.closed`, `period.amended`, `league.closed`, `score.held`.
     #[schema(example = json!(["period.closed", "score.held"]), min_items = 1)]
-    pub events: Vec<String>,
+    pub events: Vec<EventName>,
 }
 
 /// `POST /api/admin/users/{id}/ban`.
@@ -302,16 +307,19 @@ pub struct RenameUserRequest {
 pub struct ChangeMeRequest {
     #[schema(min_length = 1, max_length = 32)]
     pub display_name: Option<String>,
-    /// A new password (8 to 72 bytes); needs `current_password`.
+    /// A new password (8 to 72 bytes: 2 to 72 characters); needs `current_password`.
+    #[schema(min_length = 2, max_length = 72)]
     pub password: Option<String>,
     /// The password the player logs in with now (401 when wrong).
+    #[schema(min_length = 2, max_length = 72)]
     pub current_password: Option<String>,
 }
 
 /// `DELETE /api/me`.
 #[derive(Serialize, ToSchema)]
 pub struct EraseMeRequest {
-    /// The player's password, to confirm.
+    /// The player's password, to confirm (8 to 72 bytes: 2 to 72 characters).
+    #[schema(min_length = 2, max_length = 72)]
     pub password: String,
 }
 
@@ -324,8 +332,9 @@ pub struct InitializeRequest {
     /// Score posts spread over them (default 10,000; needs at least one player).
     #[schema(minimum = 0, maximum = 20_000_000)]
     pub scores: Option<i64>,
-    /// The same seed gives byte-identical pages (default 1).
-    pub seed: Option<u64>,
+    /// The same seed gives byte-identical pages (default 1); 0 to 2^63 - 1.
+    #[schema(minimum = 0)]
+    pub seed: Option<i64>,
 }
 
 /// `GET /healthz`.
@@ -343,3 +352,66 @@ pub struct Status {
     /// `ok` (live) or `ready`.
     pub status: String,
 }
+
+/// A board's order.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code)] // the document's only: the handlers parse the text
+pub enum SortOrder {
+    Desc,
+    Asc,
+}
+
+/// How a board keeps a player's posts.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code)] // the document's only: the handlers parse the text
+pub enum ScoreOperator {
+    Best,
+    Latest,
+    Total,
+}
+
+/// Who may post to a board.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code)] // the document's only: the handlers parse the text
+pub enum BoardWriters {
+    Players,
+    Server,
+}
+
+/// A review's decision.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code)] // the document's only: the handlers parse the text
+pub enum Decision {
+    Accept,
+    Reject,
+}
+
+/// The events a webhook may take.
+#[derive(Serialize, ToSchema)]
+#[allow(dead_code)] // the document's only: the handlers parse the text
+pub enum EventName {
+    #[serde(rename = "period.closed")]
+    PeriodClosed,
+    #[serde(rename = "period.amended")]
+    PeriodAmended,
+    #[serde(rename = "league.closed")]
+    LeagueClosed,
+    #[serde(rename = "score.held")]
+    ScoreHeld,
+}
+
+/// A tier's name: 1..64 characters, no control characters.
+pub struct TierName;
+
+impl utoipa::PartialSchema for TierName {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{ObjectBuilder, Type};
+        ObjectBuilder::new().schema_type(Type::String).min_length(Some(1)).max_length(Some(64)).into()
+    }
+}
+
+impl ToSchema for TierName {}

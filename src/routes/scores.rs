@@ -10,7 +10,7 @@ use crate::state::AppState;
 use crate::usecases::scores::{self, Author};
 
 #[utoipa::path(post, path = paths::SCORES, operation_id = "postScore", summary = "Post a score to the built-in boards", tag = "scores",
-    security(("bearer" = []), ("session_cookie" = [])),
+    security(("bearer" = []), ("session_cookie" = []), ("server_key" = [])),
     description = "With a player's session, for that player; with a server key (`Authorization: Bearer hsk_…`), for the body's `user_id`. When either built-in board is server-only (`writers`), a session gets 403 `server_only`; their `min_interval_ms` (the longer one) holds per player.",
     params(("Idempotency-Key" = Option<String>, Header, pattern = "^[!-~]{1,64}$", description = "1..64 visible ASCII characters; a repeat of the same request returns the first response (200) and changes nothing; the same key with another body is 422 `idempotency_key_reused`; kept 48 h")),
     request_body = crate::routes::schemas::ScoreRequest,

@@ -45,6 +45,7 @@ pub async fn profile(state: web::Data<AppState>, path: web::Path<String>) -> Res
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct BatchQuery {
     ids: Option<String>,
 }
@@ -65,6 +66,7 @@ pub async fn batch(state: web::Data<AppState>, query: web::Query<BatchQuery>) ->
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct HistoryQuery {
     limit: Option<String>,
     before: Option<String>,

@@ -13,7 +13,7 @@ use crate::usecases::moderation::Actor;
 use crate::usecases::webhooks;
 
 #[utoipa::path(post, path = paths::ADMIN_WEBHOOKS, operation_id = "createWebhook", summary = "Register a webhook (its secret shown only in this answer)", tag = "webhooks",
-    security(("bearer" = [])),
+    security(("admin_token" = [])),
     request_body = crate::routes::schemas::CreateWebhookRequest,
     responses((status = 201, description = "The webhook and the secret its deliveries are signed with \
         (`Hiscore-Signature`, docs/WEBHOOKS.md)", body = crate::views::WebhookCreated)))]
@@ -22,14 +22,14 @@ pub async fn create(state: web::Data<AppState>, actor: Actor, body: JsonObject) 
 }
 
 #[utoipa::path(get, path = paths::ADMIN_WEBHOOKS, operation_id = "listWebhooks", summary = "The webhooks, without their secrets", tag = "webhooks",
-    security(("bearer" = [])),
+    security(("admin_token" = [])),
     responses((status = 200, description = "Oldest first", body = crate::views::WebhookList)))]
 pub async fn list(state: web::Data<AppState>, _admin: Actor) -> Result<HttpResponse, ApiError> {
     Ok(HttpResponse::Ok().json(webhooks::list(&state).await?))
 }
 
 #[utoipa::path(delete, path = paths::ADMIN_WEBHOOK, operation_id = "deleteWebhook", summary = "Delete a webhook and its deliveries", tag = "webhooks",
-    security(("bearer" = [])),
+    security(("admin_token" = [])),
     params(("id" = i64, Path, minimum = 1, description = "The webhook's id")),
     responses((status = 204, description = "Deleted: nothing more is sent to it")))]
 pub async fn delete(
@@ -43,13 +43,14 @@ pub async fn delete(
 }
 
 #[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct DeliveriesQuery {
     limit: Option<String>,
     before: Option<String>,
 }
 
 #[utoipa::path(get, path = paths::ADMIN_WEBHOOK_DELIVERIES, operation_id = "listWebhookDeliveries", summary = "A webhook's deliveries, newest first", tag = "webhooks",
-    security(("bearer" = [])),
+    security(("admin_token" = [])),
     params(
         ("id" = i64, Path, minimum = 1, description = "The webhook's id"),
         ("limit" = Option<i64>, Query, minimum = 1, maximum = 100, description = "Deliveries per page (default 20)"),

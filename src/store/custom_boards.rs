@@ -560,6 +560,19 @@ impl Store {
 
     /// How many changes a board period's entries have had (0 for a period
     /// no post reached).
+    /// A period's change count, `None` when the period has no row (never
+    /// recorded, or no longer kept): what a live page of it watches, one
+    /// primary-key lookup.
+    pub async fn period_stamp(&self, board: i64, period: i64) -> StoreResult<Option<i64>> {
+        let mut conn = self.conn().await?;
+        Ok(self
+            .sql_scalar("SELECT changes FROM board_periods WHERE board = ? AND period = ?")
+            .bind(board)
+            .bind(period)
+            .fetch_optional(&mut *conn)
+            .await?)
+    }
+
     pub async fn period_changes(&self, conn: &mut sqlx::AnyConnection, board: i64, period: i64) -> StoreResult<i64> {
         let changes: Option<i64> = self
             .sql_scalar("SELECT changes FROM board_periods WHERE board = ? AND period = ?")

@@ -438,6 +438,9 @@ pub struct Store {
     insert_ids: InsertIds,
     /// Where large boards' middles were, shared by both pools' stores.
     middles: Arc<board_reads::Middles>,
+    /// An event the outbox queues for a webhook only while it has fewer
+    /// undelivered ones than this (see [`Store::bounding_outbox`]).
+    outbox_bound: Option<(&'static str, i64)>,
 }
 
 /// How a multi-row INSERT reports the ids it assigned, in row order.
@@ -544,7 +547,16 @@ impl Store {
             Dialect::Sqlite => InsertIds::Returning,
             Dialect::MySql => InsertIds::Consecutive { step: 1 },
         };
-        Ok(Self { pool, board_reads, dialect, statements, job_statements: None, insert_ids, middles: Arc::default() })
+        Ok(Self {
+            pool,
+            board_reads,
+            dialect,
+            statements,
+            job_statements: None,
+            insert_ids,
+            middles: Arc::default(),
+            outbox_bound: None,
+        })
     }
 
     /// This store on its own pool for the rank engine's reads of boards
@@ -641,16 +653,38 @@ impl Store {
     }
 
     pub async fn begin_write(&self) -> StoreResult<Transaction<'static, Any>> {
-        Ok(match self.dialect.begin_write() {
-            Some(statement) => self.pool.begin_with(statement).await?,
-            None => self.pool.begin().await?,
-        })
+        self.begin(self.dialect.begin_write()).await
     }
 
     /// A read snapshot: every statement in it sees the same data (SQLite's
     /// deferred transaction, InnoDB's REPEATABLE READ).
     pub async fn begin_read(&self) -> StoreResult<Transaction<'static, Any>> {
-        Ok(self.pool.begin().await?)
+        self.begin(None).await
+    }
+
+    /// Takes a connection and begins a transaction on it, on a task of its
+    /// own, so that a caller dropped mid-way (a client gone, a timeout)
+    /// cannot cut the `BEGIN` short. sqlx counts a transaction once the
+    /// server's answer to `BEGIN` is read: a future dropped after the
+    /// server began it and before the answer was read left the server in a
+    /// transaction sqlx did not know of, so it was neither rolled back nor
+    /// noticed, and the connection went back to the pool with it open (to
+    /// hold its locks under the next user's statements: RELIABILITY.md, a
+    /// `DROP DATABASE` waiting 24 minutes). On a task the `BEGIN` always
+    /// completes; a transaction nobody takes is dropped there, and its
+    /// rollback runs before the connection is pooled again.
+    async fn begin(&self, statement: Option<&'static str>) -> StoreResult<Transaction<'static, Any>> {
+        let pool = self.pool.clone();
+        let begun = tokio::spawn(async move {
+            match statement {
+                Some(statement) => pool.begin_with(statement).await,
+                None => pool.begin().await,
+            }
+        });
+        match begun.await {
+            Ok(transaction) => Ok(transaction?),
+            Err(error) => Err(StoreError::from(sqlx::Error::Io(std::io::Error::other(error)))),
+        }
     }
 
     /// Answers whether the database is reachable.
@@ -713,6 +747,14 @@ impl Store {
     ) -> Result<i64, sqlx::Error> {
         let ids = self.inserted_ids(conn, query, 1).await?;
         ids.first().copied().ok_or_else(|| sqlx::Error::Protocol("INSERT reported no id".into()))
+    }
+
+    /// Queues `event` for a webhook only while it has fewer than `backlog`
+    /// undelivered ones (an event players can cause in a loop, which would
+    /// otherwise outgrow any delivery).
+    pub fn bounding_outbox(mut self, event: &'static str, backlog: i64) -> Self {
+        self.outbox_bound = Some((event, backlog));
+        self
     }
 
     /// Counts the statements run inside [`periodic_job`] on `counter` too.

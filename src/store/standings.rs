@@ -20,7 +20,9 @@ use crate::domain::{BoardKey, Timestamp};
 /// What moderation sets on a period whose listed entries it changes: the
 /// standings no longer hold, and a writer part-way through them will not
 /// record them (its claim is gone).
-pub(super) const CLEAR_STANDINGS: &str = "standings_changes = NULL, standings_claimed_at = NULL";
+/// (It counts as a change of the period too, so that what watches the
+/// period's `changes`, its live pages, sees a hidden or deleted entry.)
+pub(super) const CLEAR_STANDINGS: &str = "changes = changes + 1, standings_changes = NULL, standings_claimed_at = NULL";
 
 /// An entry's place in board order, as the writing of the standings walks it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, sqlx::FromRow)]

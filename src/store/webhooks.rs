@@ -21,6 +21,7 @@ pub struct WebhookRow {
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct DueDelivery {
     pub id: i64,
+    pub webhook: i64,
     pub event: String,
     pub created_at: Timestamp,
     pub data: LongText,
@@ -98,8 +99,10 @@ impl Store {
         Ok(done.rows_affected() > 0)
     }
 
-    /// Queues `event` for every webhook that takes it, in the caller's
-    /// transaction (the outbox): one statement, whatever their number.
+    /// Queues `event` for every webhook that takes it (and, for the bounded
+    /// event, has fewer undelivered ones than its bound: see
+    /// [`Store::bounding_outbox`]), in the caller's transaction (the
+    /// outbox): one statement, whatever their number.
     pub async fn enqueue_event(
         &self,
         conn: &mut AnyConnection,
@@ -107,19 +110,28 @@ impl Store {
         data: &str,
         created_at: Timestamp,
     ) -> StoreResult<()> {
+        let backlog = self.outbox_bound.filter(|(bounded, _)| *bounded == event).map(|(_, most)| most);
         // `events` is a JSON list of names, none of which contains a quote.
         let subscribed = format!("%\"{event}\"%");
-        self.sql(
-            "INSERT INTO webhook_deliveries (webhook, event, created_at, data, status, attempts, next_attempt_at) \
-             SELECT id, ?, ?, ?, 'pending', 0, ? FROM webhooks WHERE events LIKE ?",
-        )
-        .bind(event)
-        .bind(created_at)
-        .bind(data)
-        .bind(created_at)
-        .bind(subscribed)
-        .execute(&mut *conn)
-        .await?;
+        let query = match backlog {
+            None => self.sql(
+                "INSERT INTO webhook_deliveries (webhook, event, created_at, data, status, attempts, next_attempt_at) \
+                 SELECT id, ?, ?, ?, 'pending', 0, ? FROM webhooks WHERE events LIKE ?",
+            ),
+            // The count never passes the bound (nothing is queued beyond
+            // it): at most `backlog` rows of the backlog index a webhook.
+            Some(_) => self.sql(
+                "INSERT INTO webhook_deliveries (webhook, event, created_at, data, status, attempts, next_attempt_at) \
+                 SELECT id, ?, ?, ?, 'pending', 0, ? FROM webhooks WHERE events LIKE ? AND (SELECT COUNT(*) \
+                 FROM webhook_deliveries d WHERE d.webhook = webhooks.id AND d.event = ? AND d.status = 'pending') < ?",
+            ),
+        };
+        let query = query.bind(event).bind(created_at).bind(data).bind(created_at).bind(subscribed);
+        let query = match backlog {
+            None => query,
+            Some(most) => query.bind(event).bind(most),
+        };
+        query.execute(&mut *conn).await?;
         Ok(())
     }
 
@@ -148,19 +160,30 @@ impl Store {
         Ok(())
     }
 
-    /// Up to `limit` pending deliveries due at `now`, the longest due first.
-    pub async fn due_deliveries(&self, now: Timestamp, limit: i64) -> StoreResult<Vec<DueDelivery>> {
+    /// Up to `limit` pending deliveries of `events` due at `now`, the
+    /// longest due first (one event after the other, each by the lane
+    /// index).
+    pub async fn due_deliveries(&self, events: &[&str], now: Timestamp, limit: i64) -> StoreResult<Vec<DueDelivery>> {
         let mut conn = self.conn().await?;
-        Ok(self
-            .sql_as(
-                "SELECT d.id, d.event, d.created_at, d.data, d.attempts, d.next_attempt_at, w.url, w.secret \
-                 FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook \
-                 WHERE d.status = 'pending' AND d.next_attempt_at <= ? ORDER BY d.next_attempt_at LIMIT ?",
-            )
-            .bind(now)
-            .bind(limit)
-            .fetch_all(&mut *conn)
-            .await?)
+        let mut due: Vec<DueDelivery> = Vec::new();
+        for event in events {
+            let found: Vec<DueDelivery> = self
+                .sql_as(
+                    "SELECT d.id, d.webhook, d.event, d.created_at, d.data, d.attempts, d.next_attempt_at, w.url, \
+                     w.secret FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook \
+                     WHERE d.status = 'pending' AND d.event = ? AND d.next_attempt_at <= ? \
+                     ORDER BY d.next_attempt_at LIMIT ?",
+                )
+                .bind(*event)
+                .bind(now)
+                .bind(limit)
+                .fetch_all(&mut *conn)
+                .await?;
+            due.extend(found);
+        }
+        due.sort_by_key(|delivery| delivery.next_attempt_at);
+        due.truncate(usize::try_from(limit).unwrap_or(0));
+        Ok(due)
     }
 
     /// Claims a due delivery by moving its next attempt to `until` (past

@@ -4,11 +4,9 @@
 //! one tries again.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::web::Data;
-use tokio::sync::Semaphore;
 
 use crate::boards::Period;
 use crate::domain::Timestamp;
@@ -135,8 +133,9 @@ pub async fn watch_shared_state(state: Data<AppState>) {
 
 /// Idempotency keys are kept twice as long as the contract's 24 hours.
 const IDEMPOTENCY_KEY_RETENTION_MS: i64 = 48 * 3600 * 1000;
-/// How long the delivery log keeps a delivered or failed delivery.
-const DELIVERY_RETENTION_MS: i64 = 30 * 24 * 3600 * 1000;
+/// How long the delivery log keeps a delivered or failed delivery (and
+/// the payload it sent): docs/WEBHOOKS.md says so.
+const DELIVERY_RETENTION_MS: i64 = 7 * 24 * 3600 * 1000;
 /// Deliveries deleted per statement.
 const DELIVERY_PURGE_CHUNK: i64 = 500;
 const JANITOR_INTERVAL: Duration = Duration::from_secs(600);
@@ -208,16 +207,14 @@ fn next_close_due(periods: &[Period], now: Timestamp) -> i64 {
 
 /// How often the outbox is read for due deliveries.
 const DELIVERY_INTERVAL: Duration = Duration::from_millis(500);
-/// Deliveries this instance sends at once.
-const DELIVERIES_IN_FLIGHT: usize = 32;
 
 /// Twice a second: sends the due webhook deliveries (`usecases::webhooks`).
 pub async fn deliver_webhooks(state: Data<AppState>) {
-    let in_flight = Arc::new(Semaphore::new(DELIVERIES_IN_FLIGHT));
+    let outbox = webhooks::Outbox::default();
     let mut interval = actix_web::rt::time::interval(DELIVERY_INTERVAL);
     loop {
         interval.tick().await;
-        if let Err(error) = webhooks::deliver_due(&state, &in_flight).await {
+        if let Err(error) = webhooks::deliver_due(&state, &outbox).await {
             tracing::warn!(%error, "reading the webhook outbox failed");
         }
     }

@@ -24,7 +24,7 @@ use tokio::sync::watch;
 use super::boards::{resolve, BoardRef};
 use super::rankings::{self, PageRequest};
 use crate::cache::PageVersion;
-use crate::domain::{BoardPeriod, PeriodSelector, Timestamp};
+use crate::domain::{Board, BoardPeriod, PeriodSelector, Timestamp};
 use crate::error::ApiError;
 use crate::live::{BoardWatch, LivePage, LiveQuery, Published, Updates};
 use crate::state::AppState;
@@ -134,34 +134,66 @@ async fn run_ticker(state: Data<AppState>, board: BoardWatch, changes: watch::Se
     }
 }
 
-/// What the answers depend on besides the query: the board's state (on
-/// one instance the rank engine's version, which any change to its boards
-/// moves, names included; with Redis the board's stamp there, one round
-/// trip) and the period in force. While both hold, every answer is the one
-/// already published, exactly as a kept page is served (`cache::pages`).
-/// `None` where nothing names the state: an ended period with Redis, Redis
-/// degraded, a board gone.
+/// What the answers depend on besides the query, so that while it holds
+/// every answer is the one already published, exactly as a kept page is
+/// served (`cache::pages`), and the period in force. `None` where nothing
+/// names the state (a board gone): then every tick signals.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Unchanged {
-    state: PageVersion,
+    state: BoardState,
     period: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum BoardState {
+    /// The built-in boards, and a current period with Redis: the rank
+    /// engine's version on one instance (any change to its boards moves
+    /// it, names included), or the board's stamp in Redis (one round trip).
+    Engine(PageVersion),
+    /// A custom board's period otherwise (ended, or without Redis, or Redis
+    /// degraded): its change count in the database (every entry changed,
+    /// hidden or deleted moves it; one primary-key lookup) and the names
+    /// version (renames change the pages, not the entries). A watched
+    /// ended period costs one such look a tick, however many watch it,
+    /// and no page read until it changes.
+    Period { changes: Option<i64>, names: i64 },
 }
 
 async fn unchanged_since(state: &AppState, (board, selector): &BoardWatch) -> Option<Unchanged> {
     let board = resolve(state, board).await.ok()?;
-    let period = match (&board, selector) {
-        (BoardRef::Builtin(builtin), _) => BoardPeriod::builtin(*builtin),
+    let (period, current) = match (&board, selector) {
+        (BoardRef::Builtin(builtin), _) => (BoardPeriod::builtin(*builtin), true),
         (BoardRef::Custom(custom), PeriodSelector::Current) => {
-            custom.spec.period(custom.period_at(Timestamp::now()).index)
+            (custom.spec.period(custom.period_at(Timestamp::now()).index), true)
         }
-        (BoardRef::Custom(custom), PeriodSelector::Index(index)) => custom.spec.period(*index),
+        (BoardRef::Custom(custom), PeriodSelector::Index(index)) => {
+            (custom.spec.period(*index), *index == custom.period_at(Timestamp::now()).index)
+        }
     };
-    let board_state = match &state.redis {
-        None => PageVersion::Local(state.ranks.version()),
-        Some(_) => {
-            state.live.count_stamp_read();
-            PageVersion::Shared(state.ranks.shared_stamp(period).await?)
-        }
+    let board_state = match (&board, &state.redis) {
+        (BoardRef::Builtin(_), None) => BoardState::Engine(PageVersion::Local(state.ranks.version())),
+        (BoardRef::Builtin(_), Some(_)) => BoardState::Engine(PageVersion::Shared(shared_stamp(state, period).await?)),
+        (BoardRef::Custom(_), Some(_)) if current => match shared_stamp(state, period).await {
+            Some(stamp) => BoardState::Engine(PageVersion::Shared(stamp)),
+            None => period_state(state, period).await?,
+        },
+        (BoardRef::Custom(_), _) => period_state(state, period).await?,
     };
     Some(Unchanged { state: board_state, period: period.period })
+}
+
+async fn shared_stamp(state: &AppState, period: BoardPeriod) -> Option<Arc<str>> {
+    state.live.count_stamp_read();
+    state.ranks.shared_stamp(period).await
+}
+
+async fn period_state(state: &AppState, period: BoardPeriod) -> Option<BoardState> {
+    let Board::Custom(number) = period.board else { return None };
+    state.live.count_stamp_read();
+    let changes = state.store.period_stamp(number, period.period).await.ok()?;
+    let names = match &state.redis {
+        None => i64::try_from(state.ranks.renames()).ok()?,
+        Some(redis) => redis.counter(&redis.keys().names_version()).await.ok()?,
+    };
+    Some(BoardState::Period { changes, names })
 }

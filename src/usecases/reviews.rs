@@ -114,12 +114,14 @@ pub async fn decide(
     body: &Map<String, Value>,
 ) -> Result<Decided, ApiError> {
     let (decision, note) = parse_decision(body)?;
-    let log = match body.get("board").and_then(Value::as_str) {
-        None => None,
-        Some(id) => Some(match resolve(state, id).await? {
+    let log = match body.get("board") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(id)) => Some(match resolve(state, id).await? {
             BoardRef::Builtin(_) => BUILTIN_LOG,
             BoardRef::Custom(custom) => custom.spec.number,
         }),
+        // Found by schemathesis: another type was ignored, not refused.
+        Some(_) => return Err(ErrorCode::InvalidBoard.into()),
     };
     let (hold, changed) = in_transaction(state, async |conn| {
         let mut holds = state.store.holds_of_post(conn, post_id).await?;

@@ -4,7 +4,8 @@
 //! [`deliver_due`], which claims each due delivery before sending it, so
 //! one instance at a time sends it and a crash leaves it due again.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use actix_web::web::Data;
 use serde_json::{json, Map, Value};
@@ -119,27 +120,93 @@ pub(super) async fn forget_player(state: &AppState, conn: &mut AnyConnection, us
     Ok(())
 }
 
-/// One round of the sender: claims as many due deliveries as `in_flight`
-/// has room for and sends each on a task of its own, so a slow receiver
-/// holds one place, never the round, a post or a read.
-pub async fn deliver_due(state: &Data<AppState>, in_flight: &Arc<Semaphore>) -> StoreResult<usize> {
-    let room = in_flight.available_permits();
-    if room == 0 {
-        return Ok(0);
+/// The sender's lanes: the results of closes and changes to them, and
+/// then `score.held`, which players can cause in a loop. Each lane has its
+/// own share of the sends in flight, and in each a webhook has at most
+/// [`SENDS_PER_WEBHOOK`]: a flood of held posts, or a receiver that hangs,
+/// never holds back a `period.closed`, nor one webhook another's.
+pub struct Outbox {
+    lanes: [Lane; 2],
+}
+
+struct Lane {
+    events: &'static [Event],
+    in_flight: Arc<Semaphore>,
+    /// Sends in flight per webhook.
+    per_webhook: Arc<Mutex<HashMap<i64, usize>>>,
+}
+
+/// Sends in flight per lane on an instance, and per webhook in a lane.
+const SENDS_PER_LANE: usize = 16;
+const SENDS_PER_WEBHOOK: usize = 4;
+
+impl Default for Outbox {
+    fn default() -> Self {
+        let lane =
+            |events| Lane { events, in_flight: Arc::new(Semaphore::new(SENDS_PER_LANE)), per_webhook: Arc::default() };
+        Self {
+            lanes: [lane(&[Event::PeriodClosed, Event::LeagueClosed, Event::PeriodAmended]), lane(&[Event::ScoreHeld])],
+        }
     }
+}
+
+impl Lane {
+    /// A send's place for `webhook`, if it has one left.
+    fn take(&self, webhook: i64) -> bool {
+        let Ok(mut sends) = self.per_webhook.lock() else { return false };
+        let count = sends.entry(webhook).or_default();
+        if *count >= SENDS_PER_WEBHOOK {
+            return false;
+        }
+        *count += 1;
+        true
+    }
+
+    fn give_back(per_webhook: &Mutex<HashMap<i64, usize>>, webhook: i64) {
+        let Ok(mut sends) = per_webhook.lock() else { return };
+        if let Some(count) = sends.get_mut(&webhook) {
+            *count -= 1;
+            if *count == 0 {
+                sends.remove(&webhook);
+            }
+        }
+    }
+}
+
+/// One round of the sender: in each lane, claims as many due deliveries
+/// as it has room for (a webhook at its share waits) and sends each on a
+/// task of its own, so a slow receiver holds one place, never the round,
+/// a post or a read.
+pub async fn deliver_due(state: &Data<AppState>, outbox: &Outbox) -> StoreResult<usize> {
     let now = Timestamp::now();
     let mut sent = 0;
-    for delivery in state.store.due_deliveries(now, room as i64).await? {
-        if !state.store.claim_delivery(delivery.id, delivery.next_attempt_at, now.plus_millis(CLAIM_MS)).await? {
+    for lane in &outbox.lanes {
+        let room = lane.in_flight.available_permits();
+        if room == 0 {
             continue;
         }
-        let Ok(permit) = Arc::clone(in_flight).try_acquire_owned() else { break };
-        let state = Data::clone(state);
-        actix_web::rt::spawn(periodic_job(async move {
-            send(&state, delivery).await;
-            drop(permit);
-        }));
-        sent += 1;
+        let events: Vec<&str> = lane.events.iter().map(|event| event.as_str()).collect();
+        // More than there is room for: some may be webhooks' at their share.
+        let due = state.store.due_deliveries(&events, now, (room * SENDS_PER_WEBHOOK) as i64).await?;
+        for delivery in due {
+            let Ok(permit) = Arc::clone(&lane.in_flight).try_acquire_owned() else { break };
+            if !lane.take(delivery.webhook) {
+                continue;
+            }
+            let webhook = delivery.webhook;
+            let claimed = state.store.claim_delivery(delivery.id, delivery.next_attempt_at, now.plus_millis(CLAIM_MS));
+            if !claimed.await.unwrap_or(false) {
+                Lane::give_back(&lane.per_webhook, webhook);
+                continue;
+            }
+            let (state, per_webhook) = (Data::clone(state), Arc::clone(&lane.per_webhook));
+            actix_web::rt::spawn(periodic_job(async move {
+                send(&state, delivery).await;
+                Lane::give_back(&per_webhook, webhook);
+                drop(permit);
+            }));
+            sent += 1;
+        }
     }
     Ok(sent)
 }

@@ -14,6 +14,7 @@ backend_tests!(
     a_live_window_ends_when_its_player_goes,
     a_current_live_page_moves_into_the_next_period,
     idle_windows_are_not_read_again,
+    an_ended_period_and_an_idle_board_cost_no_page_reads,
 );
 
 /// How long a test waits for an event the contract promises within 1 s
@@ -145,6 +146,71 @@ async fn idle_windows_are_not_read_again(backend: Backend) {
     }
     let after = live_reads(&app).await;
     assert!(after.page > idle.page, "a post makes the watchers read again");
+}
+
+/// Issue 39: live pages of an ended period (with Redis its stamp there is
+/// gone) and of a custom board while another board takes posts (without
+/// Redis the engine's version moves with every post anywhere) were read
+/// again every tick. Now: many distinct pages of an ended period and of an
+/// idle board, other posts elsewhere, and no page read; a ban that changes
+/// the ended period, and a post to the idle board, and their pages come.
+async fn an_ended_period_and_an_idle_board_cost_no_page_reads(backend: Backend) {
+    let db = TestDatabase::new(&backend).await;
+    let app = spawn_app_on(&db, &["--admin-token", ADMIN, "--live-per-address", "50"]).await;
+    app.create_board(&json!({"id": "sprint", "name": "Sprint", "reset": "*/2 * * * * *", "archive_periods": 50})).await;
+    app.create_board(&json!({"id": "quiet", "name": "Quiet"})).await;
+    app.create_board(&json!({"id": "busy", "name": "Busy"})).await;
+    let (ann, bob) = (app.register("ann").await, app.register("bob").await);
+    let ended = loop {
+        let first = app.post_board_score(&ann, "sprint", 50).await;
+        let second = app.post_board_score(&bob, "sprint", 40).await;
+        if first["period"] == second["period"] {
+            break first["period"]["index"].as_i64().unwrap();
+        }
+    };
+    app.post_board_score(&ann, "quiet", 7).await;
+    // Past the period's end (and its close).
+    tokio::time::sleep(Duration::from_millis(3_000)).await;
+    let mut streams = Vec::new();
+    for limit in 1..=6 {
+        let path = format!("/api/rankings/sprint/live?period={ended}&limit={limit}");
+        streams.push(Events::open(&app, &path, None).await);
+        let path = format!("/api/rankings/quiet/live?limit={limit}");
+        streams.push(Events::open(&app, &path, None).await);
+    }
+    for stream in &mut streams {
+        stream.next(PROMISED).await.expect("the page at once");
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let before = live_reads(&app).await;
+    // Posts elsewhere: the built-ins and another custom board.
+    for score in 0..6 {
+        app.post_score(&bob, score).await;
+        app.post_board_score(&bob, "busy", score).await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    let idle = live_reads(&app).await;
+    assert_eq!(idle.page - before.page, 0, "pages of an ended period or an idle board were read again");
+    // One look a tick per watched board (two boards, ~8 ticks in 2 s),
+    // never one per page watched.
+    assert!(idle.stamp - before.stamp <= 32, "{} stamp reads", idle.stamp - before.stamp);
+
+    // A ban changes the ended period: its pages come, within the promise.
+    let ban = format!("/api/admin/users/{}/ban", ann.id);
+    assert_eq!(app.admin(reqwest::Method::POST, &ban, Some(&json!({"reason": "test"}))).await.0, StatusCode::OK);
+    for stream in streams.iter_mut().step_by(2) {
+        let page = stream.next(PROMISED).await.expect("the ended period's page after the ban").data;
+        assert_eq!(page["entries"][0]["user"]["id"], bob.id, "{page}");
+    }
+    assert_eq!(app.admin(reqwest::Method::DELETE, &ban, None).await.0, StatusCode::OK);
+    app.post_board_score(&bob, "quiet", 9).await;
+    for stream in streams.iter_mut().skip(1).step_by(2) {
+        // (Ann's ban and unban showed on it first.)
+        let mut page = stream.next(PROMISED).await.expect("the idle board's page after its post").data;
+        while page["total_players"] != 2 {
+            page = stream.next(PROMISED).await.expect("the idle board's page after its post").data;
+        }
+    }
 }
 
 /// `hiscore_live_reads_total` by what was read.

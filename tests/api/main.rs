@@ -29,6 +29,7 @@ mod live;
 mod migrations;
 mod moderation;
 mod operations;
+mod pool;
 mod rankings;
 mod restarts;
 mod scores;

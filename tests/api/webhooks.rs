@@ -24,6 +24,7 @@ backend_tests!(
     a_delivery_survives_a_sigkill_between_commit_and_send,
     changes_to_a_closed_period_are_announced,
     a_full_period_closes_and_a_failing_one_stops_no_other,
+    held_posts_in_a_loop_hold_back_no_result,
 );
 
 const PRIVATE_OK: [&str; 3] = ["--admin-token", ADMIN, "--webhook-allow-private"];
@@ -512,6 +513,48 @@ async fn a_full_period_closes_and_a_failing_one_stops_no_other(backend: Backend)
     indexes.sort_unstable();
     indexes.dedup();
     assert_eq!(indexes.len(), delivered, "a period of `full` closed twice: {indexes:?}");
+}
+
+/// Issue 39: players holding posts in a loop outpaced delivery, and a
+/// `period.closed` waited behind every `score.held` in one queue (and a
+/// receiver that hangs held every send). Now: a receiver that hangs, 60
+/// held posts queued before a period's end, and the period's
+/// `period.closed` still arrives within the contract's 5 s; the held posts'
+/// backlog for the webhook stops at its bound (`--webhook-held-backlog`).
+async fn held_posts_in_a_loop_hold_back_no_result(backend: Backend) {
+    let db = TestDatabase::new(&backend).await;
+    let app = spawn_app_on(&db, &[&PRIVATE_OK[..], &["--webhook-held-backlog", "40"]].concat()).await;
+    let receiver = Receiver::start().await.unwrap();
+    let webhook = subscribe(&app, &receiver, &["score.held", "period.closed"]).await;
+    receiver.hold();
+    app.create_board(&json!({"id": "guarded", "name": "Guarded", "hold_beyond": 10})).await;
+    app.create_board(&json!({"id": "sprint", "name": "Sprint", "reset": "*/4 * * * * *", "archive_periods": 20})).await;
+    let cheat = app.register("cheat").await;
+    for score in 0..60 {
+        let (status, _) = app.post_board_score_raw(&cheat.token, "guarded", &json!({"score": 100 + score}), None).await;
+        assert_eq!(status, StatusCode::ACCEPTED);
+    }
+    let posted = app.post_board_score(&cheat, "sprint", 5).await;
+    let period = posted["period"]["index"].as_i64().unwrap();
+    let end = rfc3339_millis(&posted["period"]["end"]);
+    let closed = |r: &Received| r.event == "period.closed" && r.json()["data"]["period"]["index"] == period;
+    let received = received_until(&receiver, Duration::from_secs(20), |got| got.iter().any(closed)).await;
+    let arrival = received.iter().find(|r| closed(r)).expect("the period's period.closed, behind the held posts");
+    let late = millis(arrival.at) - end;
+    assert!((0..5_000).contains(&late), "period.closed arrived {late} ms after the end");
+
+    // The held posts' backlog stopped at its bound; the held queue has them all.
+    let pool = db.connect().await;
+    let queued: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM webhook_deliveries WHERE webhook = ? AND event = 'score.held'")
+            .bind(webhook)
+            .fetch_one(&pool)
+            .await
+            .unwrap();
+    assert_eq!(queued, 40, "score.held deliveries queued");
+    let (_, held) = app.admin(Method::GET, "/api/admin/held?limit=100", None).await;
+    assert_eq!(held["held"].as_array().unwrap().len(), 60);
+    receiver.release();
 }
 
 /// The code blocks of docs/WEBHOOKS.md between `<!-- {marker} -->` and

@@ -879,7 +879,7 @@ export interface components {
             /**
              * Format: double
              * @description A post better than the player's entry by more than this factor
-             *     (> 1) is held for review (202).
+             *     (> 1, at most 1,000,000) is held for review (202).
              */
             hold_jump?: number | null;
             /**
@@ -908,16 +908,8 @@ export interface components {
              * @example Level 3: fastest run
              */
             name: string;
-            /**
-             * @description `best` (default), `latest` or `total` (`desc` only).
-             * @example best
-             */
-            operator?: string | null;
-            /**
-             * @description `desc` (higher is better, default) or `asc` (lower is better).
-             * @example asc
-             */
-            order?: string | null;
+            operator?: null | components["schemas"]["ScoreOperator"];
+            order?: null | components["schemas"]["SortOrder"];
             /**
              * @description A cron pattern (5 fields, or 6 with seconds first) in `timezone`; null: never resets.
              * @example 0 0 * * 1
@@ -928,12 +920,7 @@ export interface components {
              * @example Europe/Paris
              */
             timezone?: string | null;
-            /**
-             * @description `players` (default) or `server`: only server keys post (a
-             *     player's session gets 403 `server_only`).
-             * @example players
-             */
-            writers?: string | null;
+            writers?: null | components["schemas"]["BoardWriters"];
         };
         /** @description `POST /api/boards/{board}/scores`. */
         BoardScoreRequest: {
@@ -1051,12 +1038,17 @@ export interface components {
              */
             writers: string;
         };
+        /**
+         * @description Who may post to a board.
+         * @enum {string}
+         */
+        BoardWriters: "players" | "server";
         /** @description `PATCH /api/me`: a display name, a password, or both. */
         ChangeMeRequest: {
             /** @description The password the player logs in with now (401 when wrong). */
             current_password?: string | null;
             display_name?: string | null;
-            /** @description A new password (8 to 72 bytes); needs `current_password`. */
+            /** @description A new password (8 to 72 bytes: 2 to 72 characters); needs `current_password`. */
             password?: string | null;
         };
         /**
@@ -1095,7 +1087,7 @@ export interface components {
              *       "score.held"
              *     ]
              */
-            events: string[];
+            events: components["schemas"]["EventName"][];
             /**
              * @description http or https; loopback, private and link-local addresses only with
              *     `WEBHOOK_ALLOW_PRIVATE=true`.
@@ -1111,6 +1103,11 @@ export interface components {
             entry: null | components["schemas"]["RankingEntry"];
             score: components["schemas"]["BoardScoreView"];
         };
+        /**
+         * @description A review's decision.
+         * @enum {string}
+         */
+        Decision: "accept" | "reject";
         /** @description `POST /api/admin/held/{score_id}`. */
         DecisionRequest: {
             /**
@@ -1118,11 +1115,8 @@ export interface components {
              *     custom board's post are both held with this id.
              */
             board?: string | null;
-            /**
-             * @description `accept` or `reject`.
-             * @example accept
-             */
-            decision: string;
+            /** @description `accept` or `reject`. */
+            decision: components["schemas"]["Decision"];
             /** @description Why, for the audit log (at most 500 characters). */
             note?: string | null;
         };
@@ -1161,7 +1155,7 @@ export interface components {
         };
         /** @description `DELETE /api/me`. */
         EraseMeRequest: {
-            /** @description The player's password, to confirm. */
+            /** @description The player's password, to confirm (8 to 72 bytes: 2 to 72 characters). */
             password: string;
         };
         /** @description Every error: `{"error": {"code", "message"}}`. */
@@ -1173,10 +1167,15 @@ export interface components {
              * @description snake_case; each response lists the codes it can carry
              * @enum {string}
              */
-            code: "invalid_json" | "invalid_body" | "invalid_query" | "invalid_path" | "invalid_limit" | "invalid_offset" | "invalid_cursor" | "invalid_radius" | "invalid_before" | "invalid_ids" | "invalid_idempotency_key" | "invalid_period" | "session_required" | "invalid_session" | "invalid_credentials" | "invalid_server_key" | "admin_token_required" | "invalid_admin_token" | "builtin_board" | "banned" | "not_joined" | "server_only" | "not_found" | "user_not_found" | "board_not_found" | "user_not_on_board" | "period_not_found" | "score_not_found" | "key_not_found" | "league_not_found" | "cohort_not_found" | "webhook_not_found" | "method_not_allowed" | "request_timeout" | "login_name_taken" | "board_exists" | "league_exists" | "already_banned" | "not_banned" | "board_closed" | "board_full" | "attempts_exhausted" | "period_started" | "already_decided" | "ambiguous_score" | "payload_too_large" | "unsupported_media_type" | "invalid_login_name" | "invalid_password" | "invalid_display_name" | "invalid_score" | "invalid_users" | "invalid_scores" | "invalid_seed" | "idempotency_key_reused" | "invalid_id" | "invalid_name" | "invalid_order" | "invalid_operator" | "invalid_reset" | "invalid_timezone" | "invalid_archive_periods" | "invalid_min_score" | "invalid_max_score" | "invalid_min_interval_ms" | "invalid_hold_beyond" | "invalid_hold_jump" | "invalid_decision" | "invalid_starts_at" | "invalid_ends_at" | "invalid_join_required" | "invalid_max_entrants" | "invalid_max_attempts" | "join_not_required" | "invalid_writers" | "invalid_url" | "invalid_events" | "invalid_tiers" | "invalid_cohort_size" | "invalid_promote" | "invalid_demote" | "invalid_user_id" | "invalid_metadata" | "invalid_reason" | "invalid_current_password" | "invalid_change" | "too_many_requests" | "internal_error" | "database_unavailable" | "hashing_busy" | "write_queue_full" | "write_failed" | "shutting_down" | "too_many_streams";
+            code: "invalid_json" | "invalid_body" | "invalid_query" | "invalid_path" | "invalid_limit" | "invalid_offset" | "invalid_cursor" | "invalid_radius" | "invalid_before" | "invalid_ids" | "invalid_idempotency_key" | "invalid_period" | "session_required" | "invalid_session" | "invalid_credentials" | "invalid_server_key" | "admin_token_required" | "invalid_admin_token" | "builtin_board" | "banned" | "not_joined" | "server_only" | "cross_origin" | "not_found" | "user_not_found" | "board_not_found" | "user_not_on_board" | "period_not_found" | "score_not_found" | "key_not_found" | "league_not_found" | "cohort_not_found" | "webhook_not_found" | "method_not_allowed" | "request_timeout" | "login_name_taken" | "board_exists" | "league_exists" | "already_banned" | "not_banned" | "board_closed" | "board_full" | "attempts_exhausted" | "period_started" | "already_decided" | "ambiguous_score" | "payload_too_large" | "unsupported_media_type" | "invalid_login_name" | "invalid_password" | "invalid_display_name" | "invalid_score" | "invalid_users" | "invalid_scores" | "invalid_seed" | "idempotency_key_reused" | "invalid_id" | "invalid_name" | "invalid_order" | "invalid_operator" | "invalid_reset" | "invalid_timezone" | "invalid_archive_periods" | "invalid_min_score" | "invalid_max_score" | "invalid_min_interval_ms" | "invalid_hold_beyond" | "invalid_hold_jump" | "invalid_board" | "invalid_decision" | "invalid_starts_at" | "invalid_ends_at" | "invalid_join_required" | "invalid_max_entrants" | "invalid_max_attempts" | "join_not_required" | "invalid_writers" | "invalid_url" | "invalid_events" | "invalid_tiers" | "invalid_cohort_size" | "invalid_promote" | "invalid_demote" | "invalid_user_id" | "invalid_metadata" | "invalid_reason" | "invalid_current_password" | "invalid_change" | "too_many_requests" | "internal_error" | "database_unavailable" | "hashing_busy" | "write_queue_full" | "write_failed" | "shutting_down" | "too_many_streams";
             /** @description Human text, never internals */
             message: string;
         };
+        /**
+         * @description The events a webhook may take.
+         * @enum {string}
+         */
+        EventName: "period.closed" | "period.amended" | "league.closed" | "score.held";
         /** @description `GET /healthz`. */
         Health: {
             /** @description `ok`, `degraded` (serving without Redis) or `disabled`. */
@@ -1218,7 +1217,7 @@ export interface components {
             scores?: number | null;
             /**
              * Format: int64
-             * @description The same seed gives byte-identical pages (default 1).
+             * @description The same seed gives byte-identical pages (default 1); 0 to 2^63 - 1.
              */
             seed?: number | null;
             /**
@@ -1323,13 +1322,8 @@ export interface components {
             min_score?: number | null;
             /** @example Weekly league */
             name: string;
-            /**
-             * @description As for boards: `best` (default), `latest` or `total`.
-             * @example total
-             */
-            operator?: string | null;
-            /** @description As for boards: `desc` (default) or `asc`. */
-            order?: string | null;
+            operator?: null | components["schemas"]["ScoreOperator"];
+            order?: null | components["schemas"]["SortOrder"];
             /**
              * Format: int64
              * @description How many of a cohort's best move up a tier, 0..cohort_size.
@@ -1342,14 +1336,14 @@ export interface components {
              */
             reset: string;
             /**
-             * @description 2..20 names, lowest first, each 1..64 characters.
+             * @description 2..20 names, lowest first, each 1..64 characters (no control characters).
              * @example [
              *       "Bronze",
              *       "Silver",
              *       "Gold"
              *     ]
              */
-            tiers: string[];
+            tiers: components["schemas"]["TierName"][];
             /** @example Europe/Berlin */
             timezone?: string | null;
         };
@@ -1479,8 +1473,9 @@ export interface components {
              */
             login_name: string;
             /**
-             * @description 8..72 bytes of UTF-8 (bytes, not characters: JSON Schema's lengths
-             *     count characters, so the rule is only stated here).
+             * @description 8..72 bytes of UTF-8. JSON Schema's lengths count characters (of
+             *     1 to 4 bytes), so the bounds below are the characters' (2..72) and
+             *     the byte rule is stated here.
              */
             password: string;
         };
@@ -1493,6 +1488,11 @@ export interface components {
             next_before: number | null;
             scores: components["schemas"]["ScoreView"][];
         };
+        /**
+         * @description How a board keeps a player's posts.
+         * @enum {string}
+         */
+        ScoreOperator: "best" | "latest" | "total";
         /** @description `POST /api/scores`. */
         ScoreRequest: {
             /**
@@ -1553,11 +1553,17 @@ export interface components {
             token: string;
             user: components["schemas"]["Me"];
         };
+        /**
+         * @description A board's order.
+         * @enum {string}
+         */
+        SortOrder: "desc" | "asc";
         /** @description `GET /livez`, `GET /readyz`. */
         Status: {
             /** @description `ok` (live) or `ready`. */
             status: string;
         };
+        TierName: string;
         /** @description A league's tier. */
         TierRef: {
             /** Format: int64 */
@@ -1589,6 +1595,7 @@ export interface components {
          */
         TournamentFields: {
             /**
+             * Format: date-time
              * @description ... and until this time (409 `board_closed` from then on); the
              *     period in force ends here, its results final. Null: no end.
              * @example 2026-12-14T18:00:00Z
@@ -1608,6 +1615,7 @@ export interface components {
              */
             max_entrants?: number | null;
             /**
+             * Format: date-time
              * @description Tournaments: posts and joins are taken from this RFC 3339 time on
              *     (409 `board_closed` before); null: from creation.
              * @example 2026-12-07T18:00:00Z
@@ -1645,8 +1653,7 @@ export interface components {
             min_interval_ms?: number | null;
             /** @description Custom boards only. */
             name?: string | null;
-            /** @example server */
-            writers?: string | null;
+            writers?: null | components["schemas"]["BoardWriters"];
         };
         /** @description A player's current entry on one board. */
         UserBoardEntry: {
@@ -2002,6 +2009,17 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description `invalid_path` */
+            400: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `admin_token_required` */
             401: {
                 headers: {
@@ -2100,7 +2118,7 @@ export interface operations {
                     "application/json": components["schemas"]["BoardView"];
                 };
             };
-            /** @description `invalid_json`, `invalid_body` */
+            /** @description `invalid_json`, `invalid_body`, `invalid_path` */
             400: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -2260,6 +2278,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description `invalid_path` */
+            400: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
             };
             /** @description `admin_token_required` */
             401: {
@@ -2473,7 +2502,7 @@ export interface operations {
                     "application/json": components["schemas"]["Decided"];
                 };
             };
-            /** @description `invalid_json`, `invalid_body` */
+            /** @description `invalid_json`, `invalid_body`, `invalid_path` */
             400: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -2561,7 +2590,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `invalid_decision` */
+            /** @description `invalid_decision`, `invalid_board` */
             422: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -2618,9 +2647,10 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
+        /** @description May be empty: every field has a default */
+        requestBody?: {
             content: {
-                "application/json": components["schemas"]["InitializeRequest"];
+                "application/json": null | components["schemas"]["InitializeRequest"];
             };
         };
         responses: {
@@ -3015,6 +3045,17 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description `invalid_path` */
+            400: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `admin_token_required` */
             401: {
                 headers: {
@@ -3373,6 +3414,17 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description `invalid_path` */
+            400: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `admin_token_required` */
             401: {
                 headers: {
@@ -3472,7 +3524,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicUser"];
                 };
             };
-            /** @description `invalid_json`, `invalid_body` */
+            /** @description `invalid_json`, `invalid_body`, `invalid_path` */
             400: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -3626,7 +3678,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicUser"];
                 };
             };
-            /** @description `invalid_json`, `invalid_body` */
+            /** @description `invalid_json`, `invalid_body`, `invalid_path` */
             400: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -3785,6 +3837,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PublicUser"];
+                };
+            };
+            /** @description `invalid_path` */
+            400: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description `admin_token_required` */
@@ -4245,7 +4308,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeliveryList"];
                 };
             };
-            /** @description `invalid_limit`, `invalid_before`, `invalid_query` */
+            /** @description `invalid_limit`, `invalid_before`, `invalid_query`, `invalid_path` */
             400: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -4396,6 +4459,17 @@ export interface operations {
                     "application/json": components["schemas"]["BoardView"];
                 };
             };
+            /** @description `invalid_path` */
+            400: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `board_not_found` */
             404: {
                 headers: {
@@ -4467,6 +4541,17 @@ export interface operations {
                     "application/json": components["schemas"]["Joined"];
                 };
             };
+            /** @description `invalid_path` */
+            400: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `session_required`, `invalid_session` */
             401: {
                 headers: {
@@ -4478,7 +4563,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `banned`, `builtin_board` */
+            /** @description `banned`, `builtin_board`, `cross_origin` */
             403: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -4584,6 +4669,17 @@ export interface operations {
                     "application/json": components["schemas"]["BoardStanding"];
                 };
             };
+            /** @description `invalid_path` */
+            400: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `session_required`, `invalid_session` */
             401: {
                 headers: {
@@ -4671,7 +4767,7 @@ export interface operations {
                     "application/json": components["schemas"]["PeriodList"];
                 };
             };
-            /** @description `invalid_limit`, `invalid_before`, `invalid_query` */
+            /** @description `invalid_limit`, `invalid_before`, `invalid_query`, `invalid_path` */
             400: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -4773,7 +4869,7 @@ export interface operations {
                     "application/json": components["schemas"]["BoardScoreResult"];
                 };
             };
-            /** @description `invalid_json`, `invalid_body`, `invalid_idempotency_key` */
+            /** @description `invalid_json`, `invalid_body`, `invalid_idempotency_key`, `invalid_path` */
             400: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -4795,7 +4891,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `banned`, `server_only`, `not_joined`, `builtin_board` */
+            /** @description `banned`, `server_only`, `not_joined`, `builtin_board`, `cross_origin` */
             403: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -5245,7 +5341,7 @@ export interface operations {
                     "application/json": components["schemas"]["LeaguePostResult"];
                 };
             };
-            /** @description `invalid_json`, `invalid_body`, `invalid_idempotency_key` */
+            /** @description `invalid_json`, `invalid_body`, `invalid_idempotency_key`, `invalid_path` */
             400: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -5267,7 +5363,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `banned` */
+            /** @description `banned`, `cross_origin` */
             403: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -5483,7 +5579,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `banned` */
+            /** @description `banned`, `cross_origin` */
             403: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -5623,7 +5719,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `banned` */
+            /** @description `banned`, `cross_origin` */
             403: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -5797,7 +5893,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `invalid_limit`, `invalid_offset`, `invalid_cursor`, `invalid_period`, `invalid_query` */
+            /** @description `invalid_limit`, `invalid_offset`, `invalid_cursor`, `invalid_period`, `invalid_query`, `invalid_path` */
             400: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -5890,7 +5986,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `invalid_radius`, `invalid_period`, `invalid_query` */
+            /** @description `invalid_radius`, `invalid_period`, `invalid_query`, `invalid_path` */
             400: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -5971,7 +6067,7 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
-            /** @description `invalid_radius`, `invalid_period`, `invalid_query` */
+            /** @description `invalid_radius`, `invalid_period`, `invalid_query`, `invalid_path` */
             400: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -6065,7 +6161,7 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
-            /** @description `invalid_limit`, `invalid_offset`, `invalid_period`, `invalid_query` */
+            /** @description `invalid_limit`, `invalid_offset`, `invalid_period`, `invalid_query`, `invalid_path` */
             400: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -6154,7 +6250,7 @@ export interface operations {
                     "application/json": components["schemas"]["RankingPage"];
                 };
             };
-            /** @description `invalid_ids`, `invalid_period`, `invalid_query` */
+            /** @description `invalid_ids`, `invalid_period`, `invalid_query`, `invalid_path` */
             400: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -6275,7 +6371,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `banned`, `server_only` */
+            /** @description `banned`, `server_only`, `cross_origin` */
             403: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -6551,7 +6647,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `banned` */
+            /** @description `banned`, `cross_origin` */
             403: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -6801,6 +6897,17 @@ export interface operations {
                     "application/json": components["schemas"]["PublicUser"];
                 };
             };
+            /** @description `invalid_path` */
+            400: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `user_not_found` */
             404: {
                 headers: {
@@ -6859,6 +6966,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UserBoards"];
+                };
+            };
+            /** @description `invalid_path` */
+            400: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description `user_not_found` */
@@ -6928,7 +7046,7 @@ export interface operations {
                     "application/json": components["schemas"]["ScoreHistory"];
                 };
             };
-            /** @description `invalid_limit`, `invalid_before`, `invalid_query` */
+            /** @description `invalid_limit`, `invalid_before`, `invalid_query`, `invalid_path` */
             400: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */

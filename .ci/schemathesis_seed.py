@@ -1,0 +1,72 @@
+"""Seeds the server under schemathesis (.ci/schemathesis.sh) and prints
+the fixture .ci/schemathesis_hooks.py reads: a generated dataset, the
+run's player with posts on every kind of board, a tournament it joined,
+a league it plays in, a board that holds posts, a server key and a
+webhook. HISCORE_URL and HISCORE_ADMIN say where and who."""
+
+import json
+import os
+import urllib.request
+
+URL = os.environ["HISCORE_URL"]
+ADMIN = os.environ["HISCORE_ADMIN"]
+# The run's player's password; throwaway players get another (the
+# fixture's), so a call meant for one never erases the other.
+RUN_PASSWORD = "schemathesis-run-player"
+PASSWORD = "schemathesis-throwaway"
+
+
+def call(method, path, body=None, token=None):
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(URL + path, data=data, method=method)
+    if data is not None:
+        request.add_header("Content-Type", "application/json")
+    if token:
+        request.add_header("Authorization", f"Bearer {token}")
+    with urllib.request.urlopen(request, timeout=120) as response:
+        text = response.read()
+    return json.loads(text) if text else None
+
+
+def admin(method, path, body=None):
+    return call(method, path, body, ADMIN)
+
+
+admin("POST", "/api/admin/initialize", {"users": 200, "scores": 2000, "seed": 1})
+for board in ("sprint", "patchable"):
+    admin("POST", "/api/admin/boards", {"id": board, "name": board, "reset": "0 0 * * 1", "archive_periods": 5})
+admin("POST", "/api/admin/boards", {"id": "cup", "name": "Cup", "join_required": True})
+admin("POST", "/api/admin/boards", {"id": "guarded", "name": "Guarded", "hold_beyond": 100})
+league_definition = {"tiers": ["Bronze", "Silver"], "cohort_size": 10, "promote": 2, "demote": 2, "reset": "0 0 * * 1"}
+admin("POST", "/api/admin/leagues", {**league_definition, "id": "weekly", "name": "Weekly"})
+key = admin("POST", "/api/admin/keys", {"name": "game servers"})
+webhook_url = "https://93.184.215.14/hiscore-hooks"
+webhook = admin("POST", "/api/admin/webhooks", {"url": webhook_url, "events": ["period.closed"]})["id"]
+
+registered = call("POST", "/api/users", {"login_name": "schemathesis", "password": RUN_PASSWORD})
+# Logins fuzzed with the right credentials start sessions of their own
+# player (a player keeps a bounded number: the run's own would end).
+call("POST", "/api/users", {"login_name": "schemathesis_login", "password": RUN_PASSWORD})
+token, user_id = registered["token"], registered["user"]["id"]
+call("POST", "/api/scores", {"score": 1200}, token)
+call("POST", "/api/boards/sprint/scores", {"score": 30, "metadata": {"level": 3}}, token)
+call("POST", "/api/boards/cup/entrants", None, token)
+placed = call("POST", "/api/leagues/weekly/scores", {"score": 40}, token)
+
+print(json.dumps({
+    "password": PASSWORD,
+    "login": ["schemathesis_login", RUN_PASSWORD],
+    "token": token,
+    "user_id": user_id,
+    "board": "sprint",
+    "patchable": "patchable",
+    "cup": "cup",
+    "guarded": "guarded",
+    "league": "weekly",
+    "league_definition": league_definition,
+    "cohort": placed["cohort"],
+    "server_key": key["key"],
+    "server_key_id": key["id"],
+    "webhook": webhook,
+    "webhook_url": webhook_url,
+}))
