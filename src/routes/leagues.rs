@@ -65,7 +65,12 @@ pub async fn post_score(
 ) -> Result<HttpResponse, ApiError> {
     let key =
         IdempotencyKey::from_header_values(request.headers().get_all(IdempotencyKey::HEADER).map(|v| v.as_bytes()))?;
-    Ok(posted(leagues::post(&state, &path.id, author, &body, key).await?))
+    // The post and the placement it makes run on a task of their own: a
+    // client gone after the post's commit must not leave a score in the
+    // league without a cohort (the placement follows the commit).
+    let (league, body) = (path.into_inner().id, body.into_inner());
+    let answer = actix_web::rt::spawn(async move { leagues::post(&state, &league, author, &body, key).await });
+    Ok(posted(answer.await.map_err(ApiError::internal)??))
 }
 
 #[utoipa::path(get, path = paths::LEAGUE_COHORT, operation_id = "getCohort", summary = "A cohort: all its players ranked, with their zones", tag = "leagues",

@@ -17,6 +17,7 @@ backend_tests!(
     a_league_places_players_and_moves_them_once,
     leagues_are_validated_listed_and_deleted,
     random_league_posts_match_a_brute_force_sort,
+    a_post_whose_client_left_is_placed_all_the_same,
 );
 
 /// Instances on one database: three where they share Redis (each runs
@@ -447,5 +448,53 @@ async fn random_league_posts_match_a_brute_force_sort(backend: Backend) {
                 );
             }
         }
+    }
+}
+
+/// Issue 39: a league post is placed in a cohort after its commit; a
+/// client that leaves as soon as it has sent the post must not leave a
+/// score on the league without a cohort. Thirty players post and hang up
+/// at once, at every moment; every one who has an entry is placed.
+async fn a_post_whose_client_left_is_placed_all_the_same(backend: Backend) {
+    use tokio::io::AsyncWriteExt as _;
+    let db = TestDatabase::new(&backend).await;
+    let apps = instances(&backend, &db).await;
+    let app = &apps[0];
+    let definition = json!({"id": "ladder", "name": "Ladder", "tiers": ["Bronze", "Silver"],
+        "cohort_size": 5, "promote": 1, "demote": 1, "reset": "0 0 * * 1"});
+    let (status, league) = app.admin(Method::POST, "/api/admin/leagues", Some(&definition)).await;
+    assert_eq!(status, StatusCode::CREATED, "{league}");
+    let address = app.address.trim_start_matches("http://").to_owned();
+    let mut players = Vec::new();
+    for n in 0..30u64 {
+        let player = app.register(&format!("leaver{n}")).await;
+        let body = json!({"score": n}).to_string();
+        let request = format!(
+            "POST /api/leagues/ladder/scores HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {}\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            player.token,
+            body.len()
+        );
+        let mut socket = tokio::net::TcpStream::connect(&address).await.unwrap();
+        socket.write_all(request.as_bytes()).await.unwrap();
+        // Gone at once, or a moment later: every point of the post.
+        tokio::time::sleep(Duration::from_micros(n * 150)).await;
+        drop(socket);
+        players.push(player);
+    }
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let pool = db.connect().await;
+    let posted: Vec<i64> = sqlx::query_scalar(
+        "SELECT DISTINCT s.user_id FROM board_scores s JOIN boards b ON b.number = s.board WHERE b.id = 'ladder'",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    let posted: HashSet<i64> = posted.into_iter().collect();
+    assert!(!posted.is_empty(), "no post went through: the test tried nothing");
+    for player in players.iter().filter(|player| posted.contains(&player.id)) {
+        let (status, member) = app.get_json(&format!("/api/leagues/ladder/members/{}", player.id)).await;
+        assert_eq!(status, StatusCode::OK, "{member}");
+        assert!(member["cohort"].is_string(), "a posted player without a cohort: {member}");
     }
 }
