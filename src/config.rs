@@ -98,6 +98,12 @@ pub struct Settings {
     #[arg(long, env = "TRUST_FORWARDED_FOR", default_value_t = false, value_parser = BoolishValueParser::new())]
     pub trust_forwarded_for: bool,
 
+    /// How long a client may leave what it was sent unread (a live page it
+    /// stopped reading, a full receive window) before its connection is
+    /// dropped, in seconds (TCP_USER_TIMEOUT on Linux).
+    #[arg(long, env = "WRITE_TIMEOUT_SECS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub write_timeout_secs: u64,
+
     /// The highest score accepted (at most the contract's 1,000,000,000).
     #[arg(long, env = "MAX_SCORE", default_value_t = 1_000_000_000, value_parser = clap::value_parser!(i64).range(1..=1_000_000_000))]
     pub max_score: i64,
@@ -134,6 +140,12 @@ pub struct Settings {
     /// Live pages this instance holds open at most; one more is 503.
     #[arg(long, env = "LIVE_MAX", default_value_t = 10_000, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub live_max: u32,
+
+    /// How long a live page stays open at most, in seconds; then it ends and
+    /// the client reconnects (EventSource does, with `Last-Event-ID`, and
+    /// gets nothing until the page changes).
+    #[arg(long, env = "LIVE_LIFETIME_SECS", default_value_t = 3_600, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub live_lifetime_secs: u64,
 
     /// Let webhooks send to loopback, private and link-local addresses
     /// (refused by default: a webhook is a request from inside the network).

@@ -32,8 +32,12 @@ use crate::usecases::{boards, jobs};
 /// Redis connections per instance.
 const REDIS_POOL_SIZE: usize = 16;
 
-/// How long a stop waits for the requests in flight.
-const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a stop waits for the requests in flight to be answered...
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(15);
+/// ...and then for the connections to close (a response being written to
+/// a client that reads slowly). Together well inside the 40 s grace
+/// docker-compose gives (`stop_grace_period`) and Kubernetes' default 30 s.
+const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(10);
 
 pub struct Application {
     port: u16,
@@ -66,6 +70,7 @@ impl Application {
         let port = local.port();
         let store_dialect = store.dialect();
         let workers = settings.workers();
+        let write_timeout = Duration::from_secs(settings.write_timeout_secs);
         let static_dir = settings.static_dir.clone();
         let serve_static = static_dir.join("index.html").is_file();
         if !serve_static {
@@ -181,9 +186,15 @@ impl Application {
         // Files go out as headers then body chunks: with Nagle on, the body
         // waited for the client's delayed ACK, 40 ms per asset (measured:
         // 43 ms median, 631 req/s for a 7 KB script before, see BENCHMARKS.md).
-        .on_connect(|connection, _| {
+        .on_connect(move |connection, _| {
             if let Some(tcp) = connection.downcast_ref::<actix_web::rt::net::TcpStream>() {
                 let _ = tcp.set_nodelay(true);
+                // A client that stops reading (a live page left open in a
+                // stalled tab, a hostile one) holds its place until the
+                // kernel gives up on it: after `WRITE_TIMEOUT_SECS`, not
+                // never (the stream is not polled while nothing can be
+                // written, so only the socket can tell).
+                let _ = socket2::SockRef::from(tcp).set_tcp_user_timeout(Some(write_timeout));
             }
         })
         .listen(listener)?
@@ -215,8 +226,9 @@ impl Application {
     /// Serves until SIGINT/SIGTERM or `handle().stop()`, then stops every
     /// background task. A signal first marks the instance as draining
     /// (`/readyz` answers 503), stops accepting connections and waits until
-    /// the requests in flight are answered (up to 30 s), and only then
-    /// stops the workers (see `drain` for why in this order).
+    /// the requests in flight are answered (up to 15 s), and only then
+    /// stops the workers (up to 10 s more for connections still writing;
+    /// see `drain` for why in this order): 25 s at most.
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
         let handle = self.server.handle();
         let drain = Arc::clone(&self.drain);
@@ -227,8 +239,8 @@ impl Application {
             live.close();
             tracing::info!("stop signal: draining in-flight requests");
             handle.pause().await;
-            if !drain.until_idle(SHUTDOWN_TIMEOUT).await {
-                tracing::warn!("requests still in flight after {SHUTDOWN_TIMEOUT:?}; stopping anyway");
+            if !drain.until_idle(DRAIN_TIMEOUT).await {
+                tracing::warn!("requests still in flight after {DRAIN_TIMEOUT:?}; stopping anyway");
             }
             handle.stop(true).await;
         });

@@ -107,7 +107,8 @@ async fn open_stream(
     let updates = live::watch(state, query);
     let known = request.headers().get("last-event-id").and_then(|value| value.to_str().ok());
     let held = known == Some(first.id.as_str());
-    let viewer = Viewer::new(updates, first, held, state.live.closing(), slot);
+    let lifetime = Duration::from_secs(state.settings.live_lifetime_secs);
+    let viewer = Viewer::new(updates, first, held, state.live.closing(), slot).ending_after(lifetime);
     Ok(HttpResponse::Ok()
         .content_type("text/event-stream")
         .insert_header((header::CACHE_CONTROL, "no-cache"))
@@ -128,6 +129,9 @@ struct Viewer {
     shown: Arc<LivePage>,
     ping: tokio::time::Interval,
     closing: watch::Receiver<bool>,
+    /// When the stream ends at the latest (`LIVE_LIFETIME_SECS`): no
+    /// stream holds its place, and its watcher, for ever.
+    ends_at: tokio::time::Instant,
     ended: bool,
     _slot: StreamSlot,
 }
@@ -143,9 +147,15 @@ impl Viewer {
             shown: first,
             ping: tokio::time::interval_at(start, PING_EVERY),
             closing,
+            ends_at: tokio::time::Instant::now() + Duration::from_secs(86_400),
             ended: false,
             _slot: slot,
         }
+    }
+
+    /// Ends the stream `lifetime` from now.
+    fn ending_after(self, lifetime: Duration) -> Self {
+        Self { ends_at: tokio::time::Instant::now() + lifetime, ..self }
     }
 
     /// Whether `page` is news to this client: another answer, read after
@@ -157,7 +167,7 @@ impl Viewer {
 
     /// The next bytes to send, or `None` when the stream ends.
     async fn next_event(&mut self) -> Option<Bytes> {
-        if self.ended || *self.closing.borrow() {
+        if self.ended || *self.closing.borrow() || tokio::time::Instant::now() >= self.ends_at {
             return None;
         }
         if let Some(first) = self.first.take() {
@@ -170,6 +180,7 @@ impl Viewer {
                 changed = self.updates.changed() => if changed.is_ok() { Wake::Update } else { Wake::End },
                 _ = self.ping.tick() => Wake::Ping,
                 _ = self.closing.wait_for(|closing| *closing) => Wake::End,
+                () = tokio::time::sleep_until(self.ends_at) => Wake::End,
             };
             match wake {
                 Wake::End => return None,
@@ -256,6 +267,24 @@ mod tests {
 
         hub.close();
         assert_eq!(viewer.next_event().await, None, "a draining instance ends the stream");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_stream_ends_when_its_lifetime_is_over() {
+        let hub = Arc::new(LiveHub::for_tests(1, 1));
+        let (_sender, updates) = watch::channel(None);
+        let first = page(b"{\"n\":1}", std::time::Instant::now());
+        let lifetime = PING_EVERY * 2 + Duration::from_secs(1);
+        let mut viewer =
+            Viewer::new(updates, first, false, hub.closing(), hub.open("a").unwrap()).ending_after(lifetime);
+        let opened = tokio::time::Instant::now();
+        assert!(viewer.next_event().await.unwrap().starts_with(b"event: page"));
+        assert_eq!(&viewer.next_event().await.unwrap()[..], b": ping\n\n");
+        assert_eq!(&viewer.next_event().await.unwrap()[..], b": ping\n\n");
+        assert_eq!(viewer.next_event().await, None, "over at its lifetime");
+        assert_eq!(opened.elapsed(), lifetime);
+        drop(viewer);
+        assert_eq!(hub.open_streams(), 0, "its place is given back");
     }
 
     #[tokio::test]

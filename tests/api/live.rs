@@ -309,3 +309,65 @@ async fn a_draining_instance_ends_its_live_pages() {
     let took = stopping.elapsed();
     assert!(took < Duration::from_secs(20), "the stop waited {took:?}: a stream held it open");
 }
+
+/// Issue 39: streams had no maximum lifetime. One ends at
+/// `--live-lifetime-secs`; the client's reconnect with `Last-Event-ID`
+/// gets nothing until the page changes, then the new page.
+#[actix_web::test]
+async fn a_stream_ends_at_its_lifetime_and_a_reconnect_resumes() {
+    let db = TestDatabase::new(&Backend::Sqlite).await;
+    let app = spawn_app_on(&db, &["--live-lifetime-secs", "2"]).await;
+    let player = app.register("steady").await;
+    app.post_score(&player, 10).await;
+    let mut stream = Events::open(&app, "/api/rankings/best/live?limit=5", None).await;
+    let first = stream.next(PROMISED).await.expect("the first page");
+    assert!(stream.next(Duration::from_secs(4)).await.is_none(), "the stream ends at its lifetime");
+    let mut again = Events::open(&app, "/api/rankings/best/live?limit=5", first.id.as_deref()).await;
+    assert!(again.next(Duration::from_millis(1_000)).await.is_none(), "nothing new: no page");
+    app.post_score(&player, 20).await;
+    let next = again.next(PROMISED).await.expect("the changed page");
+    assert_eq!(next.data["entries"][0]["score"], 20);
+}
+
+/// Issue 39: a client that never reads held its stream (and its place in
+/// the limits) for as long as it kept the connection. With
+/// `--write-timeout-secs 2`, a client that stops reading while pages keep
+/// coming is dropped, and its place given back.
+#[actix_web::test]
+async fn a_client_that_never_reads_is_dropped() {
+    use tokio::io::AsyncWriteExt as _;
+    let db = TestDatabase::new(&Backend::Sqlite).await;
+    let app = spawn_app_on(&db, &["--write-timeout-secs", "2"]).await;
+    let address = app.address.trim_start_matches("http://").to_owned();
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let mut reader = socket.connect(address.parse().unwrap()).await.unwrap();
+    let request = format!("GET /api/rankings/best/live?limit=100 HTTP/1.1\r\nHost: {address}\r\n\r\n");
+    reader.write_all(request.as_bytes()).await.unwrap();
+    let streams = |app: &crate::helpers::TestApp| {
+        let app = app.client.get(app.url("/metrics"));
+        async move {
+            let text = app.send().await.unwrap().text().await.unwrap();
+            text.lines().find_map(|line| line.strip_prefix("hiscore_live_streams ")?.parse::<i64>().ok()).unwrap()
+        }
+    };
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(streams(&app).await, 1);
+    // Pages of 100 entries, one per change, until the socket is full.
+    let mut players = Vec::new();
+    for n in 0..100 {
+        let player = app.register(&format!("filler{n}")).await;
+        app.post_score(&player, n).await;
+        players.push(player);
+    }
+    let started = std::time::Instant::now();
+    for round in 0.. {
+        app.post_score(&players[round % players.len()], 1_000 + round as i64).await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        if streams(&app).await == 0 {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(30), "a client that never reads keeps its stream");
+    }
+    drop(reader);
+}
