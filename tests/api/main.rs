@@ -26,6 +26,7 @@ mod integrity;
 mod leagues;
 mod limits;
 mod live;
+mod maxima;
 mod migrations;
 mod moderation;
 mod operations;
