@@ -9,6 +9,8 @@
 #   TRUSTED_PROXIES  proxies in front of this nginx (a TLS terminator, a
 #              load balancer), comma-separated addresses or CIDRs: their
 #              X-Forwarded-For names the client (default none)
+#   ADMIN_FROM addresses or CIDRs besides this host that may reach
+#              /api/admin/, comma-separated (default none: this host only)
 # It ends by exec-ing nginx in the foreground, so SIGTERM to this process
 # stops nginx and everything it started.
 set -euo pipefail
@@ -41,11 +43,20 @@ if [ -n "${TRUSTED_PROXIES:-}" ]; then
 fi
 export REAL_IP
 
+ADMIN_ALLOW=""
+if [ -n "${ADMIN_FROM:-}" ]; then
+  IFS=',' read -ra operators <<< "$ADMIN_FROM"
+  for operator in "${operators[@]}"; do
+    ADMIN_ALLOW+="allow ${operator}; "
+  done
+fi
+export ADMIN_ALLOW
+
 mkdir -p "$PREFIX/conf/conf.d" "$PREFIX/logs" "$TEMP_DIR"
 cp "$here/nginx.conf" "$PREFIX/conf/nginx.conf"
 cp "${MIME_TYPES:-/etc/nginx/mime.types}" "$PREFIX/conf/mime.types"
 # Only our variables: nginx's own ($host, $request_id, …) stay as they are.
-envsubst '${LISTEN} ${UPSTREAM_SERVERS} ${STATIC_ROOT} ${ACCESS_LOG} ${TEMP_DIR} ${REAL_IP}' \
+envsubst '${LISTEN} ${UPSTREAM_SERVERS} ${STATIC_ROOT} ${ACCESS_LOG} ${TEMP_DIR} ${REAL_IP} ${ADMIN_ALLOW}' \
   < "$here/templates/hiscore.conf.template" > "$PREFIX/conf/conf.d/hiscore.conf"
 
 nginx=(nginx -p "$PREFIX" -c "$PREFIX/conf/nginx.conf" -e "$PREFIX/logs/error.log"

@@ -268,3 +268,30 @@ async fn a_players_own_renames_are_limited_per_hour() {
     let (status, user) = app.admin(reqwest::Method::PATCH, &path, Some(&json!({"display_name": "Renamed"}))).await;
     assert_eq!((status.as_u16(), user["display_name"].clone()), (200, json!("Renamed")));
 }
+
+/// Issue 39: nginx let every private address reach /api/admin/; behind a
+/// load balancer in a private subnet every client has one (the balancer's,
+/// or, with `TRUSTED_PROXIES`, the clients' own inside the network). Now
+/// only this host and the networks `ADMIN_FROM` names do; the others get
+/// the app's "no such route", the admin token notwithstanding.
+#[actix_web::test]
+async fn behind_a_load_balancer_only_named_networks_reach_the_admin_routes() {
+    let db = TestDatabase::new(&Backend::Sqlite).await;
+    let app = spawn_app_on(&db, &["--trust-forwarded-for", "--admin-token", crate::helpers::ADMIN]).await;
+    let upstream = app.address.trim_start_matches("http://").to_owned();
+    let settings = [("TRUSTED_PROXIES", "127.0.0.1"), ("ADMIN_FROM", "10.1.2.0/24")];
+    let Some(front) = crate::external::nginx_with(&upstream, &settings).await else { return };
+    let client = reqwest::Client::new();
+    let audit = |from: Option<&str>| {
+        let mut request = client.get(format!("{}/api/admin/audit", front.site)).bearer_auth(crate::helpers::ADMIN);
+        if let Some(address) = from {
+            request = request.header("X-Forwarded-For", address.to_owned());
+        }
+        async move { request.send().await.unwrap().status().as_u16() }
+    };
+    assert_eq!(audit(None).await, 200, "this host");
+    assert_eq!(audit(Some("10.1.2.3")).await, 200, "the operators' network");
+    for elsewhere in ["10.9.9.9", "192.168.1.20", "172.20.0.5", "203.0.113.7"] {
+        assert_eq!(audit(Some(elsewhere)).await, 404, "{elsewhere} reached the admin routes");
+    }
+}

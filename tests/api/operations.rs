@@ -323,6 +323,11 @@ fn the_compose_file_keeps_grafana_private_and_knows_trusted_proxies() {
     assert!(grafana.contains("GF_SECURITY_ADMIN_PASSWORD: ${GRAFANA_ADMIN_PASSWORD"), "{grafana}");
     assert!(grafana.contains("exec /run.sh"), "it refuses to start without a password: {grafana}");
     assert_eq!(compose.matches("REAL_IP: ${NGINX_REAL_IP:-}").count(), 2, "both nginx services");
+    // Issue 39: not every private address reaches /api/admin/ (behind a
+    // load balancer in a private subnet, every client has one).
+    assert_eq!(compose.matches("ADMIN_ALLOW: ${NGINX_ADMIN_ALLOW:-allow 172.16.0.0/12;}").count(), 2);
+    let template = include_str!("../../nginx/templates/hiscore.conf.template");
+    assert!(!template.contains("allow 10.0.0.0/8") && !template.contains("allow 192.168.0.0/16"), "{template}");
 }
 
 /// The rank engine's board reads (what anyone can ask for without an
