@@ -21,12 +21,11 @@ import itertools
 import json
 import os
 import sys
-import urllib.error
-import urllib.request
 
 import schemathesis
 
-URL = os.environ["HISCORE_URL"]
+from hiscore_api import call, ok
+
 ADMIN = os.environ["HISCORE_ADMIN"]
 with open(os.environ["HISCORE_FIXTURE"], encoding="utf-8") as fixture_file:
     FIXTURE = json.load(fixture_file)
@@ -34,30 +33,6 @@ PASSWORD = FIXTURE["password"]
 
 _calls = itertools.count()
 _names = itertools.count()
-
-
-def call(method, path, body=None, token=None):
-    """One request to the server under test: (status, decoded JSON answer)."""
-    data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(URL + path, data=data, method=method)
-    if data is not None:
-        request.add_header("Content-Type", "application/json")
-    if token:
-        request.add_header("Authorization", f"Bearer {token}")
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            status, text = response.status, response.read()
-    except urllib.error.HTTPError as refused:
-        status, text = refused.code, refused.read()
-    return status, (json.loads(text) if text else None)
-
-
-def ok(answer):
-    """The body of a 2xx answer; anything else stops the fixture."""
-    status, body = answer
-    if not 200 <= status < 300:
-        raise RuntimeError(f"a fixture request was answered {status}: {body}")
-    return body
 
 
 def admin(method, path, body=None):

@@ -6,9 +6,9 @@ webhook. HISCORE_URL and HISCORE_ADMIN say where and who."""
 
 import json
 import os
-import urllib.request
 
-URL = os.environ["HISCORE_URL"]
+from hiscore_api import call, ok
+
 ADMIN = os.environ["HISCORE_ADMIN"]
 # The run's player's password; throwaway players get another (the
 # fixture's), so a call meant for one never erases the other.
@@ -16,20 +16,8 @@ RUN_PASSWORD = "schemathesis-run-player"
 PASSWORD = "schemathesis-throwaway"
 
 
-def call(method, path, body=None, token=None):
-    data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(URL + path, data=data, method=method)
-    if data is not None:
-        request.add_header("Content-Type", "application/json")
-    if token:
-        request.add_header("Authorization", f"Bearer {token}")
-    with urllib.request.urlopen(request, timeout=120) as response:
-        text = response.read()
-    return json.loads(text) if text else None
-
-
 def admin(method, path, body=None):
-    return call(method, path, body, ADMIN)
+    return ok(call(method, path, body, ADMIN))
 
 
 admin("POST", "/api/admin/initialize", {"users": 200, "scores": 2000, "seed": 1})
@@ -43,15 +31,15 @@ key = admin("POST", "/api/admin/keys", {"name": "game servers"})
 webhook_url = "https://93.184.215.14/hiscore-hooks"
 webhook = admin("POST", "/api/admin/webhooks", {"url": webhook_url, "events": ["period.closed"]})["id"]
 
-registered = call("POST", "/api/users", {"login_name": "schemathesis", "password": RUN_PASSWORD})
+registered = ok(call("POST", "/api/users", {"login_name": "schemathesis", "password": RUN_PASSWORD}))
 # Logins fuzzed with the right credentials start sessions of their own
 # player (a player keeps a bounded number: the run's own would end).
-call("POST", "/api/users", {"login_name": "schemathesis_login", "password": RUN_PASSWORD})
+ok(call("POST", "/api/users", {"login_name": "schemathesis_login", "password": RUN_PASSWORD}))
 token, user_id = registered["token"], registered["user"]["id"]
-call("POST", "/api/scores", {"score": 1200}, token)
-call("POST", "/api/boards/sprint/scores", {"score": 30, "metadata": {"level": 3}}, token)
-call("POST", "/api/boards/cup/entrants", None, token)
-placed = call("POST", "/api/leagues/weekly/scores", {"score": 40}, token)
+ok(call("POST", "/api/scores", {"score": 1200}, token))
+ok(call("POST", "/api/boards/sprint/scores", {"score": 30, "metadata": {"level": 3}}, token))
+ok(call("POST", "/api/boards/cup/entrants", None, token))
+placed = ok(call("POST", "/api/leagues/weekly/scores", {"score": 40}, token))
 
 print(json.dumps({
     "password": PASSWORD,
