@@ -30,26 +30,26 @@ for server in "${servers[@]}"; do
 done
 export UPSTREAM_SERVERS
 
+# One nginx directive for each item of a comma-separated list:
+# directives "allow" "10.0.0.0/8,10.1.2.3" -> "allow 10.0.0.0/8; allow 10.1.2.3; "
+directives() {
+  local name="$1" list="$2" out="" item
+  [ -n "$list" ] || return 0
+  IFS=',' read -ra items <<< "$list"
+  for item in "${items[@]}"; do
+    out+="${name} ${item}; "
+  done
+  printf '%s' "$out"
+}
+
 # Behind a trusted proxy every client would share its address (and the
 # app's per-address limits would become global): take the client's from
 # the proxy's X-Forwarded-For instead, past trusted hops only.
-REAL_IP=""
-if [ -n "${TRUSTED_PROXIES:-}" ]; then
-  IFS=',' read -ra proxies <<< "$TRUSTED_PROXIES"
-  for proxy in "${proxies[@]}"; do
-    REAL_IP+="set_real_ip_from ${proxy}; "
-  done
-  REAL_IP+="real_ip_header X-Forwarded-For; real_ip_recursive on;"
-fi
+REAL_IP="$(directives set_real_ip_from "${TRUSTED_PROXIES:-}")"
+[ -z "$REAL_IP" ] || REAL_IP+="real_ip_header X-Forwarded-For; real_ip_recursive on;"
 export REAL_IP
-
-ADMIN_ALLOW=""
-if [ -n "${ADMIN_FROM:-}" ]; then
-  IFS=',' read -ra operators <<< "$ADMIN_FROM"
-  for operator in "${operators[@]}"; do
-    ADMIN_ALLOW+="allow ${operator}; "
-  done
-fi
+# Who besides this host may reach /api/admin/.
+ADMIN_ALLOW="$(directives allow "${ADMIN_FROM:-}")"
 export ADMIN_ALLOW
 
 mkdir -p "$PREFIX/conf/conf.d" "$PREFIX/logs" "$TEMP_DIR"

@@ -558,29 +558,27 @@ impl Store {
         Ok(WarmPeriod { changes, entries })
     }
 
-    /// How many changes a board period's entries have had (0 for a period
-    /// no post reached).
     /// A period's change count, `None` when the period has no row (never
     /// recorded, or no longer kept): what a live page of it watches, one
     /// primary-key lookup.
     pub async fn period_stamp(&self, board: i64, period: i64) -> StoreResult<Option<i64>> {
         let mut conn = self.conn().await?;
+        self.changes_of(&mut conn, board, period).await
+    }
+
+    /// How many changes a board period's entries have had (0 for a period
+    /// no post reached).
+    pub async fn period_changes(&self, conn: &mut sqlx::AnyConnection, board: i64, period: i64) -> StoreResult<i64> {
+        Ok(self.changes_of(conn, board, period).await?.unwrap_or(0))
+    }
+
+    async fn changes_of(&self, conn: &mut sqlx::AnyConnection, board: i64, period: i64) -> StoreResult<Option<i64>> {
         Ok(self
             .sql_scalar("SELECT changes FROM board_periods WHERE board = ? AND period = ?")
             .bind(board)
             .bind(period)
             .fetch_optional(&mut *conn)
             .await?)
-    }
-
-    pub async fn period_changes(&self, conn: &mut sqlx::AnyConnection, board: i64, period: i64) -> StoreResult<i64> {
-        let changes: Option<i64> = self
-            .sql_scalar("SELECT changes FROM board_periods WHERE board = ? AND period = ?")
-            .bind(board)
-            .bind(period)
-            .fetch_optional(&mut *conn)
-            .await?;
-        Ok(changes.unwrap_or(0))
     }
 
     /// A player's entries in the given (board, period)s, each board's
