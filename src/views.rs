@@ -4,36 +4,13 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use actix_web::web::Bytes;
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 use utoipa::ToSchema;
 
 use crate::boards::{BoardSpec, Period, PostRules, Tournament};
-use crate::domain::{Board, BoardKey, CursorKeys, PostStatus, Timestamp};
+use crate::domain::{Board, BoardKey, CursorKeys, Hundredths, PostStatus, Timestamp};
 use crate::rank::{Page, UserRanks};
 use crate::store::{ScoreRow, ServerKeyRow, UserRow};
-
-/// A rendered page and its entity tag: a digest of the body and of the
-/// board's version when it was read, so it changes whenever the page or
-/// its board changes (a change anywhere on the board, even below the
-/// page), and a client polling with `If-None-Match` gets 304 until then.
-#[derive(Clone)]
-pub struct Rendered {
-    pub body: Bytes,
-    pub etag: String,
-}
-
-impl Rendered {
-    pub fn new(body: Bytes, version: u64, board_stamp: Option<&str>) -> Self {
-        let mut digest = Sha256::new();
-        digest.update(version.to_le_bytes());
-        digest.update(board_stamp.unwrap_or("").as_bytes());
-        digest.update(&body);
-        let hex: String = digest.finalize()[..10].iter().map(|byte| format!("{byte:02x}")).collect();
-        Self { body, etag: format!("\"{hex}\"") }
-    }
-}
 
 /// `POST /api/admin/initialize`: what was loaded, and how long it took.
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -77,8 +54,8 @@ impl PublicUser {
             best_at: user.best_at,
             total_score: user.total_score,
             play_count: user.play_count,
-            best_rank: ranks.best,
-            total_rank: ranks.total,
+            best_rank: ranks.best.map(|best| best.rank),
+            total_rank: ranks.total.map(|total| total.rank),
             created_at: user.created_at,
         }
     }
@@ -203,6 +180,10 @@ impl From<Period> for PeriodView {
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct RankingEntry {
     pub rank: i64,
+    /// `ceil(10000 × rank ÷ players)` hundredths: the share of the
+    /// population the rank is taken in (the board, period and partition;
+    /// the cohort on league answers) at least as good as this entry.
+    pub top_percent: Hundredths,
     pub score: i64,
     /// When the entry's score was reached: `best_at` on the best board,
     /// null on the total board; on custom boards the first post that
@@ -216,9 +197,17 @@ pub struct RankingEntry {
 }
 
 impl RankingEntry {
-    pub fn new(board: Board, rank: i64, key: BoardKey, display_name: &str, metadata: Option<Arc<str>>) -> Self {
+    /// An entry ranked `rank` among `players`.
+    pub fn new(
+        board: Board,
+        (rank, players): (i64, i64),
+        key: BoardKey,
+        display_name: &str,
+        metadata: Option<Arc<str>>,
+    ) -> Self {
         Self {
             rank,
+            top_percent: Hundredths::top(rank, players),
             score: key.score,
             achieved_at: match board {
                 Board::Total => None,
@@ -258,7 +247,7 @@ impl RankingPage {
             .iter()
             .map(|entry| {
                 let name = names.get(&entry.key.id).map_or("", |name| name);
-                RankingEntry::new(board, entry.rank, entry.key, name, entry.metadata.clone())
+                RankingEntry::new(board, (entry.rank, page.total_players), entry.key, name, entry.metadata.clone())
             })
             .collect();
         Self {
@@ -270,6 +259,39 @@ impl RankingPage {
             next_cursor: page.next_cursor.as_ref().map(|cursor| cursor.encode(cursor_keys)),
         }
     }
+}
+
+/// `GET /api/rankings/{board}/cutoffs`: where each asked percent of the
+/// board's entries ends.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CutoffList {
+    #[schema(example = "best")]
+    pub board: String,
+    pub period: PeriodView,
+    /// The partition read (null: the whole board).
+    #[schema(required = true)]
+    pub partition: Option<String>,
+    /// The entries of the period now.
+    pub players: i64,
+    /// In the order asked.
+    pub cutoffs: Vec<Cutoff>,
+}
+
+/// The entry at `position` = `floor(players × percent ÷ 100)` in board
+/// order: every entry at least as good has `top_percent` ≤ `percent`, every
+/// worse one more. `rank`, `score` and `subscores` are null when the
+/// position is 0.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Cutoff {
+    pub percent: Hundredths,
+    pub position: i64,
+    #[schema(required = true)]
+    pub rank: Option<i64>,
+    #[schema(required = true)]
+    pub score: Option<i64>,
+    /// The entry's subscores on a board with them; null otherwise.
+    #[schema(required = true)]
+    pub subscores: Option<Vec<i64>>,
 }
 
 /// A board as `GET /api/boards` lists it.
@@ -498,6 +520,8 @@ pub struct UserBoardEntry {
     pub board: String,
     pub period: PeriodView,
     pub rank: i64,
+    /// As on a ranking entry, among the board's entries in the period.
+    pub top_percent: Hundredths,
     pub score: i64,
     #[schema(required = true)]
     pub achieved_at: Option<Timestamp>,

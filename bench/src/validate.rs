@@ -98,6 +98,9 @@ impl PageView {
             })
             .collect::<Result<Vec<_>, String>>()?;
         let total_players = body["total_players"].as_i64().ok_or("page without total_players")?;
+        for entry in body["entries"].as_array().into_iter().flatten() {
+            check_top_percent(entry, total_players)?;
+        }
         Ok(Self {
             board: board.clone(),
             entries,
@@ -106,6 +109,22 @@ impl PageView {
             next_cursor: body["next_cursor"].as_str().map(str::to_owned),
         })
     }
+}
+
+/// An entry's `top_percent`: `ceil(10000 × rank ÷ players)` hundredths,
+/// written with at most two decimals (`players`: the page's population).
+pub fn check_top_percent(entry: &Value, players: i64) -> Result<(), String> {
+    let rank = entry["rank"].as_i64().ok_or_else(|| format!("entry without integer rank: {entry}"))?;
+    let written = entry["top_percent"].as_f64().ok_or_else(|| format!("entry without top_percent: {entry}"))?;
+    let hundredths = written * 100.0;
+    if (hundredths - hundredths.round()).abs() > 1e-6 {
+        return Err(format!("top_percent {written} has more than two decimals: {entry}"));
+    }
+    let expected = (10_000 * rank + players - 1) / players.max(1);
+    if hundredths.round() as i64 != expected {
+        return Err(format!("rank {rank} of {players} has top_percent {written}, not {}", expected as f64 / 100.0));
+    }
+    Ok(())
 }
 
 /// Board order of two entries (the contract's order).
@@ -381,7 +400,7 @@ mod tests {
     #[test]
     fn parses_pages_and_rejects_bad_shapes() {
         let body = serde_json::json!({"board": "total", "entries": [
-            {"rank": 1, "score": 9, "achieved_at": null, "user": {"id": 3, "display_name": "x", "image": 4}}
+            {"rank": 1, "top_percent": 100, "score": 9, "achieved_at": null, "user": {"id": 3, "display_name": "x", "image": 4}}
         ], "total_players": 1, "next_offset": null, "next_cursor": null});
         let parsed = PageView::parse(&Board::Total, &body).unwrap();
         assert_eq!(parsed.entries, vec![Entry { rank: 1, score: 9, at: None, id: 3 }]);
@@ -389,5 +408,12 @@ mod tests {
         let mut bad_image = body.clone();
         bad_image["entries"][0]["user"]["image"] = 1.into();
         assert!(PageView::parse(&Board::Total, &bad_image).is_err());
+        let mut wider = body.clone();
+        wider["total_players"] = 7.into();
+        assert!(PageView::parse(&Board::Total, &wider).is_err());
+        wider["entries"][0]["top_percent"] = serde_json::json!(14.29);
+        PageView::parse(&Board::Total, &wider).unwrap();
+        wider["entries"][0]["top_percent"] = serde_json::json!(14.285);
+        assert!(PageView::parse(&Board::Total, &wider).is_err());
     }
 }

@@ -11,14 +11,13 @@ mod users;
 use std::sync::Arc;
 
 pub use names::NameCache;
-pub use pages::{PageCache, PageKey, PageVersion};
+pub use pages::{PageCache, PageKey, PageVersion, Rendered};
 pub use single_flight::SingleFlight;
 pub use users::UserCache;
 
 use prometheus::IntCounterVec;
 
 use crate::redis::RedisClient;
-use crate::views::Rendered;
 
 /// Rendered page bodies kept, in bytes (the top pages of both boards in
 /// practice; every post makes the rest stale).

@@ -1,4 +1,5 @@
-//! Rendered ranking pages (JSON bytes), each tagged with what it was built
+//! Rendered ranking pages (JSON bytes and their entity tag, computed once
+//! when the page is built), each tagged with what it was built
 //! at: the rank engine's version on a single instance (any recorded post
 //! bumps it), or with Redis the board's stamp there, which the next
 //! request checks in the round trip that would otherwise read the page. A page is served from here only while its board
@@ -7,9 +8,10 @@
 use std::collections::HashMap;
 use std::sync::RwLock;
 
-use actix_web::web::Bytes;
-
 use std::sync::Arc;
+
+use actix_web::web::Bytes;
+use sha2::{Digest, Sha256};
 
 use crate::domain::BoardPeriod;
 use crate::rank::PageStart;
@@ -32,6 +34,32 @@ pub enum PageVersion {
     Shared(Arc<str>),
 }
 
+/// A rendered page and its entity tag: a digest of the body and of the
+/// board's version when it was read, so it changes whenever the page or
+/// its board changes (a change anywhere on the board, even below the
+/// page), and a client polling with `If-None-Match` gets 304 until then.
+#[derive(Debug, Clone)]
+pub struct Rendered {
+    pub body: Bytes,
+    pub etag: String,
+}
+
+impl Rendered {
+    /// A page built at `version`, tagged by it and its bytes: computed once
+    /// per built page (a kept copy keeps its tag), and the same on every
+    /// instance for the same board state where Redis names that state.
+    pub fn new(body: Bytes, version: &PageVersion) -> Self {
+        let mut digest = Sha256::new();
+        match version {
+            PageVersion::Local(version) => digest.update(version.to_le_bytes()),
+            PageVersion::Shared(stamp) => digest.update(stamp.as_bytes()),
+        }
+        digest.update(&body);
+        let hex: String = digest.finalize()[..10].iter().map(|byte| format!("{byte:02x}")).collect();
+        Self { body, etag: format!("\"{hex}\"") }
+    }
+}
+
 /// With several instances (Redis) other instances' posts do not bump the
 /// local version, and even a page a few hundred milliseconds old lets
 /// "load more" contradict the page before it (the bench caught exactly
@@ -47,7 +75,7 @@ pub struct PageCache {
 
 #[derive(Default)]
 struct Pages {
-    by_key: HashMap<PageKey, (PageVersion, Bytes)>,
+    by_key: HashMap<PageKey, (PageVersion, Rendered)>,
     bytes: usize,
 }
 
@@ -57,12 +85,14 @@ impl PageCache {
     }
 
     /// The page if it was built at `version`.
-    pub fn get(&self, key: &PageKey, version: &PageVersion) -> Option<Bytes> {
-        self.entry(key).filter(|(built_at, _)| built_at == version).map(|(_, bytes)| bytes)
+    pub fn get(&self, key: &PageKey, version: &PageVersion) -> Option<Rendered> {
+        let pages = self.pages.read().ok()?;
+        let (built_at, page) = pages.by_key.get(key)?;
+        (built_at == version).then(|| page.clone())
     }
 
     /// The page kept for `key` and what it was built at, whatever that is.
-    pub fn entry(&self, key: &PageKey) -> Option<(PageVersion, Bytes)> {
+    pub fn entry(&self, key: &PageKey) -> Option<(PageVersion, Rendered)> {
         self.pages.read().ok()?.by_key.get(key).cloned()
     }
 
@@ -78,24 +108,25 @@ impl PageCache {
         }
     }
 
-    pub fn put(&self, key: PageKey, version: PageVersion, bytes: Bytes) {
-        if self.budget == 0 || bytes.len() > self.budget {
+    pub fn put(&self, key: PageKey, version: PageVersion, page: Rendered) {
+        let size = page.body.len();
+        if self.budget == 0 || size > self.budget {
             return;
         }
         if let Ok(mut pages) = self.pages.write() {
             let pages = &mut *pages;
-            if pages.bytes + bytes.len() > self.budget {
+            if pages.bytes + size > self.budget {
                 // Pages of other versions are likely stale; drop them first, everything if need be.
                 pages.by_key.retain(|_, (built_at, _)| *built_at == version);
-                pages.bytes = pages.by_key.values().map(|(_, body)| body.len()).sum();
-                if pages.bytes + bytes.len() > self.budget {
+                pages.bytes = pages.by_key.values().map(|(_, page)| page.body.len()).sum();
+                if pages.bytes + size > self.budget {
                     pages.by_key.clear();
                     pages.bytes = 0;
                 }
             }
-            pages.bytes += bytes.len();
-            if let Some((_, replaced)) = pages.by_key.insert(key, (version, bytes)) {
-                pages.bytes -= replaced.len();
+            pages.bytes += size;
+            if let Some((_, replaced)) = pages.by_key.insert(key, (version, page)) {
+                pages.bytes -= replaced.body.len();
             }
         }
     }
@@ -105,6 +136,10 @@ impl PageCache {
 mod tests {
     use super::*;
 
+    fn page(body: &'static [u8]) -> Rendered {
+        Rendered::new(Bytes::from_static(body), &PageVersion::Local(0))
+    }
+
     fn key(offset: i64) -> PageKey {
         PageKey { board: BoardPeriod::builtin(crate::domain::Board::Best), limit: 10, start: PageStart::Offset(offset) }
     }
@@ -112,12 +147,12 @@ mod tests {
     #[test]
     fn serves_only_the_version_it_was_built_at() {
         let cache = PageCache::new(8);
-        cache.put(key(0), PageVersion::Local(5), Bytes::from_static(b"page"));
-        assert_eq!(cache.get(&key(0), &PageVersion::Local(5)).as_deref(), Some(&b"page"[..]));
+        cache.put(key(0), PageVersion::Local(5), page(b"page"));
+        assert_eq!(cache.get(&key(0), &PageVersion::Local(5)).map(|page| page.body), Some(Bytes::from_static(b"page")));
         assert!(cache.get(&key(0), &PageVersion::Local(6)).is_none());
         assert!(cache.get(&key(10), &PageVersion::Local(5)).is_none());
         let shared = |stamp: &str| PageVersion::Shared(Arc::from(stamp));
-        cache.put(key(0), shared("e:7"), Bytes::from_static(b"page"));
+        cache.put(key(0), shared("e:7"), page(b"page"));
         assert!(cache.get(&key(0), &shared("e:7")).is_some());
         assert!(cache.get(&key(0), &shared("e:8")).is_none(), "a change makes it stale");
         assert!(cache.get(&key(0), &shared("f:7")).is_none(), "so does a rebuild");
@@ -126,7 +161,7 @@ mod tests {
     #[test]
     fn capacity_zero_caches_nothing() {
         let cache = PageCache::new(0);
-        cache.put(key(0), PageVersion::Local(1), Bytes::from_static(b"page"));
+        cache.put(key(0), PageVersion::Local(1), page(b"page"));
         assert!(cache.get(&key(0), &PageVersion::Local(1)).is_none());
     }
 
@@ -134,13 +169,15 @@ mod tests {
     fn stays_within_its_byte_budget() {
         let cache = PageCache::new(100);
         for i in 0..50 {
-            cache.put(key(i % 7), PageVersion::Local((i / 10) as u64), Bytes::from(vec![b'x'; 5 + i as usize]));
+            let body = Bytes::from(vec![b'x'; 5 + i as usize]);
+            cache.put(key(i % 7), PageVersion::Local((i / 10) as u64), Rendered::new(body, &PageVersion::Local(0)));
             let pages = cache.pages.read().unwrap();
-            let held: usize = pages.by_key.values().map(|(_, body)| body.len()).sum();
+            let held: usize = pages.by_key.values().map(|(_, page)| page.body.len()).sum();
             assert_eq!(pages.bytes, held, "the running total matches after put {i}");
             assert!(held <= 100, "{held} bytes held after put {i}");
         }
-        cache.put(key(999), PageVersion::Local(9), Bytes::from(vec![b'x'; 101]));
+        let large = Rendered::new(Bytes::from(vec![b'x'; 101]), &PageVersion::Local(0));
+        cache.put(key(999), PageVersion::Local(9), large);
         assert!(cache.get(&key(999), &PageVersion::Local(9)).is_none(), "a page larger than the budget is not kept");
     }
 }

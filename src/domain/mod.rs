@@ -11,6 +11,7 @@ mod display_name;
 mod idempotency_key;
 mod league;
 mod page;
+mod percent;
 mod score;
 mod timestamp;
 
@@ -21,5 +22,6 @@ pub use display_name::DisplayName;
 pub use idempotency_key::IdempotencyKey;
 pub use league::{competition_ranks, Ladder, Movement};
 pub use page::{parse_before, parse_offset, PageLimit, Radius, UserIds};
+pub use percent::{Hundredths, Percents};
 pub use score::{PostStatus, Score};
 pub use timestamp::Timestamp;

@@ -154,6 +154,8 @@ error_codes! {
     InvalidCurrentPassword = (422, "invalid_current_password",
         "a new password needs current_password, the password the player logs in with now"),
     InvalidChange = (422, "invalid_change", "send display_name, password (with current_password), or both"),
+    InvalidPercents = (422, "invalid_percents",
+        "percents must be 1 to 10 comma-separated numbers above 0 and at most 100, with at most two decimals"),
     // 429: slow down.
     TooManyRequests = (429, "too_many_requests", "too many requests; wait a little"),
     // 500: a bug; details only in the log.

@@ -20,11 +20,12 @@
 //! walk that began before they were written, a cursor key that is no
 //! longer an entry) take the counting path.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use sqlx::AnyConnection;
 
-use super::source::{rank_entries, BoardSource, Entry, Ranked, Skipped, Slice, SliceStart, WALK_SCAN_LIMIT};
+use super::source::{rank_entries, BoardSource, Entry, Ranked, ScoreRank, Skipped, Slice, SliceStart, WALK_SCAN_LIMIT};
 use crate::domain::{Board, BoardKey, BoardPeriod, Walk};
 use crate::store::{FinalPlace, KeyWithMetadata, MiddleRead, PeriodState, Store, StoreError, WalkedKey};
 
@@ -208,6 +209,28 @@ impl DatabaseSource {
 
 /// The competition rank a score has on the board: 1 + the entries with a
 /// strictly better one.
+/// For each (board, score): its rank and the board's size, on `conn` (one
+/// count of the entries above for all, one size per board asked).
+pub(super) async fn score_ranks(
+    store: &Store,
+    conn: &mut AnyConnection,
+    scores: &[(BoardPeriod, i64)],
+    middle: MiddleRead,
+) -> Result<Vec<ScoreRank>, StoreError> {
+    let above = store.board_players_above(conn, scores, middle).await?;
+    let mut sizes: HashMap<BoardPeriod, i64> = HashMap::new();
+    for (board, _) in scores {
+        if !sizes.contains_key(board) {
+            sizes.insert(*board, store.board_players(conn, *board).await?);
+        }
+    }
+    Ok(above
+        .into_iter()
+        .zip(scores)
+        .map(|(above, (board, _))| ScoreRank { rank: above + 1, players: sizes[board] })
+        .collect())
+}
+
 async fn rank_of_score(
     store: &Store,
     conn: &mut AnyConnection,
@@ -283,10 +306,11 @@ impl BoardSource for DatabaseSource {
         }))
     }
 
-    async fn ranks_of_scores(&self, scores: &[(BoardPeriod, i64)]) -> Result<Vec<i64>, StoreError> {
-        let mut conn = self.store.conn().await?;
-        let above = self.store.board_players_above(&mut conn, scores, MiddleRead::Allowed).await?;
-        Ok(above.into_iter().map(|players| players + 1).collect())
+    async fn ranks_of_scores(&self, scores: &[(BoardPeriod, i64)]) -> Result<Vec<ScoreRank>, StoreError> {
+        let mut snapshot = self.store.begin_read().await?;
+        let ranks = score_ranks(&self.store, &mut snapshot, scores, MiddleRead::Allowed).await?;
+        snapshot.commit().await?;
+        Ok(ranks)
     }
 
     async fn ranked(&self, board: BoardPeriod, ids: &[i64]) -> Result<Ranked, StoreError> {

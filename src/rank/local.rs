@@ -21,7 +21,7 @@ use indexset::BTreeSet;
 use tokio::sync::RwLock;
 
 use super::key::Packed;
-use super::source::{rank_entries, BoardSource, Entry, Ranked, Skipped, Slice, SliceStart, WALK_SCAN_LIMIT};
+use super::source::{rank_entries, BoardSource, Entry, Ranked, ScoreRank, Skipped, Slice, SliceStart, WALK_SCAN_LIMIT};
 use crate::domain::{Board, BoardKey, BoardPeriod, Order, Walk};
 use crate::store::Standing;
 
@@ -533,6 +533,14 @@ impl LocalBoards {
         }
     }
 
+    fn players(&self, board: BoardPeriod) -> usize {
+        match self.held(board) {
+            Held::Builtin(index) => self.builtin.sets[index].len(),
+            Held::Custom(group) => group.sets[0].len(),
+            Held::Empty => 0,
+        }
+    }
+
     fn rank_of_score(&self, board: BoardPeriod, score: i64) -> i64 {
         match self.held(board) {
             Held::Builtin(index) => self.builtin.rank_of_score(index, score),
@@ -570,9 +578,15 @@ impl BoardSource for LocalSource {
         Ok(self.boards.read().await.slice(board, start, count))
     }
 
-    async fn ranks_of_scores(&self, scores: &[(BoardPeriod, i64)]) -> Result<Vec<i64>, Infallible> {
+    async fn ranks_of_scores(&self, scores: &[(BoardPeriod, i64)]) -> Result<Vec<ScoreRank>, Infallible> {
         let boards = self.boards.read().await;
-        Ok(scores.iter().map(|(board, score)| boards.rank_of_score(*board, *score)).collect())
+        Ok(scores
+            .iter()
+            .map(|(board, score)| ScoreRank {
+                rank: boards.rank_of_score(*board, *score),
+                players: boards.players(*board) as i64,
+            })
+            .collect())
     }
 
     async fn ranked(&self, board: BoardPeriod, ids: &[i64]) -> Result<Ranked, Infallible> {

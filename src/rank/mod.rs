@@ -36,7 +36,7 @@ use self::local::{LocalBoards, LocalSource};
 use self::picked::Picked;
 use self::redis_source::{builtin_members, LoggedChange, Numbering, RebuildEntry, Record, RedisSource};
 use self::source::{BoardSource, Slice, SliceRead, SliceStart};
-pub use self::source::{Entry, Ranked};
+pub use self::source::{Entry, Ranked, ScoreRank};
 use crate::background::Background;
 use crate::boards::{CustomBoard, Registry};
 use crate::domain::{Board, BoardKey, BoardPeriod, Cursor, Operator, Timestamp, Walk};
@@ -48,8 +48,8 @@ use sqlx::AnyConnection;
 /// A player's rank on each built-in board; `None` while they have not played.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct UserRanks {
-    pub best: Option<i64>,
-    pub total: Option<i64>,
+    pub best: Option<ScoreRank>,
+    pub total: Option<ScoreRank>,
 }
 
 /// An entry of a page with its competition rank.
@@ -710,17 +710,16 @@ impl RankEngine {
         &self,
         conn: &mut AnyConnection,
         scores: &[(BoardPeriod, i64)],
-    ) -> StoreResult<Vec<i64>> {
+    ) -> StoreResult<Vec<ScoreRank>> {
         if !scores.is_empty() && matches!(self.source(scores.iter().map(|(board, _)| board)), Source::Database) {
-            let above = self.store.board_players_above(conn, scores, MiddleRead::CachedOnly).await?;
-            return Ok(above.into_iter().map(|players| players + 1).collect());
+            return database::score_ranks(&self.store, conn, scores, MiddleRead::CachedOnly).await;
         }
         self.ranks_of_scores(scores).await
     }
 
     /// For each (board, score): its competition rank (1 + entries with a
-    /// strictly better score).
-    pub async fn ranks_of_scores(&self, scores: &[(BoardPeriod, i64)]) -> StoreResult<Vec<i64>> {
+    /// strictly better score) and the board's size.
+    pub async fn ranks_of_scores(&self, scores: &[(BoardPeriod, i64)]) -> StoreResult<Vec<ScoreRank>> {
         if scores.is_empty() {
             return Ok(Vec::new());
         }
@@ -850,7 +849,7 @@ fn builtin_scores(users: &[&UserRow]) -> Vec<(BoardPeriod, i64)> {
 }
 
 /// Each player's ranks from the answer to [`builtin_scores`].
-fn pair_ranks(users: &[&UserRow], ranks: &[i64]) -> Vec<UserRanks> {
+fn pair_ranks(users: &[&UserRow], ranks: &[ScoreRank]) -> Vec<UserRanks> {
     let mut pairs = ranks.chunks(2);
     users
         .iter()

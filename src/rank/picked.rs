@@ -6,7 +6,7 @@
 use std::convert::Infallible;
 use std::sync::Arc;
 
-use super::source::{BoardSource, Ranked, Slice, SliceRead, SliceStart};
+use super::source::{BoardSource, Ranked, ScoreRank, Slice, SliceRead, SliceStart};
 use super::{Failed, RankEngine, Shared, Source};
 use crate::domain::BoardPeriod;
 use crate::redis::RedisError;
@@ -74,7 +74,7 @@ impl BoardSource for Picked<'_> {
         }
     }
 
-    async fn ranks_of_scores(&self, scores: &[(BoardPeriod, i64)]) -> StoreResult<Vec<i64>> {
+    async fn ranks_of_scores(&self, scores: &[(BoardPeriod, i64)]) -> StoreResult<Vec<ScoreRank>> {
         let database = &self.engine.database;
         match self.source {
             Source::Local(local) => Ok(infallible(local.ranks_of_scores(scores).await)),

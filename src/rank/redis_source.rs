@@ -31,7 +31,9 @@ use std::sync::Arc;
 use deadpool_redis::redis::{self, AsyncCommands as _, Script};
 
 use super::key::{Packed, MEMBER_SCORE_DIGITS};
-use super::source::{rank_entries, BoardSource, Entry, Ranked, Skipped, Slice, SliceRead, SliceStart, WALK_SCAN_LIMIT};
+use super::source::{
+    rank_entries, BoardSource, Entry, Ranked, ScoreRank, Skipped, Slice, SliceRead, SliceStart, WALK_SCAN_LIMIT,
+};
 use crate::domain::{Board, BoardKey, BoardPeriod, Order, Timestamp, Walk};
 use crate::redis::{bounded, BoardGroupKeys, Connection, RedisClient, RedisError, RedisResult};
 use crate::store::Standing;
@@ -608,7 +610,7 @@ impl BoardSource for RedisSource {
     }
 
     /// One pipelined round trip for all.
-    async fn ranks_of_scores(&self, scores: &[(BoardPeriod, i64)]) -> RedisResult<Vec<i64>> {
+    async fn ranks_of_scores(&self, scores: &[(BoardPeriod, i64)]) -> RedisResult<Vec<ScoreRank>> {
         if scores.is_empty() {
             return Ok(Vec::new());
         }
@@ -618,7 +620,9 @@ impl BoardSource for RedisSource {
         }
         for (board, score) in scores {
             let floor = Packed::floor(board.order, *score).member();
-            pipe.cmd("ZLEXCOUNT").arg(self.group(board.board).set(&set_name(*board))).arg("-").arg(format!("({floor}"));
+            let set = self.group(board.board).set(&set_name(*board));
+            pipe.cmd("ZLEXCOUNT").arg(&set).arg("-").arg(format!("({floor}"));
+            pipe.cmd("ZCARD").arg(&set);
         }
         let values: Vec<redis::Value> = bounded(async { self.client.conn().await?.query(&pipe).await }).await?;
         let (ready, counts) = values.split_at(scores.len());
@@ -628,7 +632,14 @@ impl BoardSource for RedisSource {
                 return Err(RedisError::NotReady);
             }
         }
-        counts.iter().map(|count| Ok(redis::from_redis_value::<i64>(count.clone())? + 1)).collect()
+        counts
+            .chunks(2)
+            .map(|pair| {
+                let above: i64 = redis::from_redis_value(pair[0].clone())?;
+                let players: i64 = redis::from_redis_value(pair[1].clone())?;
+                Ok(ScoreRank { rank: above + 1, players })
+            })
+            .collect()
     }
 
     async fn ranked(&self, board: BoardPeriod, ids: &[i64]) -> RedisResult<Ranked> {

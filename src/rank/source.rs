@@ -75,6 +75,15 @@ pub enum SliceRead {
     Read(Option<Slice>),
 }
 
+/// A score's place on a board: its competition rank (1 + the entries with
+/// a strictly better score) and the board's entries, read in one snapshot
+/// (a `top_percent` needs both).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScoreRank {
+    pub rank: i64,
+    pub players: i64,
+}
+
 /// Some players' entries on a board, in board order, each with its
 /// board-wide competition rank, read in one snapshot.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -105,8 +114,8 @@ pub(crate) trait BoardSource {
         Ok(SliceRead::Read(self.slice(board, start, count).await?))
     }
 
-    /// For each (board, score): 1 + the entries with a strictly better score.
-    async fn ranks_of_scores(&self, scores: &[(BoardPeriod, i64)]) -> Result<Vec<i64>, Self::Error>;
+    /// For each (board, score): its rank there, and the board's size.
+    async fn ranks_of_scores(&self, scores: &[(BoardPeriod, i64)]) -> Result<Vec<ScoreRank>, Self::Error>;
 
     /// The entries of those of `ids` who are on the board, ranked.
     async fn ranked(&self, board: BoardPeriod, ids: &[i64]) -> Result<Ranked, Self::Error>;

@@ -280,7 +280,10 @@ async fn every_source_answers_exactly_like_a_brute_force_sort() {
             let scores: Vec<(BoardPeriod, i64)> =
                 expected.iter().map(|(_, k)| (BoardPeriod::builtin(board), k.score)).collect();
             let ranks = local.ranks_of_scores(&scores).await.unwrap();
-            assert_eq!(ranks, expected.iter().map(|(rank, _)| *rank).collect::<Vec<_>>(), "seed {seed} {board}");
+            let players = expected.len() as i64;
+            let expected: Vec<ScoreRank> =
+                expected.iter().map(|(rank, _)| ScoreRank { rank: *rank, players }).collect();
+            assert_eq!(ranks, expected, "seed {seed} {board}");
         }
         let mut sorted: Vec<BoardKey> = entries.iter().filter(|e| e.listed).map(|e| e.key).collect();
         sorted.sort_by(|a, b| {
@@ -506,7 +509,8 @@ async fn pages_cursors_and_windows() {
     };
     let (player, idle) = (row(5, 10, 10, 1), row(6, 0, 0, 0));
     let ranks = engine.ranks_of(&[&player, &idle]).await.unwrap();
-    assert_eq!(ranks, [UserRanks { best: Some(5), total: Some(5) }, UserRanks::default()]);
+    let fifth = Some(ScoreRank { rank: 5, players: first.total_players });
+    assert_eq!(ranks, [UserRanks { best: fifth, total: fifth }, UserRanks::default()]);
 }
 
 /// One custom board period held by every source at once and changed as the

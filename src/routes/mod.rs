@@ -111,6 +111,10 @@ routes! {
         get: rankings::friends => [InvalidIds, InvalidPeriod, InvalidQuery, BoardNotFound, PeriodNotFound,
             DatabaseUnavailable],
     },
+    paths::RANKING_CUTOFFS => {
+        get: rankings::cutoffs => [InvalidPercents, InvalidPeriod, InvalidQuery, BoardNotFound, PeriodNotFound,
+            DatabaseUnavailable],
+    },
     paths::BOARDS => { get: boards::list => [DatabaseUnavailable] },
     paths::BOARD => { get: boards::get => [BoardNotFound, DatabaseUnavailable] },
     paths::BOARD_PERIODS => {

@@ -19,6 +19,7 @@ pub const RANKING_AROUND: &str = "/api/rankings/{board}/around/{user_id}";
 pub const RANKING_LIVE: &str = "/api/rankings/{board}/live";
 pub const RANKING_AROUND_LIVE: &str = "/api/rankings/{board}/around/{user_id}/live";
 pub const RANKING_USERS: &str = "/api/rankings/{board}/users";
+pub const RANKING_CUTOFFS: &str = "/api/rankings/{board}/cutoffs";
 pub const BOARDS: &str = "/api/boards";
 pub const BOARD: &str = "/api/boards/{board}";
 pub const BOARD_PERIODS: &str = "/api/boards/{board}/periods";

@@ -9,12 +9,12 @@ use serde::Deserialize;
 use super::parse_id;
 use super::paths;
 use super::schemas::BoardPath;
-use crate::domain::{parse_offset, PageLimit, PeriodSelector, Radius, UserIds};
+use crate::cache::Rendered;
+use crate::domain::{parse_offset, PageLimit, Percents, PeriodSelector, Radius, UserIds};
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
 use crate::usecases::boards::resolve;
 use crate::usecases::rankings::{self, PageRequest};
-use crate::views::Rendered;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -117,6 +117,31 @@ pub async fn friends(
     let ids = UserIds::parse(query.ids.as_deref())?;
     let period = PeriodSelector::parse(query.period.as_deref())?;
     Ok(json_response(rankings::friends(&state, &board, period, ids.as_slice()).await?))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CutoffsQuery {
+    percents: Option<String>,
+    period: Option<String>,
+}
+
+#[utoipa::path(get, path = paths::RANKING_CUTOFFS, operation_id = "getCutoffs", summary = "Where the top x% of a board ends", tag = "rankings",
+    params(
+        crate::routes::schemas::BoardPath,
+        ("percents" = String, Query, pattern = r"^[0-9]{1,3}(\.[0-9]{1,2})?(,[0-9]{1,3}(\.[0-9]{1,2})?){0,9}$", description = "1..10 comma-separated percents above 0 and at most 100, each with at most two decimals"),
+        ("period" = Option<String>, Query, pattern = "^(current|[0-9]{1,18})$", description = "`current` (default) or a kept period's index"),
+    ),
+    responses((status = 200, description = "For each percent, in the order asked, the entry where it ends", body = crate::views::CutoffList)))]
+pub async fn cutoffs(
+    state: web::Data<AppState>,
+    path: web::Path<BoardPath>,
+    query: web::Query<CutoffsQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let board = resolve(&state, &path.board).await?;
+    let percents = Percents::parse(query.percents.as_deref())?;
+    let period = PeriodSelector::parse(query.period.as_deref())?;
+    Ok(HttpResponse::Ok().json(rankings::cutoffs(&state, &board, period, &percents).await?))
 }
 
 fn json_response(body: Bytes) -> HttpResponse {

@@ -18,7 +18,7 @@ use crate::boards::{CustomBoard, HoldRule, Period};
 use crate::config::PlantedFault;
 use crate::domain::{BoardKey, Metadata, Operator, PostStatus, Timestamp};
 use crate::error::ErrorCode;
-use crate::rank::{EntryChange, RankEngine};
+use crate::rank::{EntryChange, RankEngine, ScoreRank};
 use crate::store::{EntryRow, EntryWrite, NewBoardPost, NewHold, PeriodPlayers, Store};
 use crate::views::{BoardScoreResult, BoardScoreView, Metadata as MetadataView, PeriodView, RankingEntry};
 
@@ -271,22 +271,32 @@ impl Locked {
             });
         }
 
+        // The entries the batch opens, by board: the boards' sizes after it.
+        let mut opened: HashMap<i64, i64> = HashMap::new();
+        for (number, user_id) in current.keys() {
+            if !self.entries.contains_key(&(*number, *user_id)) {
+                *opened.entry(*number).or_default() += 1;
+            }
+        }
+
         // Ranks before the batch is recorded: a player's own entry from
         // before the batch is still there, so it is taken out where it
-        // ranked strictly above the new score.
+        // ranked strictly above the new score. The board's size is the
+        // one after the batch (its entries now).
         let ranked: Vec<(&Applied, &EntryRow)> =
             applied.iter().filter_map(|a| a.entry.as_ref().map(|entry| (a, entry))).collect();
         let scores: Vec<_> = ranked.iter().map(|(a, entry)| (a.board.spec.period(entry.period), entry.score)).collect();
         let board_ranks = ranks.ranks_of_scores_on(conn, &scores).await?;
         let mut entries: HashMap<usize, RankingEntry> = HashMap::new();
-        for ((a, entry), rank) in ranked.iter().zip(board_ranks) {
+        for ((a, entry), ScoreRank { rank, players }) in ranked.iter().zip(board_ranks) {
             let board = a.board.spec.period(entry.period);
             let own_above = a.before.as_ref().is_some_and(|before| board.order.better(before.score, entry.score));
             let rank = rank - i64::from(own_above);
+            let players = players + opened.get(&entry.board).copied().unwrap_or(0);
             let name = self.names.get(&entry.user_id).map_or("", String::as_str);
             let key = BoardKey { score: entry.score, at: entry.achieved_at.millis(), id: entry.user_id };
             let metadata = entry.metadata.as_deref().map(Arc::from);
-            entries.insert(a.index, RankingEntry::new(board.board, rank, key, name, metadata));
+            entries.insert(a.index, RankingEntry::new(board.board, (rank, players), key, name, metadata));
         }
         for a in &applied {
             let result = BoardScoreResult {
@@ -322,13 +332,7 @@ impl Locked {
         let writes: Vec<EntryWrite> =
             finals.iter().map(|(entry, board)| EntryWrite { entry, order: board.spec.order }).collect();
         store.write_entries(conn, &writes).await?;
-        let mut added: HashMap<i64, i64> = HashMap::new();
-        for (entry, _) in &finals {
-            if !self.entries.contains_key(&(entry.board, entry.user_id)) {
-                *added.entry(entry.board).or_default() += 1;
-            }
-        }
-        let counts: Vec<PeriodPlayers> = added
+        let counts: Vec<PeriodPlayers> = opened
             .into_iter()
             .map(|(number, added)| {
                 let period = self.periods[&number];

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use serde_json::{json, Map, Value};
 
 use crate::boards::CustomBoard;
-use crate::domain::{competition_ranks, BoardKey, IdempotencyKey, Ladder, Timestamp};
+use crate::domain::{competition_ranks, BoardKey, Hundredths, IdempotencyKey, Ladder, Timestamp};
 use crate::error::{ApiError, ErrorCode};
 use crate::scoring::Posted;
 use crate::state::AppState;
@@ -167,6 +167,7 @@ pub async fn post(
         let ranked = ranked(&members);
         if let Some((_, rank, _)) = ranked.iter().find(|(member, ..)| member.user_id == user_id) {
             answer["entry"]["rank"] = json!(rank);
+            answer["entry"]["top_percent"] = json!(Hundredths::top(*rank, ranked.len() as i64));
         }
     }
     answer["tier"] = serde_json::to_value(league.tier(placement.tier)).map_err(ApiError::internal)?;
@@ -252,7 +253,7 @@ async fn cohort_entries(
             let name = names.get(&member.user_id).map_or("", |name| name.as_ref());
             let metadata = member.metadata.as_deref().map(Arc::from);
             CohortEntry {
-                entry: RankingEntry::new(league.board.spec.board(), rank, key, name, metadata),
+                entry: RankingEntry::new(league.board.spec.board(), (rank, players), key, name, metadata),
                 zone: league.ladder.movement(tier, rank, players).zone(),
             }
         })

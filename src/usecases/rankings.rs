@@ -14,12 +14,12 @@ use std::sync::Arc;
 use actix_web::web::Bytes;
 
 use super::boards::{resolve_period, BoardRef, ResolvedPeriod};
-use crate::cache::{PageKey, PageOutcome, PageVersion};
-use crate::domain::{Cursor, PeriodSelector};
+use crate::cache::{PageKey, PageOutcome, PageVersion, Rendered};
+use crate::domain::{Cursor, Percents, PeriodSelector};
 use crate::error::{ApiError, ErrorCode};
 use crate::rank::{Page, PageRead, PageStart};
 use crate::state::AppState;
-use crate::views::{PeriodView, RankingEntry, RankingPage, Rendered};
+use crate::views::{Cutoff, CutoffList, PeriodView, RankingEntry, RankingPage};
 
 /// Where a page request starts.
 pub enum PageRequest<'a> {
@@ -56,9 +56,9 @@ pub async fn page(
     let view = resolved.view;
     if state.redis.is_none() {
         let current = state.ranks.version();
-        if let Some(body) = state.caches.pages.get(&key, &PageVersion::Local(current)) {
+        if let Some(rendered) = state.caches.pages.get(&key, &PageVersion::Local(current)) {
             state.caches.count_page(PageOutcome::Hit);
-            return Ok(Rendered::new(body, current, None));
+            return Ok(rendered);
         }
     }
     // Requests that arrived before a read of this page began share it.
@@ -86,9 +86,10 @@ async fn read_page(state: &AppState, board: &BoardRef, view: PeriodView, key: &P
     if state.redis.is_none() {
         state.caches.count_page(PageOutcome::Miss);
         let page = state.ranks.page(key.board, key.start, key.limit).await?;
-        let body = render(state, board, view, &page).await?;
-        state.caches.pages.put(key.clone(), PageVersion::Local(page.version), body.clone());
-        return Ok(Rendered::new(body, page.version, None));
+        let version = PageVersion::Local(page.version);
+        let rendered = Rendered::new(render(state, board, view, &page).await?, &version);
+        state.caches.pages.put(key.clone(), version, rendered.clone());
+        return Ok(rendered);
     }
     let kept = match state.caches.pages.entry(key) {
         Some((PageVersion::Shared(stamp), body)) => Some((stamp, body)),
@@ -98,20 +99,30 @@ async fn read_page(state: &AppState, board: &BoardRef, view: PeriodView, key: &P
     let read = state.ranks.page_unless(key.board, key.start, key.limit, known).await?;
     let page = match (read, kept) {
         (PageRead::Read(page), _) => page,
-        (PageRead::Unchanged, Some((stamp, body))) => {
+        (PageRead::Unchanged, Some((_, rendered))) => {
             state.caches.count_page(PageOutcome::Hit);
-            return Ok(Rendered::new(body, 0, Some(&stamp)));
+            return Ok(rendered);
         }
         (PageRead::Unchanged, None) => {
             return Err(ApiError::internal(anyhow::anyhow!("a page nobody kept was answered unchanged")));
         }
     };
     state.caches.count_page(PageOutcome::Miss);
-    let body = render(state, board, view, &page).await?;
-    if let Some(stamp) = &page.board_stamp {
-        state.caches.pages.put(key.clone(), PageVersion::Shared(Arc::clone(stamp)), body.clone());
+    let version = built_at(&page);
+    let rendered = Rendered::new(render(state, board, view, &page).await?, &version);
+    if matches!(version, PageVersion::Shared(_)) {
+        state.caches.pages.put(key.clone(), version, rendered.clone());
     }
-    Ok(Rendered::new(body, page.version, page.board_stamp.as_deref()))
+    Ok(rendered)
+}
+
+/// What a page read was read at: its board's stamp where the source names
+/// one (Redis), else the local engine's version.
+fn built_at(page: &Page) -> PageVersion {
+    match &page.board_stamp {
+        Some(stamp) => PageVersion::Shared(Arc::clone(stamp)),
+        None => PageVersion::Local(page.version),
+    }
 }
 
 /// Up to `radius` entries either side of a player: 404 `user_not_on_board`
@@ -126,7 +137,7 @@ pub async fn around(
     let resolved = resolve_period(state, board, selector).await?;
     if let Some(page) = state.ranks.around(resolved.board, user_id, radius).await? {
         let body = render(state, board, resolved.view, &page).await?;
-        return Ok(Rendered::new(body, page.version, page.board_stamp.as_deref()));
+        return Ok(Rendered::new(body, &built_at(&page)));
     }
     let mut conn = state.store.conn().await?;
     match state.store.user(&mut conn, user_id).await? {
@@ -171,24 +182,80 @@ pub async fn friends(
 ) -> Result<Bytes, ApiError> {
     let ResolvedPeriod { board: period, view } = resolve_period(state, board, selector).await?;
     let ranked = state.ranks.ranked(period, ids).await?;
+    let players = ranked.total as i64;
     let names = names(state, &ranked.entries.iter().map(|(_, entry)| entry.key.id).collect::<Vec<_>>()).await?;
     let entries = ranked
         .entries
         .into_iter()
         .map(|(rank, entry)| {
             let name = names.get(&entry.key.id).map_or("", |name| name);
-            RankingEntry::new(period.board, rank, entry.key, name, entry.metadata)
+            RankingEntry::new(period.board, (rank, players), entry.key, name, entry.metadata)
         })
         .collect();
     let page = RankingPage {
         board: board.id().to_owned(),
         period: view,
         entries,
-        total_players: ranked.total as i64,
+        total_players: players,
         next_offset: None,
         next_cursor: None,
     };
     Ok(Bytes::from(serde_json::to_vec(&page).map_err(ApiError::internal)?))
+}
+
+/// Reads of a cut-off list begun again, at most, when the board's size
+/// moved between its reads; the last is answered as it stands.
+const CUTOFF_READS: usize = 3;
+
+/// Where each of `percents` of the board's entries ends: the entry at
+/// `floor(players × percent ÷ 100)`, read at its offset. The positions are
+/// taken from the board's size, and each entry's read must see that size
+/// too, else the list is read again: on a quiet board, one snapshot.
+pub async fn cutoffs(
+    state: &AppState,
+    board: &BoardRef,
+    selector: PeriodSelector,
+    percents: &Percents,
+) -> Result<CutoffList, ApiError> {
+    let ResolvedPeriod { board: period, view } = resolve_period(state, board, selector).await?;
+    let mut players = state.ranks.page(period, PageStart::Offset(0), 1).await?.total_players;
+    let mut reads = 1;
+    loop {
+        let mut at: HashMap<i64, Option<(i64, i64)>> = HashMap::new();
+        let mut moved = None;
+        for percent in percents.as_slice() {
+            let position = percent.position_in(players);
+            if position == 0 || at.contains_key(&position) {
+                continue;
+            }
+            let page = state.ranks.page(period, PageStart::Offset(position - 1), 1).await?;
+            at.insert(position, page.entries.first().map(|entry| (entry.rank, entry.key.score)));
+            if page.total_players != players {
+                moved = Some(page.total_players);
+            }
+        }
+        if let Some(now) = moved.filter(|_| reads < CUTOFF_READS) {
+            players = now;
+            reads += 1;
+            continue;
+        }
+        let cutoffs = percents
+            .as_slice()
+            .iter()
+            .map(|percent| {
+                let position = percent.position_in(players);
+                let entry = at.get(&position).copied().flatten();
+                Cutoff {
+                    percent: *percent,
+                    position,
+                    rank: entry.map(|(rank, _)| rank),
+                    score: entry.map(|(_, score)| score),
+                    subscores: None,
+                }
+            })
+            .collect();
+        return Ok(CutoffList { board: board.id().to_owned(), period: view, partition: None, players, cutoffs });
+    }
 }
 
 /// Which names the in-process cache may answer.

@@ -212,6 +212,12 @@ async fn the_ranking_page_works_in_chromium_through_nginx() {
     assert_eq!(shown, ranks_and_ids(&expected), "the page shows the API's ranks");
     assert_eq!(shown[0].0, 1);
     assert!(shown.windows(2).all(|w| w[1].0 >= w[0].0), "ranks never go back: {shown:?}");
+    // Each row says how far up the board it is, as the API does.
+    let tops =
+        browser.script("return [...document.querySelectorAll('#entries li .top')].map(t => t.textContent);").await;
+    let expected_tops: Vec<String> =
+        expected["entries"].as_array().unwrap().iter().map(|entry| format!("top {}%", entry["top_percent"])).collect();
+    assert_eq!(tops, json!(expected_tops));
     let ids: std::collections::HashSet<i64> = shown.iter().map(|(_, id)| *id).collect();
     assert_eq!(ids.len(), 30, "nobody twice");
     assert!(

@@ -30,6 +30,7 @@ mod maxima;
 mod migrations;
 mod moderation;
 mod operations;
+mod percentiles;
 mod pool;
 mod rankings;
 mod restarts;

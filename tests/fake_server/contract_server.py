@@ -179,7 +179,8 @@ class Store:
                 distinct += 1
                 rank = distinct if self.fault == "dense-ranks" else position + 1
             ranked.append({
-                "rank": rank, "score": score, "achieved_at": rfc3339(at) if board_id != "total" else None,
+                "rank": rank, "top_percent": top_percent(rank, len(rows)), "score": score,
+                "achieved_at": rfc3339(at) if board_id != "total" else None,
                 "user": {"id": user["id"], "display_name": user["display_name"], "image": user["id"] % 10 + 1},
                 "metadata": metadata, "id": user["id"],
             })
@@ -560,6 +561,12 @@ def history(s, user_id, query):
     scores = [{"id": p, "score": s.posts[p]["score"], "created_at": rfc3339(s.posts[p]["created"])} for p in shown]
     more = len(newest_first) > limit
     return {"scores": scores, "next_before": shown[-1] if more else None}
+
+
+def top_percent(rank, players):
+    """ceil(10000 × rank ÷ players) hundredths, with at most two decimals."""
+    hundredths = -(-10000 * rank // players)
+    return hundredths // 100 if hundredths % 100 == 0 else hundredths / 100
 
 
 def ranking_page(s, board_id, query):

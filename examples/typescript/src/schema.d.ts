@@ -591,6 +591,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/rankings/{board}/cutoffs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Where the top x% of a board ends */
+        get: operations["getCutoffs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/rankings/{board}/live": {
         parameters: {
             query?: never;
@@ -1096,6 +1113,41 @@ export interface components {
             url: string;
         };
         /**
+         * @description The entry at `position` = `floor(players × percent ÷ 100)` in board
+         *     order: every entry at least as good has `top_percent` ≤ `percent`, every
+         *     worse one more. `rank`, `score` and `subscores` are null when the
+         *     position is 0.
+         */
+        Cutoff: {
+            percent: components["schemas"]["Hundredths"];
+            /** Format: int64 */
+            position: number;
+            /** Format: int64 */
+            rank: number | null;
+            /** Format: int64 */
+            score: number | null;
+            /** @description The entry's subscores on a board with them; null otherwise. */
+            subscores: number[] | null;
+        };
+        /**
+         * @description `GET /api/rankings/{board}/cutoffs`: where each asked percent of the
+         *     board's entries ends.
+         */
+        CutoffList: {
+            /** @example best */
+            board: string;
+            /** @description In the order asked. */
+            cutoffs: components["schemas"]["Cutoff"][];
+            /** @description The partition read (null: the whole board). */
+            partition: string | null;
+            period: components["schemas"]["PeriodView"];
+            /**
+             * Format: int64
+             * @description The entries of the period now.
+             */
+            players: number;
+        };
+        /**
          * @description `POST /api/admin/held/{score_id}`: the post as decided, and the
          *     player's entry on its board and period now (null when none).
          */
@@ -1167,7 +1219,7 @@ export interface components {
              * @description snake_case; each response lists the codes it can carry
              * @enum {string}
              */
-            code: "invalid_json" | "invalid_body" | "invalid_query" | "invalid_path" | "invalid_limit" | "invalid_offset" | "invalid_cursor" | "invalid_radius" | "invalid_before" | "invalid_ids" | "invalid_idempotency_key" | "invalid_period" | "session_required" | "invalid_session" | "invalid_credentials" | "invalid_server_key" | "admin_token_required" | "invalid_admin_token" | "builtin_board" | "banned" | "not_joined" | "server_only" | "cross_origin" | "not_found" | "user_not_found" | "board_not_found" | "user_not_on_board" | "period_not_found" | "score_not_found" | "key_not_found" | "league_not_found" | "cohort_not_found" | "webhook_not_found" | "method_not_allowed" | "request_timeout" | "login_name_taken" | "board_exists" | "league_exists" | "already_banned" | "not_banned" | "board_closed" | "board_full" | "attempts_exhausted" | "period_started" | "already_decided" | "ambiguous_score" | "payload_too_large" | "unsupported_media_type" | "invalid_login_name" | "invalid_password" | "invalid_display_name" | "invalid_score" | "invalid_users" | "invalid_scores" | "invalid_seed" | "idempotency_key_reused" | "invalid_id" | "invalid_name" | "invalid_order" | "invalid_operator" | "invalid_reset" | "invalid_timezone" | "invalid_archive_periods" | "invalid_min_score" | "invalid_max_score" | "invalid_min_interval_ms" | "invalid_hold_beyond" | "invalid_hold_jump" | "invalid_board" | "invalid_decision" | "invalid_starts_at" | "invalid_ends_at" | "invalid_join_required" | "invalid_max_entrants" | "invalid_max_attempts" | "join_not_required" | "invalid_writers" | "invalid_url" | "invalid_events" | "invalid_tiers" | "invalid_cohort_size" | "invalid_promote" | "invalid_demote" | "invalid_user_id" | "invalid_metadata" | "invalid_reason" | "invalid_current_password" | "invalid_change" | "too_many_requests" | "internal_error" | "database_unavailable" | "hashing_busy" | "write_queue_full" | "write_failed" | "shutting_down" | "too_many_streams";
+            code: "invalid_json" | "invalid_body" | "invalid_query" | "invalid_path" | "invalid_limit" | "invalid_offset" | "invalid_cursor" | "invalid_radius" | "invalid_before" | "invalid_ids" | "invalid_idempotency_key" | "invalid_period" | "session_required" | "invalid_session" | "invalid_credentials" | "invalid_server_key" | "admin_token_required" | "invalid_admin_token" | "builtin_board" | "banned" | "not_joined" | "server_only" | "cross_origin" | "not_found" | "user_not_found" | "board_not_found" | "user_not_on_board" | "period_not_found" | "score_not_found" | "key_not_found" | "league_not_found" | "cohort_not_found" | "webhook_not_found" | "method_not_allowed" | "request_timeout" | "login_name_taken" | "board_exists" | "league_exists" | "already_banned" | "not_banned" | "board_closed" | "board_full" | "attempts_exhausted" | "period_started" | "already_decided" | "ambiguous_score" | "payload_too_large" | "unsupported_media_type" | "invalid_login_name" | "invalid_password" | "invalid_display_name" | "invalid_score" | "invalid_users" | "invalid_scores" | "invalid_seed" | "idempotency_key_reused" | "invalid_id" | "invalid_name" | "invalid_order" | "invalid_operator" | "invalid_reset" | "invalid_timezone" | "invalid_archive_periods" | "invalid_min_score" | "invalid_max_score" | "invalid_min_interval_ms" | "invalid_hold_beyond" | "invalid_hold_jump" | "invalid_board" | "invalid_decision" | "invalid_starts_at" | "invalid_ends_at" | "invalid_join_required" | "invalid_max_entrants" | "invalid_max_attempts" | "join_not_required" | "invalid_writers" | "invalid_url" | "invalid_events" | "invalid_tiers" | "invalid_cohort_size" | "invalid_promote" | "invalid_demote" | "invalid_user_id" | "invalid_metadata" | "invalid_reason" | "invalid_current_password" | "invalid_change" | "invalid_percents" | "too_many_requests" | "internal_error" | "database_unavailable" | "hashing_busy" | "write_queue_full" | "write_failed" | "shutting_down" | "too_many_streams";
             /** @description Human text, never internals */
             message: string;
         };
@@ -1208,6 +1260,11 @@ export interface components {
             /** Format: int64 */
             user_id: number;
         };
+        /**
+         * @description A percentage with at most two decimals
+         * @example 14.29
+         */
+        Hundredths: number;
         /** @description `POST /api/admin/initialize` (the body may be empty). */
         InitializeRequest: {
             /**
@@ -1450,6 +1507,12 @@ export interface components {
             rank: number;
             /** Format: int64 */
             score: number;
+            /**
+             * @description `ceil(10000 × rank ÷ players)` hundredths: the share of the
+             *     population the rank is taken in (the board, period and partition;
+             *     the cohort on league answers) at least as good as this entry.
+             */
+            top_percent: components["schemas"]["Hundredths"];
             user: components["schemas"]["UserRef"];
         };
         RankingPage: {
@@ -1665,6 +1728,8 @@ export interface components {
             rank: number;
             /** Format: int64 */
             score: number;
+            /** @description As on a ranking entry, among the board's entries in the period. */
+            top_percent: components["schemas"]["Hundredths"];
         };
         UserBoards: {
             entries: components["schemas"]["UserBoardEntry"][];
@@ -6114,6 +6179,93 @@ export interface operations {
                 };
             };
             /** @description `database_unavailable`, `too_many_streams` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getCutoffs: {
+        parameters: {
+            query: {
+                /** @description 1..10 comma-separated percents above 0 and at most 100, each with at most two decimals */
+                percents: string;
+                /** @description `current` (default) or a kept period's index */
+                period?: string;
+            };
+            header?: never;
+            path: {
+                /** @description `best`, `total` or a custom board's id */
+                board: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description For each percent, in the order asked, the entry where it ends */
+            200: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CutoffList"];
+                };
+            };
+            /** @description `invalid_period`, `invalid_query`, `invalid_path` */
+            400: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `board_not_found`, `period_not_found` */
+            404: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `invalid_percents` */
+            422: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable` */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */

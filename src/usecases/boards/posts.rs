@@ -7,8 +7,9 @@ use serde_json::{Map, Value};
 
 use super::resolve_custom;
 use crate::boards::{CustomBoard, Period};
-use crate::domain::{BoardPeriod, IdempotencyKey, Metadata, PostStatus, Score, Timestamp};
+use crate::domain::{BoardPeriod, Hundredths, IdempotencyKey, Metadata, PostStatus, Score, Timestamp};
 use crate::error::{ApiError, ErrorCode};
+use crate::rank::ScoreRank;
 use crate::scoring::{Post, Posted, Target};
 use crate::state::AppState;
 use crate::store::BoardScoreRow;
@@ -105,10 +106,12 @@ pub async fn user_boards(state: &AppState, user_id: i64) -> Result<UserBoards, A
         for (board, rank, score, achieved_at) in
             [("best", ranks.best, user.best_score, user.best_at), ("total", ranks.total, user.total_score, None)]
         {
+            let Some(ScoreRank { rank, players }) = rank else { continue };
             entries.push(UserBoardEntry {
                 board: board.to_owned(),
                 period: PeriodView::BUILTIN,
-                rank: rank.unwrap_or(0),
+                rank,
+                top_percent: Hundredths::top(rank, players),
                 score,
                 achieved_at,
                 metadata: None,
@@ -133,11 +136,12 @@ pub async fn user_boards(state: &AppState, user_id: i64) -> Result<UserBoards, A
     let scores: Vec<(BoardPeriod, i64)> =
         custom.iter().map(|(board, period, entry)| (board.spec.period(period.index), entry.score)).collect();
     let board_ranks = state.ranks.ranks_of_scores(&scores).await?;
-    for ((board, period, entry), rank) in custom.into_iter().zip(board_ranks) {
+    for ((board, period, entry), ScoreRank { rank, players }) in custom.into_iter().zip(board_ranks) {
         entries.push(UserBoardEntry {
             board: board.spec.id.clone(),
             period: period.into(),
             rank,
+            top_percent: Hundredths::top(rank, players),
             score: entry.score,
             achieved_at: Some(entry.achieved_at),
             metadata: entry.metadata.map(|text| MetadataView(Arc::from(text))),

@@ -100,7 +100,9 @@ function entryRow(entry) {
   const name = Object.assign(document.createElement("button"), { className: "name", textContent: entry.user.display_name });
   name.addEventListener("click", () => showProfile(entry.user.id));
   const score = Object.assign(document.createElement("span"), { className: "score", textContent: entry.score.toLocaleString() });
-  li.append(rank, avatar(entry.user.image), name, score);
+  // The share of the board at least as good as this entry (the contract's top_percent).
+  const top = Object.assign(document.createElement("span"), { className: "top", textContent: `top ${entry.top_percent}%` });
+  li.append(rank, avatar(entry.user.image), name, score, top);
   return li;
 }
 
@@ -280,7 +282,7 @@ async function postScore(event) {
     state.pendingKey = null;
     say("account-message", "");
     if (custom) {
-      say("score-message", result.improved ? `Posted ${score.toLocaleString()}: now #${result.entry.rank}.` : `Posted ${score.toLocaleString()}.`);
+      say("score-message", result.improved ? `Posted ${score.toLocaleString()}: now #${result.entry.rank} (top ${result.entry.top_percent}%).` : `Posted ${score.toLocaleString()}.`);
     } else {
       setMe(result.user);
       say("score-message", result.new_best ? `New best: ${score.toLocaleString()}!` : `Posted ${score.toLocaleString()}.`);
