@@ -129,7 +129,7 @@ pub struct CutoffsQuery {
 #[utoipa::path(get, path = paths::RANKING_CUTOFFS, operation_id = "getCutoffs", summary = "Where the top x% of a board ends", tag = "rankings",
     params(
         crate::routes::schemas::BoardPath,
-        ("percents" = String, Query, pattern = r"^[0-9]{1,3}(\.[0-9]{1,2})?(,[0-9]{1,3}(\.[0-9]{1,2})?){0,9}$", description = "1..10 comma-separated percents above 0 and at most 100, each with at most two decimals"),
+        ("percents" = String, Query, pattern = r"^(100(\.0{1,2})?|[1-9][0-9]?(\.[0-9]{1,2})?|0\.(0[1-9]|[1-9][0-9]?))(,(100(\.0{1,2})?|[1-9][0-9]?(\.[0-9]{1,2})?|0\.(0[1-9]|[1-9][0-9]?))){0,9}$", description = "1..10 comma-separated percents above 0 and at most 100, each with at most two decimals"),
         ("period" = Option<String>, Query, pattern = "^(current|[0-9]{1,18})$", description = "`current` (default) or a kept period's index"),
     ),
     responses((status = 200, description = "For each percent, in the order asked, the entry where it ends", body = crate::views::CutoffList)))]
