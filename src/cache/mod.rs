@@ -11,7 +11,7 @@ mod users;
 use std::sync::Arc;
 
 pub use names::NameCache;
-pub use pages::{PageCache, PageKey, PageVersion, Rendered};
+pub use pages::{CutoffKey, PageCache, PageKey, PageVersion, Rendered};
 pub use single_flight::SingleFlight;
 pub use users::UserCache;
 
@@ -22,6 +22,8 @@ use crate::redis::RedisClient;
 /// Rendered page bodies kept, in bytes (the top pages of both boards in
 /// practice; every post makes the rest stale).
 const PAGE_CACHE_BYTES: usize = 4 << 20;
+/// Rendered cut-off lists kept, in bytes (each is under 1 KB).
+const CUTOFF_CACHE_BYTES: usize = 256 << 10;
 /// Display names kept in memory: about 10 MB at most.
 const NAME_CACHE_ENTRIES: usize = 200_000;
 
@@ -46,6 +48,9 @@ pub struct Caches {
     /// One read per page at a time, shared by the requests that arrived
     /// before it began (a hot page under load).
     pub page_reads: SingleFlight<PageKey, Option<Rendered>>,
+    /// Rendered cut-off lists of a single instance, kept like pages (with
+    /// Redis every request reads them: no stamp names them there).
+    pub cutoffs: PageCache<CutoffKey>,
     /// Display names for ranking pages (they never change once registered).
     pub names: NameCache,
     /// User rows in Redis for every instance, when Redis is configured.
@@ -58,6 +63,7 @@ impl Caches {
             pages: PageCache::new(PAGE_CACHE_BYTES),
             page_outcomes,
             page_reads: SingleFlight::new(),
+            cutoffs: PageCache::new(CUTOFF_CACHE_BYTES),
             names: NameCache::new(NAME_CACHE_ENTRIES),
             users: redis.map(UserCache::new),
         }
@@ -78,5 +84,6 @@ impl Caches {
     pub fn reset(&self) {
         self.names.clear();
         self.pages.clear();
+        self.cutoffs.clear();
     }
 }

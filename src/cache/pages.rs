@@ -13,7 +13,7 @@ use std::sync::Arc;
 use actix_web::web::Bytes;
 use sha2::{Digest, Sha256};
 
-use crate::domain::BoardPeriod;
+use crate::domain::{BoardPeriod, Hundredths};
 use crate::rank::PageStart;
 
 /// What identifies a page request: parsed values, so that `0`, `00` and
@@ -23,6 +23,14 @@ pub struct PageKey {
     pub board: BoardPeriod,
     pub limit: i64,
     pub start: PageStart,
+}
+
+/// What identifies a cut-off list (`/cutoffs`): the board's period and the
+/// percents, in the order asked.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct CutoffKey {
+    pub board: BoardPeriod,
+    pub percents: Vec<Hundredths>,
 }
 
 /// What a page was built at; it is served only at exactly the same.
@@ -65,34 +73,39 @@ impl Rendered {
 /// "load more" contradict the page before it (the bench caught exactly
 /// that): there a page is served only after Redis said its board is still
 /// at the page's stamp.
-pub struct PageCache {
-    pages: RwLock<Pages>,
+pub struct PageCache<K = PageKey> {
+    pages: RwLock<Pages<K>>,
     /// Bytes of page bodies kept at most (pages run from ~0.3 KB to ~13 KB,
     /// so a byte budget, not an entry count, is what bounds memory); 0
     /// turns the cache off.
     budget: usize,
 }
 
-#[derive(Default)]
-struct Pages {
-    by_key: HashMap<PageKey, (PageVersion, Rendered)>,
+struct Pages<K> {
+    by_key: HashMap<K, (PageVersion, Rendered)>,
     bytes: usize,
 }
 
-impl PageCache {
+impl<K> Default for Pages<K> {
+    fn default() -> Self {
+        Self { by_key: HashMap::new(), bytes: 0 }
+    }
+}
+
+impl<K: Clone + Eq + std::hash::Hash> PageCache<K> {
     pub fn new(budget: usize) -> Self {
-        Self { pages: RwLock::default(), budget }
+        Self { pages: RwLock::new(Pages::default()), budget }
     }
 
     /// The page if it was built at `version`.
-    pub fn get(&self, key: &PageKey, version: &PageVersion) -> Option<Rendered> {
+    pub fn get(&self, key: &K, version: &PageVersion) -> Option<Rendered> {
         let pages = self.pages.read().ok()?;
         let (built_at, page) = pages.by_key.get(key)?;
         (built_at == version).then(|| page.clone())
     }
 
     /// The page kept for `key` and what it was built at, whatever that is.
-    pub fn entry(&self, key: &PageKey) -> Option<(PageVersion, Rendered)> {
+    pub fn entry(&self, key: &K) -> Option<(PageVersion, Rendered)> {
         self.pages.read().ok()?.by_key.get(key).cloned()
     }
 
@@ -108,7 +121,7 @@ impl PageCache {
         }
     }
 
-    pub fn put(&self, key: PageKey, version: PageVersion, page: Rendered) {
+    pub fn put(&self, key: K, version: PageVersion, page: Rendered) {
         let size = page.body.len();
         if self.budget == 0 || size > self.budget {
             return;

@@ -141,7 +141,7 @@ pub async fn cutoffs(
     let board = resolve(&state, &path.board).await?;
     let percents = Percents::parse(query.percents.as_deref())?;
     let period = PeriodSelector::parse(query.period.as_deref())?;
-    Ok(HttpResponse::Ok().json(rankings::cutoffs(&state, &board, period, &percents).await?))
+    Ok(json_response(rankings::cutoffs(&state, &board, period, &percents).await?))
 }
 
 fn json_response(body: Bytes) -> HttpResponse {

@@ -14,8 +14,8 @@ use std::sync::Arc;
 use actix_web::web::Bytes;
 
 use super::boards::{resolve_period, BoardRef, ResolvedPeriod};
-use crate::cache::{PageKey, PageOutcome, PageVersion, Rendered};
-use crate::domain::{Cursor, Percents, PeriodSelector};
+use crate::cache::{CutoffKey, PageKey, PageOutcome, PageVersion, Rendered};
+use crate::domain::{BoardPeriod, Cursor, Percents, PeriodSelector};
 use crate::error::{ApiError, ErrorCode};
 use crate::rank::{Page, PageRead, PageStart};
 use crate::state::AppState;
@@ -207,17 +207,41 @@ pub async fn friends(
 /// moved between its reads; the last is answered as it stands.
 const CUTOFF_READS: usize = 3;
 
-/// Where each of `percents` of the board's entries ends: the entry at
-/// `floor(players × percent ÷ 100)`, read at its offset. The positions are
-/// taken from the board's size, and each entry's read must see that size
-/// too, else the list is read again: on a quiet board, one snapshot.
+/// Where each of `percents` of the board's entries ends, as JSON. A single
+/// instance keeps the answer at the rank engine's version (read before the
+/// list, so a post during the read leaves the kept copy stale at once);
+/// with Redis, every request reads the list.
 pub async fn cutoffs(
     state: &AppState,
     board: &BoardRef,
     selector: PeriodSelector,
     percents: &Percents,
-) -> Result<CutoffList, ApiError> {
+) -> Result<Bytes, ApiError> {
     let ResolvedPeriod { board: period, view } = resolve_period(state, board, selector).await?;
+    let key = CutoffKey { board: period, percents: percents.as_slice().to_vec() };
+    let version = state.redis.is_none().then(|| PageVersion::Local(state.ranks.version()));
+    if let Some(kept) = version.as_ref().and_then(|version| state.caches.cutoffs.get(&key, version)) {
+        return Ok(kept.body);
+    }
+    let list = read_cutoffs(state, board, period, view, percents).await?;
+    let body = Bytes::from(serde_json::to_vec(&list).map_err(ApiError::internal)?);
+    if let Some(version) = version {
+        state.caches.cutoffs.put(key, version.clone(), Rendered::new(body.clone(), &version));
+    }
+    Ok(body)
+}
+
+/// The entry at `floor(players × percent ÷ 100)` for each percent, read at
+/// its offset. The positions are taken from the board's size, and each
+/// entry's read must see that size too, else the list is read again: on a
+/// quiet board, one snapshot.
+async fn read_cutoffs(
+    state: &AppState,
+    board: &BoardRef,
+    period: BoardPeriod,
+    view: PeriodView,
+    percents: &Percents,
+) -> Result<CutoffList, ApiError> {
     let mut players = state.ranks.page(period, PageStart::Offset(0), 1).await?.total_players;
     let mut reads = 1;
     loop {

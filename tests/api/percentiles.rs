@@ -264,4 +264,10 @@ async fn cutoff_requests_are_validated(backend: Backend) {
         json!([{"percent": 100, "position": 0, "rank": null, "score": null, "subscores": null},
                {"percent": 1, "position": 0, "rank": null, "score": null, "subscores": null}])
     );
+    // A post shows in the next list: no answer is served past a change.
+    let player = app.register("cutoff1").await;
+    app.post_score(&player, 70).await;
+    let (_, body) = app.get_json("/api/rankings/best/cutoffs?percents=100,1").await;
+    assert_eq!(body["players"], 1);
+    assert_eq!(body["cutoffs"][0], json!({"percent": 100, "position": 1, "rank": 1, "score": 70, "subscores": null}));
 }
