@@ -50,7 +50,9 @@ macro_rules! routes {
             &[ $( $( (stringify!($method), $path, &[$(ErrorCode::$code),*]) ),+ ),+ ];
 
         fn register(cfg: &mut web::ServiceConfig) {
-            $( cfg.service(resource($path, &[$(stringify!($method)),+]) $( .route(web::$method().to($handler)) )+ ); )+
+            let mut groups = Groups::default();
+            $( groups.add(cfg, $path, |path| resource(path, &[$(stringify!($method)),+]) $( .route(web::$method().to($handler)) )+ ); )+
+            groups.mount(cfg);
         }
     };
 }
@@ -236,6 +238,53 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .app_data(web::PathConfig::default().error_handler(path_error))
         .app_data(web::PayloadConfig::new(BODY_LIMIT_BYTES));
     register(cfg);
+}
+
+/// The static prefixes routes are grouped under. The router tries a path
+/// against the patterns in registration order, and each dynamic one it
+/// tries is a regular-expression match (the largest cost of a kept page,
+/// in profiles); grouped, a path is tried against its own group's
+/// patterns only: a ranking page no longer pays for the user routes, nor
+/// `/cutoffs` for every ranking route before it.
+const GROUPS: &[&str] = &["/api/rankings", "/api/users", "/api/boards", "/api/admin", "/api/leagues"];
+
+/// The routes of each group, as they are registered.
+#[derive(Default)]
+struct Groups {
+    routes: Vec<(&'static str, Vec<actix_web::Resource>)>,
+}
+
+impl Groups {
+    /// Registers the route at `path`: in its group, under the path past
+    /// the group's prefix, or on its own when no group holds it.
+    fn add(
+        &mut self,
+        cfg: &mut web::ServiceConfig,
+        path: &'static str,
+        route: impl FnOnce(&'static str) -> actix_web::Resource,
+    ) {
+        let group = GROUPS
+            .iter()
+            .find(|prefix| path.strip_prefix(**prefix).is_some_and(|rest| rest.is_empty() || rest.starts_with('/')));
+        let Some(prefix) = group else {
+            cfg.service(route(path));
+            return;
+        };
+        let resource = route(&path[prefix.len()..]);
+        match self.routes.iter_mut().find(|(held, _)| held == prefix) {
+            Some((_, resources)) => resources.push(resource),
+            None => self.routes.push((prefix, vec![resource])),
+        }
+    }
+
+    /// Mounts the groups: a path inside a group that names no route of it
+    /// is a JSON 404 `not_found`, whatever the method.
+    fn mount(self, cfg: &mut web::ServiceConfig) {
+        for (prefix, resources) in self.routes {
+            let scope = resources.into_iter().fold(web::scope(prefix), |scope, resource| scope.service(resource));
+            cfg.service(scope.default_service(web::to(not_found)));
+        }
+    }
 }
 
 /// A resource whose other methods get a JSON 405.

@@ -299,6 +299,11 @@ pub async fn member(state: &AppState, id: &str, user_id: i64) -> Result<LeagueMe
     let league = find(state, id).await?;
     let number = league.number();
     let period = league.board.period_at(Timestamp::now());
+    // The closed periods first, the tier after: a close writes both at
+    // once, so an answer whose history shows a close shows its move in
+    // the tier too (read the other way round, a close committing between
+    // the two reads gave the new history with the old tier).
+    let placed_before = state.store.placement_history(number, user_id, HISTORY).await?;
     let mut conn = state.store.conn().await?;
     // A banned player is as unknown to others as an erased one (whose
     // places are deleted).
@@ -319,7 +324,7 @@ pub async fn member(state: &AppState, id: &str, user_id: i64) -> Result<LeagueMe
     // Ranks as the periods' entries stand now (a ban or a deleted post
     // after the close changes them); moves as they were made.
     let mut history = Vec::new();
-    for row in state.store.placement_history(number, user_id, HISTORY).await? {
+    for row in placed_before {
         let placed = Placement { tier: row.tier, cohort: row.cohort };
         let members = state.store.cohort_members(number, row.period, row.tier, row.cohort).await?;
         let rank = ranked(&members).into_iter().find(|(member, ..)| member.user_id == user_id).map(|(_, rank, _)| rank);

@@ -96,6 +96,8 @@ impl Galera {
                 .args(["--innodb-buffer-pool-size=64M", "--binlog-format=ROW", "--innodb-autoinc-lock-mode=2"])
                 .args(["--wsrep-on=ON", &format!("--wsrep-provider={PROVIDER}"), "--wsrep-cluster-name=hiscore-test"])
                 .args(["--wsrep-sst-method=rsync", &format!("--wsrep-cluster-address={cluster}")])
+                // As cluster/galera.cnf: reads wait for what the cluster committed.
+                .arg("--wsrep-sync-wait=1")
                 .arg(format!("--port={}", sql[node]))
                 .arg(format!("--datadir={}", path("data")))
                 .arg(format!("--socket={}", path("sock")))
