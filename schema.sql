@@ -126,6 +126,8 @@ CREATE TABLE IF NOT EXISTS boards (
   ends_at BIGINT NULL,
   -- 1: a league's own board, not listed or served as a board (migration 14)
   league BIGINT NOT NULL DEFAULT 0,
+  -- the boards posts are also posted to (v4): a JSON list of board numbers
+  feeds VARCHAR(256) CHARACTER SET ascii COLLATE ascii_bin NOT NULL DEFAULT '[]',
   UNIQUE KEY boards_id (id)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
@@ -204,8 +206,12 @@ CREATE TABLE IF NOT EXISTS board_scores (
   metadata VARCHAR(1024) NULL,
   created_at BIGINT NOT NULL,
   status VARCHAR(8) CHARACTER SET ascii COLLATE ascii_bin NOT NULL DEFAULT 'accepted',
+  -- a fed post's original: its board (`best` for /api/scores) and post id
+  via VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NULL,
+  via_post BIGINT NULL,
   KEY board_scores_by_user (user_id, board, id),
-  KEY board_scores_by_period (board, period, user_id, id)
+  KEY board_scores_by_period (board, period, user_id, id),
+  KEY board_scores_via (via_post)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
 -- Every admin action. `actor` names the admin token by a fingerprint
@@ -233,7 +239,9 @@ CREATE TABLE IF NOT EXISTS builtin_board_rules (
   min_interval_ms BIGINT NULL,
   writers VARCHAR(8) CHARACTER SET ascii COLLATE ascii_bin NOT NULL DEFAULT 'players',
   hold_beyond BIGINT NULL,
-  hold_jump DOUBLE NULL
+  hold_jump DOUBLE NULL,
+  -- the boards posts are also posted to (v4): a JSON list of board numbers
+  feeds VARCHAR(256) CHARACTER SET ascii COLLATE ascii_bin NOT NULL DEFAULT '[]'
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
 -- Server keys, stored as the SHA-256 of the key (shown once, at creation);

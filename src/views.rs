@@ -110,6 +110,8 @@ pub struct ScoreResult {
     pub score: ScoreView,
     pub new_best: bool,
     pub user: Me,
+    /// What became of the post on each board `best` and `total` feed (v4).
+    pub feeds: Vec<FeedResult>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -340,6 +342,39 @@ pub struct BoardView {
     /// with a later period (null: none).
     #[schema(required = true)]
     pub pending_change: Option<PendingChange>,
+    /// The custom boards every accepted or held post to this board is also
+    /// posted to, in the same transaction (v4).
+    #[schema(example = json!(["level-3-daily", "level-3-weekly"]))]
+    pub feeds: Vec<String>,
+    /// The v4 fields this version does not build yet, at their defaults
+    /// (a board that sets them is refused with 422).
+    #[serde(flatten)]
+    pub unbuilt: UnbuiltFields,
+}
+
+/// The v4 board fields this version shows at their defaults only:
+/// subscores, partitions and rewards are not built yet.
+#[derive(Debug, Default, Serialize, ToSchema)]
+pub struct UnbuiltFields {
+    /// Tie-breakers (not built yet: always `[]`).
+    #[schema(value_type = Vec<Object>)]
+    pub subscores: [(); 0],
+    /// The metadata field posts are partitioned by (not built yet: always null).
+    #[schema(required = true, value_type = Option<String>)]
+    pub partition_by: Option<()>,
+    /// Partitions a period may open (not built yet: the default, 1000).
+    pub max_partitions: i64,
+    /// The partition values allowed (not built yet: always null).
+    #[schema(required = true, value_type = Option<Vec<String>>)]
+    pub partition_values: Option<()>,
+    /// Reward bands paid at a period's close (not built yet: always `[]`).
+    #[schema(value_type = Vec<Object>)]
+    pub rewards: [(); 0],
+}
+
+impl UnbuiltFields {
+    const DEFAULTS: Self =
+        Self { subscores: [], partition_by: None, max_partitions: 1_000, partition_values: None, rewards: [] };
 }
 
 /// A board's tournament fields (v3), as in force in one period.
@@ -384,7 +419,8 @@ pub struct PendingChange {
 
 impl BoardView {
     /// A custom board; `entrants`: the current period's count, if it joins.
-    pub fn custom(spec: &BoardSpec, period: Period, entrants: Option<i64>) -> Self {
+    /// `feeds`: the ids of the boards it feeds.
+    pub fn custom(spec: &BoardSpec, period: Period, entrants: Option<i64>, feeds: Vec<String>) -> Self {
         let tournament = spec.terms.at(period.index);
         let pending_change = spec
             .terms
@@ -409,11 +445,13 @@ impl BoardView {
             entrants: if tournament.join_required { Some(entrants.unwrap_or(0)) } else { None },
             tournament: tournament.into(),
             pending_change,
+            feeds,
+            unbuilt: UnbuiltFields::DEFAULTS,
         }
     }
 
     /// `best` or `total`; `max_score` is the configured plausibility bound.
-    pub fn builtin(board: Board, max_score: i64, rules: PostRules) -> Self {
+    pub fn builtin(board: Board, max_score: i64, rules: PostRules, feeds: Vec<String>) -> Self {
         let (id, name, operator) = match board {
             Board::Total => ("total", "Total score", "total"),
             Board::Best | Board::Custom(_) => ("best", "Best score", "best"),
@@ -437,6 +475,8 @@ impl BoardView {
             tournament: Tournament::default().into(),
             entrants: None,
             pending_change: None,
+            feeds,
+            unbuilt: UnbuiltFields::DEFAULTS,
         }
     }
 }
@@ -490,6 +530,67 @@ pub struct BoardScoreResult {
     pub improved: bool,
     /// The period the post counted in.
     pub period: PeriodView,
+    /// What became of the post on each board this one feeds (v4), in the
+    /// board's `feeds` order.
+    pub feeds: Vec<FeedResult>,
+}
+
+/// What became of a post on one board it fed (v4 `feeds`).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct FeedResult {
+    #[schema(example = "level-3-daily")]
+    pub board: String,
+    /// `accepted`, `held` or `skipped` (the fed board refused it).
+    #[schema(example = "accepted")]
+    pub status: &'static str,
+    /// Skipped: the error code that board would have answered.
+    #[schema(required = true, example = "board_closed")]
+    pub reason: Option<&'static str>,
+    /// The fed post's own id (null: skipped).
+    #[schema(required = true)]
+    pub score_id: Option<i64>,
+    /// The player's entry on that board after the post (null: skipped, or
+    /// held without an entry).
+    #[schema(required = true)]
+    pub entry: Option<RankingEntry>,
+    /// Whether the post created or changed the player's entry there.
+    pub improved: bool,
+    /// The period it counted in (null: skipped).
+    #[schema(required = true)]
+    pub period: Option<PeriodView>,
+    /// The partition it landed on (null: none).
+    #[schema(required = true, value_type = Option<Object>)]
+    pub partition: Option<serde_json::Value>,
+}
+
+impl FeedResult {
+    /// A fed post its board refused with `reason`.
+    pub fn skipped(board: String, reason: &'static str) -> Self {
+        Self {
+            board,
+            status: "skipped",
+            reason: Some(reason),
+            score_id: None,
+            entry: None,
+            improved: false,
+            period: None,
+            partition: None,
+        }
+    }
+
+    /// A fed post its board took (accepted or held), from its own answer.
+    pub fn taken(board: String, result: BoardScoreResult) -> Self {
+        Self {
+            board,
+            status: result.score.status,
+            reason: None,
+            score_id: Some(result.score.id),
+            entry: result.entry,
+            improved: result.improved,
+            period: Some(result.period),
+            partition: None,
+        }
+    }
 }
 
 /// A post in a player's history on a custom board.
@@ -505,6 +606,10 @@ pub struct BoardHistoryItem {
     pub status: &'static str,
     /// The period the post counted in.
     pub period: PeriodView,
+    /// A fed post: the board of the post that fed it (`best` for
+    /// `/api/scores`); null for a direct post.
+    #[schema(required = true)]
+    pub via: Option<String>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -605,6 +710,9 @@ pub struct HeldPost {
     pub rule: String,
     /// The period the post belongs to (and counts in once accepted).
     pub period: PeriodView,
+    /// The boards whose fed posts were held with it (v4): the decision is
+    /// theirs too.
+    pub feeds: Vec<String>,
 }
 
 /// `GET /api/admin/held`: oldest first.

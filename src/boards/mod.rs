@@ -40,6 +40,47 @@ pub struct PostRules {
     /// A post better than the player's entry by more than this factor is
     /// held for review (always > 1).
     pub hold_jump: Option<f64>,
+    /// The custom boards every accepted or held post is also posted to (v4).
+    pub feeds: Feeds,
+}
+
+/// The most boards a board feeds; `best` and `total` together feed no more.
+pub const MAX_FEEDS: usize = 10;
+
+/// The custom boards a board feeds, by number, in the order given (a
+/// fixed array, so that rules stay `Copy`). A number whose board was
+/// deleted stays until the next change and is skipped when posting: a
+/// number is never given to another board.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Feeds {
+    numbers: [i64; MAX_FEEDS],
+    len: usize,
+}
+
+impl Feeds {
+    /// `None` for more than [`MAX_FEEDS`] boards.
+    pub fn new(numbers: &[i64]) -> Option<Self> {
+        let mut feeds = Self::default();
+        feeds.numbers.get_mut(..numbers.len())?.copy_from_slice(numbers);
+        feeds.len = numbers.len();
+        Some(feeds)
+    }
+
+    pub fn numbers(&self) -> &[i64] {
+        &self.numbers[..self.len]
+    }
+
+    pub fn contains(&self, number: i64) -> bool {
+        self.numbers().contains(&number)
+    }
+
+    /// These boards, then `other`'s not among them (what `/api/scores`
+    /// feeds: `best`'s and `total`'s, each once); `None` past the maximum.
+    pub fn union(&self, other: &Self) -> Option<Self> {
+        let mut numbers = self.numbers().to_vec();
+        numbers.extend(other.numbers().iter().filter(|n| !self.contains(**n)));
+        Self::new(&numbers)
+    }
 }
 
 /// A tournament's limits (v3), each per period: a resetting tournament
@@ -405,6 +446,17 @@ impl Registry {
         if let Ok(mut all) = self.builtin_rules.write() {
             all.insert(board, rules);
         }
+    }
+
+    /// The ids of the boards `feeds` names that still exist, in its order.
+    pub fn ids_of(&self, feeds: &Feeds) -> Vec<String> {
+        feeds.numbers().iter().filter_map(|number| self.by_number(*number)).map(|board| board.spec.id.clone()).collect()
+    }
+
+    /// The feeds of `/api/scores`: `best`'s, then `total`'s not among them.
+    pub fn builtin_feeds(&self) -> Feeds {
+        let [best, total] = Board::BUILTIN.map(|board| self.builtin_rules(board).feeds);
+        best.union(&total).unwrap_or(best)
     }
 
     pub fn remove(&self, id: &str) {

@@ -63,7 +63,7 @@ error_codes! {
     // 403: known, but not allowed.
     InvalidAdminToken = (403, "invalid_admin_token", "wrong admin token"),
     BuiltinBoard = (403, "builtin_board",
-        "the built-in boards take only rule changes (min_interval_ms, writers, hold_beyond, hold_jump) and cannot \
+        "the built-in boards take only rule changes (min_interval_ms, writers, hold_beyond, hold_jump, feeds) and cannot \
          be deleted; their scores are posted to /api/scores"),
     Banned = (403, "banned", "this player is banned"),
     NotJoined = (403, "not_joined", "only this period's entrants post to this board: join it first (POST …/entrants)"),
@@ -130,6 +130,18 @@ error_codes! {
     InvalidHoldBeyond = (422, "invalid_hold_beyond",
         "hold_beyond must be null or an integer from -1000000000000000 to 1000000000000000"),
     InvalidHoldJump = (422, "invalid_hold_jump", "hold_jump must be null or a number greater than 1 (at most 1000000)"),
+    // v4 fields this version does not take yet: a board that sets them is
+    // refused, never created without them.
+    InvalidSubscores = (422, "invalid_subscores", "subscores are not supported by this version yet: leave them out or []"),
+    InvalidPartitionBy = (422, "invalid_partition_by",
+        "partition_by is not supported by this version yet: leave it out or null"),
+    InvalidMaxPartitions = (422, "invalid_max_partitions",
+        "max_partitions is not supported by this version yet: leave it out or null"),
+    InvalidPartitionValues = (422, "invalid_partition_values",
+        "partition_values is not supported by this version yet: leave it out or null"),
+    InvalidRewards = (422, "invalid_rewards", "rewards are not supported by this version yet: leave them out or []"),
+    InvalidFeeds = (422, "invalid_feeds",
+        "feeds must be a list of at most 10 custom board ids, none a league, this board, a duplicate or a board with feeds"),
     InvalidBoard = (422, "invalid_board", "board must be a board's id (a string) or null"),
     InvalidDecision = (422, "invalid_decision", "decision must be `accept` or `reject`; note, if sent, at most 500 characters"),
     InvalidStartsAt = (422, "invalid_starts_at", "starts_at must be null or an RFC 3339 time, e.g. 2026-12-07T18:00:00Z"),

@@ -91,7 +91,8 @@ routes! {
     paths::SCORES => {
         post: scores::post_score => [InvalidJson, InvalidBody, InvalidIdempotencyKey, SessionRequired, InvalidSession,
             InvalidServerKey, Banned, ServerOnly, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, UserNotFound, InvalidScore,
-            InvalidUserId, IdempotencyKeyReused, TooManyRequests, DatabaseUnavailable, WriteQueueFull, WriteFailed, ShuttingDown],
+            InvalidMetadata, InvalidUserId, IdempotencyKeyReused, TooManyRequests, DatabaseUnavailable, WriteQueueFull, WriteFailed,
+            ShuttingDown],
     },
     paths::RANKING => {
         get: rankings::page => [InvalidLimit, InvalidOffset, InvalidCursor, InvalidPeriod, InvalidQuery, BoardNotFound,
@@ -139,13 +140,15 @@ routes! {
         post: boards::create => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, AdminTokenRequired,
             InvalidAdminToken, TooManyRequests, NotFound, BoardExists, InvalidId, InvalidName, InvalidOrder, InvalidOperator,
             InvalidReset, InvalidTimezone, InvalidArchivePeriods, InvalidMinScore, InvalidMaxScore, InvalidMinIntervalMs,
-            InvalidWriters, InvalidHoldBeyond, InvalidHoldJump, InvalidJoinRequired, InvalidMaxEntrants, InvalidMaxAttempts,
+            InvalidWriters, InvalidHoldBeyond, InvalidHoldJump, InvalidFeeds, InvalidSubscores, InvalidPartitionBy,
+            InvalidMaxPartitions, InvalidPartitionValues, InvalidRewards, InvalidJoinRequired, InvalidMaxEntrants, InvalidMaxAttempts,
             InvalidStartsAt, InvalidEndsAt, DatabaseUnavailable],
     },
     paths::ADMIN_BOARD => {
         patch: boards::update => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, AdminTokenRequired,
             InvalidAdminToken, TooManyRequests, NotFound, BoardNotFound, BuiltinBoard, InvalidName, InvalidMinIntervalMs,
-            InvalidWriters, InvalidHoldBeyond, InvalidHoldJump, InvalidJoinRequired, InvalidMaxEntrants, InvalidMaxAttempts,
+            InvalidWriters, InvalidHoldBeyond, InvalidHoldJump, InvalidFeeds, InvalidSubscores, InvalidPartitionBy,
+            InvalidMaxPartitions, InvalidPartitionValues, InvalidRewards, InvalidJoinRequired, InvalidMaxEntrants, InvalidMaxAttempts,
             InvalidStartsAt, InvalidEndsAt, PeriodStarted, DatabaseUnavailable],
         delete: boards::delete => [AdminTokenRequired, InvalidAdminToken, TooManyRequests, NotFound, BoardNotFound, BuiltinBoard,
             DatabaseUnavailable],
@@ -204,7 +207,8 @@ routes! {
         post: leagues::create => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, UnsupportedMediaType,
             AdminTokenRequired, InvalidAdminToken, TooManyRequests, NotFound, LeagueExists, InvalidId, InvalidName,
             InvalidTiers, InvalidCohortSize, InvalidPromote, InvalidDemote, InvalidOrder, InvalidOperator, InvalidReset,
-            InvalidTimezone, InvalidArchivePeriods, InvalidMinScore, InvalidMaxScore, DatabaseUnavailable],
+            InvalidTimezone, InvalidArchivePeriods, InvalidMinScore, InvalidMaxScore, InvalidSubscores, InvalidPartitionBy,
+            InvalidMaxPartitions, InvalidPartitionValues, InvalidRewards, DatabaseUnavailable],
     },
     paths::ADMIN_LEAGUE => {
         delete: leagues::delete => [InvalidPath, AdminTokenRequired, InvalidAdminToken, TooManyRequests, NotFound, LeagueNotFound,

@@ -106,7 +106,7 @@ impl Modify for SessionAuth {
         views::ScoreHistory, views::UserRef, views::RankingEntry, views::RankingPage, views::CutoffList, views::Cutoff,
         views::UserList,
         views::PeriodView, views::BoardView, views::TournamentView, views::PendingChange, views::BoardList, views::PeriodEntry, views::PeriodList,
-        views::BoardScoreView, views::BoardScoreResult, views::BoardHistoryItem, views::BoardHistory,
+        views::BoardScoreView, views::BoardScoreResult, views::FeedResult, views::BoardHistoryItem, views::BoardHistory,
         views::UserBoardEntry, views::UserBoards, views::Metadata, crate::domain::Hundredths, BoardScoreRequest, BoardRequest,
         UpdateBoardRequest, TournamentFields, CreateKeyRequest, views::ServerKeyView, views::ServerKeyCreated, views::ServerKeyList,
         views::Joined, views::BoardStanding, DecisionRequest, views::HeldPost, views::HeldList, views::Decided,

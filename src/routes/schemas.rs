@@ -105,6 +105,11 @@ pub struct ScoreRequest {
     /// posts for that player; if sent, it must be their own id).
     #[schema(minimum = 1)]
     pub user_id: Option<i64>,
+    /// Any JSON object of at most 1 KiB serialized (422 `invalid_metadata`
+    /// otherwise): the built-in boards keep none of it, the boards they
+    /// feed keep it with the fed posts (v4).
+    #[schema(value_type = Option<Object>)]
+    pub metadata: Option<serde_json::Value>,
 }
 
 /// `POST /api/boards/{board}/scores`.
@@ -124,7 +129,7 @@ pub struct BoardScoreRequest {
 
 /// `POST /api/admin/boards`: everything but `id` and `name` has a default;
 /// only `name`, the rule fields (`min_interval_ms`, `writers`,
-/// `hold_beyond`, `hold_jump`) and the tournament fields can change later.
+/// `hold_beyond`, `hold_jump`, `feeds`) and the tournament fields can change later.
 #[derive(Serialize, ToSchema)]
 pub struct BoardRequest {
     /// 1..64 characters of `[a-z0-9_-]`; `best` and `total` are taken.
@@ -166,6 +171,13 @@ pub struct BoardRequest {
     /// (> 1, at most 1,000,000) is held for review (202).
     #[schema(exclusive_minimum = 1, maximum = 1_000_000)]
     pub hold_jump: Option<f64>,
+    /// Up to 10 custom board ids (none a league's, this board, a duplicate,
+    /// or a board with feeds of its own; no feeds on a board another feeds)
+    /// that every accepted or held post is also posted to, in the same
+    /// transaction (v4); 422 `invalid_feeds` otherwise. `best` and `total`
+    /// together feed at most 10. Default `[]`.
+    #[schema(example = json!(["level-3-daily"]), max_items = 10)]
+    pub feeds: Option<Vec<String>>,
     #[serde(flatten)]
     pub tournament: TournamentFields,
 }
@@ -249,6 +261,13 @@ pub struct UpdateBoardRequest {
     pub hold_beyond: Option<i64>,
     #[schema(exclusive_minimum = 1, maximum = 1_000_000)]
     pub hold_jump: Option<f64>,
+    /// Up to 10 custom board ids (none a league's, this board, a duplicate,
+    /// or a board with feeds of its own; no feeds on a board another feeds)
+    /// that every accepted or held post is also posted to, in the same
+    /// transaction (v4); 422 `invalid_feeds` otherwise. `best` and `total`
+    /// together feed at most 10. Default `[]`.
+    #[schema(example = json!(["level-3-daily"]), max_items = 10)]
+    pub feeds: Option<Vec<String>>,
     #[serde(flatten)]
     pub tournament: TournamentFields,
 }

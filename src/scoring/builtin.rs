@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use sqlx::AnyConnection;
 
 use super::holds::{self, Held};
-use super::{BatchError, Job, Pending, Post, Poster, Target};
+use super::{Answer, BatchError, Item, Pending, Post, Poster, Target};
 use crate::boards::{HoldRule, PostRules};
 use crate::domain::{Order, PostStatus, Score, Timestamp};
 use crate::error::ErrorCode;
@@ -61,7 +61,7 @@ pub(super) struct Changed {
 pub(super) async fn lock_players(
     store: &Store,
     conn: &mut AnyConnection,
-    batch: &[Job],
+    batch: &[Item<'_>],
 ) -> Result<Players, BatchError> {
     let mut ids: Vec<i64> = batch.iter().map(|job| job.post.user_id).collect();
     ids.sort_unstable();
@@ -100,7 +100,7 @@ pub(super) async fn apply(
     store: &Store,
     ranks: &RankEngine,
     conn: &mut AnyConnection,
-    batch: &[Job],
+    batch: &[Item<'_>],
     pending: &mut [Pending],
     players: &mut Players,
     rules: Rules,
@@ -173,10 +173,10 @@ pub(super) async fn apply(
     let rows: Vec<&UserRow> = applied.iter().map(|(_, _, _, row)| row).collect();
     let user_ranks = ranks.ranks_of_on(conn, &rows).await?;
     for ((index, score, new_best, row), user_ranks) in applied.iter().zip(user_ranks) {
-        let result = ScoreResult { score: score.clone(), new_best: *new_best, user: Me::new(row, user_ranks) };
-        let body = serde_json::to_string(&result)?;
-        pending[*index] =
-            if score.status == PostStatus::Held.as_str() { Pending::Held { body } } else { Pending::Created { body } };
+        let user = Me::new(row, user_ranks);
+        let result = ScoreResult { score: score.clone(), new_best: *new_best, user, feeds: Vec::new() };
+        let held = score.status == PostStatus::Held.as_str();
+        pending[*index] = Pending::Taken { answer: Answer::Scores(result), held };
     }
 
     // One UPDATE for every player whose aggregates changed.

@@ -13,7 +13,7 @@ use sqlx::AnyConnection;
 
 use super::builtin::Players;
 use super::holds::{self, Held};
-use super::{BatchError, Job, Pending, Target};
+use super::{Answer, BatchError, Item, Pending, Post, Target};
 use crate::boards::{CustomBoard, HoldRule, Period};
 use crate::config::PlantedFault;
 use crate::domain::{BoardKey, Metadata, Operator, PostStatus, Timestamp};
@@ -43,9 +43,9 @@ pub(super) struct Changed {
     pub changes: Vec<(EntryChange, Option<Timestamp>)>,
 }
 
-fn custom_target(job: &Job) -> Option<(&Arc<CustomBoard>, Option<&Metadata>)> {
-    match &job.post.target {
-        Target::Custom { board, metadata } => Some((board, metadata.as_ref())),
+fn custom_target(post: &Post) -> Option<&Arc<CustomBoard>> {
+    match &post.target {
+        Target::Custom { board } => Some(board),
         Target::Builtin => None,
     }
 }
@@ -56,7 +56,7 @@ fn custom_target(job: &Job) -> Option<(&Arc<CustomBoard>, Option<&Metadata>)> {
 pub(super) async fn lock(
     store: &Store,
     conn: &mut AnyConnection,
-    batch: &[Job],
+    batch: &[Item<'_>],
     locked: &Players,
     now: Timestamp,
     fault: Option<PlantedFault>,
@@ -64,7 +64,7 @@ pub(super) async fn lock(
     let mut boards: HashMap<i64, &Arc<CustomBoard>> = HashMap::new();
     let mut players: HashMap<i64, Vec<i64>> = HashMap::new();
     for job in batch {
-        if let Some((board, _)) = custom_target(job) {
+        if let Some(board) = custom_target(job.post) {
             boards.insert(board.spec.number, board);
             players.entry(board.spec.number).or_default().push(job.post.user_id);
         }
@@ -116,8 +116,17 @@ pub(super) async fn lock(
     Ok(Locked { periods, names, entries, entrants, attempts })
 }
 
-/// A new post: its job's index, board, player, score and metadata.
+/// A new post: its item's index, board, player, score and metadata.
 type NewPost<'a> = (usize, &'a Arc<CustomBoard>, i64, i64, Option<&'a Metadata>);
+
+/// Why a post is held for review.
+#[derive(Clone, Copy)]
+enum Hold {
+    /// Its board's rule: a review item (and a `score.held` event) of its own.
+    Rule(HoldRule),
+    /// Its original was held: the original's review decides it.
+    WithOriginal,
+}
 
 /// A new post, after it was applied to its entry (or held for review,
 /// leaving the entry as it was, if there was one).
@@ -143,9 +152,9 @@ impl Locked {
     /// time, which decides its period too): it is open (409
     /// `board_closed`), the player joined the period (403 `not_joined`) and
     /// has an attempt left (409 `attempts_exhausted`).
-    pub(super) fn check_entry(&self, job: &Job, now: Timestamp) -> Result<(), ErrorCode> {
-        let Some((board, _)) = custom_target(job) else { return Ok(()) };
-        let (number, user_id) = (board.spec.number, job.post.user_id);
+    pub(super) fn check_entry(&self, post: &Post, now: Timestamp) -> Result<(), ErrorCode> {
+        let Some(board) = custom_target(post) else { return Ok(()) };
+        let (number, user_id) = (board.spec.number, post.user_id);
         let Some(period) = self.periods.get(&number) else { return Err(ErrorCode::BoardNotFound) };
         let tournament = board.tournament(period.index);
         if !tournament.open_at(now) {
@@ -162,9 +171,9 @@ impl Locked {
     }
 
     /// A taken post is an attempt made (for the batch's later posts).
-    pub(super) fn record_attempt(&mut self, job: &Job) {
-        if let Some((board, _)) = custom_target(job) {
-            *self.attempts.entry((board.spec.number, job.post.user_id)).or_default() += 1;
+    pub(super) fn record_attempt(&mut self, post: &Post) {
+        if let Some(board) = custom_target(post) {
+            *self.attempts.entry((board.spec.number, post.user_id)).or_default() += 1;
         }
     }
 
@@ -176,7 +185,7 @@ impl Locked {
         store: &Store,
         ranks: &RankEngine,
         conn: &mut AnyConnection,
-        batch: &[Job],
+        batch: &[Item<'_>],
         pending: &mut [Pending],
         now: Timestamp,
     ) -> Result<Changed, BatchError> {
@@ -185,31 +194,42 @@ impl Locked {
             .enumerate()
             .filter(|(index, _)| matches!(pending[*index], Pending::New))
             .filter_map(|(index, job)| {
-                let (board, metadata) = custom_target(job)?;
-                Some((index, board, job.post.user_id, job.post.score.value(), metadata))
+                let board = custom_target(job.post)?;
+                Some((index, board, job.post.user_id, job.post.score.value(), job.post.metadata.as_ref()))
             })
             .collect();
         if new_posts.is_empty() {
             return Ok(Changed::default());
         }
         // Which posts are held, judged in order against each entry as the
-        // batch's earlier posts leave it (the post ids are not known yet).
+        // batch's earlier posts leave it (the post ids are not known yet);
+        // a post fed by a held original is held with it.
         let mut running = self.entries.clone();
-        let held: Vec<Option<HoldRule>> = new_posts
+        let mut held_items: HashSet<usize> = (0..pending.len()).filter(|i| pending[*i].is_held()).collect();
+        let held: Vec<Option<Hold>> = new_posts
             .iter()
-            .map(|(_, board, user_id, score, _)| {
+            .map(|(index, board, user_id, score, _)| {
                 let key = (board.spec.number, *user_id);
                 let entry = running.get(&key).cloned();
-                let rule = board.spec.rules.holds(board.spec.order, *score, entry.as_ref().map(|e| e.score));
-                if rule.is_none() {
+                let rule = match batch[*index].fed_by {
+                    Some(origin) if held_items.contains(&origin) => Some(Hold::WithOriginal),
+                    _ => board
+                        .spec
+                        .rules
+                        .holds(board.spec.order, *score, entry.as_ref().map(|e| e.score))
+                        .map(Hold::Rule),
+                };
+                if rule.is_some() {
+                    held_items.insert(*index);
+                } else {
                     let period = self.periods[&board.spec.number].index;
                     running.insert(key, next_entry(board, entry, *user_id, period, *score, 0, None, now).0);
                 }
                 rule
             })
             .collect();
-        let status_of = |rule: &Option<HoldRule>| if rule.is_some() { PostStatus::Held } else { PostStatus::Accepted };
-        let log: Vec<NewBoardPost> = new_posts
+        let status_of = |rule: &Option<Hold>| if rule.is_some() { PostStatus::Held } else { PostStatus::Accepted };
+        let mut log: Vec<NewBoardPost> = new_posts
             .iter()
             .zip(&held)
             .map(|((_, board, user_id, score, metadata), rule)| NewBoardPost {
@@ -219,16 +239,29 @@ impl Locked {
                 score: *score,
                 metadata: metadata.map(Metadata::as_str),
                 status: status_of(rule),
+                via: None,
             })
             .collect();
-        let ids = store.insert_board_posts(conn, &log, now).await?;
+        // Originals first: the fed posts (last in the batch) name their ids.
+        let originals = new_posts.iter().take_while(|(index, ..)| batch[*index].fed_by.is_none()).count();
+        let mut ids = store.insert_board_posts(conn, &log[..originals], now).await?;
+        if originals < log.len() {
+            let original_ids: HashMap<usize, i64> =
+                new_posts.iter().zip(&ids).map(|((index, ..), id)| (*index, *id)).collect();
+            for ((index, ..), post) in new_posts.iter().zip(log.iter_mut()).skip(originals) {
+                let origin = batch[*index].fed_by.unwrap_or(*index);
+                post.via = original_of(batch, pending, &original_ids, origin);
+            }
+            ids.extend(store.insert_board_posts(conn, &log[originals..], now).await?);
+        }
         let held_posts: Vec<Held> = log
             .iter()
             .zip(&new_posts)
             .zip(&held)
             .zip(&ids)
             .filter_map(|(((post, (_, board, ..)), rule), post_id)| {
-                let rule = rule.as_ref()?.as_str();
+                let Some(Hold::Rule(rule)) = rule else { return None };
+                let rule = rule.as_str();
                 let hold =
                     NewHold { board: post.board, post_id: *post_id, user_id: post.user_id, period: post.period, rule };
                 Some(Held { hold, board_id: &board.spec.id, score: post.score, metadata: post.metadata })
@@ -304,9 +337,9 @@ impl Locked {
                 entry: entries.remove(&a.index),
                 improved: a.improved,
                 period: PeriodView::from(self.periods[&a.board.spec.number]),
+                feeds: Vec::new(),
             };
-            let body = serde_json::to_string(&result)?;
-            pending[a.index] = if a.held { Pending::Held { body } } else { Pending::Created { body } };
+            pending[a.index] = Pending::Taken { answer: Answer::Board(result), held: a.held };
         }
 
         // Each written entry takes the next change number of its period,
@@ -352,6 +385,23 @@ impl Locked {
             .map(|(entry, board)| (entry_change(board, entry, true), self.periods[&entry.board].end))
             .collect();
         Ok(Changed { changes })
+    }
+}
+
+/// A fed post's original: its board's id (`best` for `/api/scores`) and
+/// post id (a custom original's from this batch's first insert).
+fn original_of<'a>(
+    batch: &[Item<'a>],
+    pending: &[Pending],
+    custom_ids: &HashMap<usize, i64>,
+    origin: usize,
+) -> Option<(&'a str, i64)> {
+    match &batch[origin].post.target {
+        Target::Custom { board } => Some((board.spec.id.as_str(), *custom_ids.get(&origin)?)),
+        Target::Builtin => match &pending[origin] {
+            Pending::Taken { answer: Answer::Scores(result), .. } => Some(("best", result.score.id)),
+            _ => None,
+        },
     }
 }
 

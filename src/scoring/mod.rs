@@ -33,10 +33,11 @@ use tokio::sync::{mpsc, oneshot};
 use crate::background::Background;
 use crate::boards::{CustomBoard, Registry};
 use crate::cache::Caches;
-use crate::domain::{Board, IdempotencyKey, Metadata, Score, Timestamp};
+use crate::domain::{Board, IdempotencyKey, Metadata, Score, Timestamp, Writers};
 use crate::error::{ApiError, ErrorCode};
 use crate::rank::RankEngine;
 use crate::store::{retry_conflicts, MaybeConflict, Store, StoreError};
+use crate::views::{BoardScoreResult, FeedResult, ScoreResult};
 
 /// The answer to a post, as the JSON body the client gets.
 #[derive(Debug, Clone)]
@@ -67,8 +68,8 @@ pub struct BatchPolicy {
 pub enum Target {
     /// The built-in boards (`/api/scores`).
     Builtin,
-    /// A custom board, with the post's metadata.
-    Custom { board: Arc<CustomBoard>, metadata: Option<Metadata> },
+    /// A custom board.
+    Custom { board: Arc<CustomBoard> },
 }
 
 /// Who hands a post over.
@@ -86,6 +87,8 @@ pub struct Post {
     pub by: Poster,
     pub score: Score,
     pub target: Target,
+    /// Kept by custom boards (the built-ins keep none; the boards they feed do).
+    pub metadata: Option<Metadata>,
     pub key: Option<IdempotencyKey>,
     /// The least time since the player's previous post to the board, in
     /// ms (its `min_interval_ms`; for `/api/scores`, the longer of the
@@ -124,10 +127,17 @@ impl Post {
     fn fingerprint(&self) -> String {
         let mut hasher = Sha256::new();
         match &self.target {
-            Target::Builtin => hasher.update(b"scores\n"),
-            Target::Custom { board, metadata } => {
+            Target::Builtin => {
+                hasher.update(b"scores\n");
+                // (Bodies without metadata keep the fingerprint they had before v4.)
+                if let Some(metadata) = &self.metadata {
+                    hasher.update(metadata.as_str());
+                    hasher.update(b"\n");
+                }
+            }
+            Target::Custom { board } => {
                 hasher.update(format!("board {}\n", board.spec.number));
-                hasher.update(metadata.as_ref().map_or("", |m| m.as_str()));
+                hasher.update(self.metadata.as_ref().map_or("", |m| m.as_str()));
                 hasher.update(b"\n");
             }
         }
@@ -140,6 +150,22 @@ struct Job {
     post: Post,
     fingerprint: String,
     reply: oneshot::Sender<Result<Posted, ApiError>>,
+}
+
+/// A post fed by a job's post (v4 `feeds`): the job's index, and the post
+/// to the fed board.
+struct FedPost {
+    origin: usize,
+    post: Post,
+}
+
+/// One post a batch writes: a job's, or a fed one. Fed posts come after
+/// every job, so that each original is decided before the posts it feeds.
+struct Item<'a> {
+    post: &'a Post,
+    fingerprint: &'a str,
+    /// A fed post: the index of its original.
+    fed_by: Option<usize>,
 }
 
 /// The handle handlers post through.
@@ -239,15 +265,15 @@ fn reconcile(
     store: Store,
     ranks: RankEngine,
     caches: Arc<Caches>,
-    batch: &[Job],
+    posts: &[&Post],
 ) -> impl std::future::Future<Output = ()> {
-    let mut players: Vec<i64> = batch.iter().map(|job| job.post.user_id).collect();
+    let mut players: Vec<i64> = posts.iter().map(|post| post.user_id).collect();
     players.sort_unstable();
     players.dedup();
     let mut boards: HashMap<i64, (Arc<CustomBoard>, Vec<i64>)> = HashMap::new();
-    for job in batch {
-        if let Target::Custom { board, .. } = &job.post.target {
-            boards.entry(board.spec.number).or_insert_with(|| (Arc::clone(board), Vec::new())).1.push(job.post.user_id);
+    for post in posts {
+        if let Target::Custom { board } = &post.target {
+            boards.entry(board.spec.number).or_insert_with(|| (Arc::clone(board), Vec::new())).1.push(post.user_id);
         }
     }
     async move {
@@ -284,14 +310,42 @@ fn reconcile(
     }
 }
 
-/// What became of one job inside a batch, before the commit.
+/// A post's answer before it is rendered: the results of the posts it
+/// fed join it first.
+enum Answer {
+    Scores(ScoreResult),
+    Board(BoardScoreResult),
+}
+
+impl Answer {
+    fn feeds(&mut self) -> &mut Vec<FeedResult> {
+        match self {
+            Self::Scores(result) => &mut result.feeds,
+            Self::Board(result) => &mut result.feeds,
+        }
+    }
+
+    fn render(&self) -> serde_json::Result<String> {
+        match self {
+            Self::Scores(result) => serde_json::to_string(result),
+            Self::Board(result) => serde_json::to_string(result),
+        }
+    }
+}
+
+/// What became of one post inside a batch, before the commit.
 enum Pending {
     /// Not decided yet: a new post for the built-in or custom pass.
     New,
+    /// Accepted (201) or held for review (202), not rendered yet.
+    Taken {
+        answer: Answer,
+        held: bool,
+    },
     Created {
         body: String,
     },
-    /// Held for review: its answer (202).
+    /// Held for review (a board's `hold_beyond`, `hold_jump`): its answer (202).
     Held {
         body: String,
     },
@@ -302,11 +356,29 @@ enum Pending {
     Failed(ApiError),
 }
 
+impl Pending {
+    /// Whether the post was held for review (its fed posts are held with it).
+    fn is_held(&self) -> bool {
+        matches!(self, Self::Taken { held: true, .. } | Self::Held { .. })
+    }
+}
+
 /// What a committed batch changed, for the rank engine and the caches.
 #[derive(Default)]
 struct Committed {
     builtin: builtin::Changed,
     custom: custom::Changed,
+}
+
+/// What a fed board refuses that a direct post's handler checks before
+/// the writer: its writers and its score range.
+fn fed_refusal(post: &Post) -> Option<ErrorCode> {
+    let Target::Custom { board } = &post.target else { return None };
+    if board.spec.rules.writers == Writers::Server && matches!(post.by, Poster::Player { .. }) {
+        return Some(ErrorCode::ServerOnly);
+    }
+    let score = post.score.value();
+    (score < board.spec.min_score || score > board.spec.max_score).then_some(ErrorCode::InvalidScore)
 }
 
 impl Writer {
@@ -330,20 +402,51 @@ impl Writer {
         }
     }
 
+    /// The posts the batch's posts feed, each original's in its board's
+    /// `feeds` order (deleted boards left out).
+    fn fed_posts(&self, batch: &[Job]) -> Vec<FedPost> {
+        let mut fed = Vec::new();
+        for (origin, job) in batch.iter().enumerate() {
+            let feeds = match &job.post.target {
+                Target::Builtin => self.boards.builtin_feeds(),
+                Target::Custom { board } => board.spec.rules.feeds,
+            };
+            for board in feeds.numbers().iter().filter_map(|number| self.boards.by_number(*number)) {
+                let post = Post {
+                    user_id: job.post.user_id,
+                    by: job.post.by,
+                    score: job.post.score,
+                    metadata: job.post.metadata.clone(),
+                    min_interval_ms: board.spec.rules.min_interval_ms,
+                    target: Target::Custom { board },
+                    key: None,
+                };
+                fed.push(FedPost { origin, post });
+            }
+        }
+        fed
+    }
+
     async fn commit_batch(&self, batch: Vec<Job>) {
         let now = Timestamp::now();
+        let fed = self.fed_posts(&batch);
+        let items: Vec<Item> = batch
+            .iter()
+            .map(|job| Item { post: &job.post, fingerprint: &job.fingerprint, fed_by: None })
+            .chain(fed.iter().map(|fed| Item { post: &fed.post, fingerprint: "", fed_by: Some(fed.origin) }))
+            .collect();
         // A batch that lost to another transaction runs again whole, its
         // keys claimed again or found claimed.
         let outcome = retry_conflicts(
-            async || self.write(&batch, now).await,
+            async || self.write(&items, now).await,
             |error| {
-                tracing::warn!(%error, posts = batch.len(), "score batch conflicted; retrying it");
+                tracing::warn!(%error, posts = items.len(), "score batch conflicted; retrying it");
                 self.metrics.conflicts.inc();
             },
         )
         .await;
         match outcome {
-            Ok((pending, committed)) => {
+            Ok((mut pending, committed)) => {
                 let held = pending.iter().filter(|p| matches!(p, Pending::Held { .. })).count();
                 self.metrics.reviews.with_label_values(&["held"]).inc_by(held as u64);
                 self.ranks.record(&committed.builtin.rows).await;
@@ -352,6 +455,7 @@ impl Writer {
                     // Before answering, so that players read their posts back from any instance.
                     users.put_many(&committed.builtin.rows).await;
                 }
+                pending.truncate(batch.len());
                 let answers = self.answers(&batch, pending).await;
                 for (job, answer) in batch.into_iter().zip(answers) {
                     let _ = job.reply.send(answer);
@@ -359,11 +463,12 @@ impl Writer {
             }
             Err(error) => {
                 tracing::error!(error = %error, posts = batch.len(), "score batch failed; its posts were not recorded");
+                let posts: Vec<&Post> = items.iter().map(|item| item.post).collect();
                 self.background.spawn(reconcile(
                     self.store.clone(),
                     self.ranks.clone(),
                     Arc::clone(&self.caches),
-                    &batch,
+                    &posts,
                 ));
                 for job in batch {
                     let _ = job.reply.send(Err(ErrorCode::WriteFailed.into()));
@@ -372,8 +477,8 @@ impl Writer {
         }
     }
 
-    /// The transaction. Returns what each job became and what changed.
-    async fn write(&self, batch: &[Job], now: Timestamp) -> Result<(Vec<Pending>, Committed), BatchError> {
+    /// The transaction. Returns what each item became and what changed.
+    async fn write(&self, batch: &[Item<'_>], now: Timestamp) -> Result<(Vec<Pending>, Committed), BatchError> {
         let store = &self.store;
         let mut tx = store.begin_write().await?;
         let mut pending: Vec<Pending> = batch.iter().map(|_| Pending::New).collect();
@@ -383,12 +488,12 @@ impl Writer {
         let mut players = builtin::lock_players(store, &mut tx, batch).await?;
         let mut custom = custom::lock(store, &mut tx, batch, &players, now, self.policy.planted_fault).await?;
         let mut pace = pace::Pace::read(store, &mut tx, batch).await?;
-        for (index, job) in batch.iter().enumerate() {
-            let board_gone = match &job.post.target {
+        for (index, item) in batch.iter().enumerate() {
+            let board_gone = match &item.post.target {
                 Target::Builtin => None,
-                Target::Custom { board, .. } => custom.refusal(board.spec.number),
+                Target::Custom { board } => custom.refusal(board.spec.number),
             };
-            let gone = board_gone.or_else(|| players.refusal(&job.post));
+            let gone = board_gone.or_else(|| players.refusal(item.post));
             if let Some(code) = gone {
                 pending[index] = Pending::Failed(code.into());
             }
@@ -396,22 +501,22 @@ impl Writer {
 
         // Replays and key claims, in order; what stays `New` is posted.
         let mut claimed: HashMap<(i64, &str), (usize, &str)> = HashMap::new();
-        for (index, job) in batch.iter().enumerate() {
-            let Some(key) = &job.post.key else { continue };
+        for (index, item) in batch.iter().enumerate() {
+            let Some(key) = &item.post.key else { continue };
             if !matches!(pending[index], Pending::New) {
                 continue;
             }
-            let user = job.post.user_id;
+            let user = item.post.user_id;
             if let Some((first, fingerprint)) = claimed.get(&(user, key.as_str())) {
-                pending[index] = if *fingerprint == job.fingerprint {
+                pending[index] = if *fingerprint == item.fingerprint {
                     Pending::ReplayOf(*first)
                 } else {
                     Pending::Failed(ErrorCode::IdempotencyKeyReused.into())
                 };
                 continue;
             }
-            if store.claim_idempotency_key(&mut tx, user, key, &job.fingerprint, now).await? {
-                claimed.insert((user, key.as_str()), (index, &job.fingerprint));
+            if store.claim_idempotency_key(&mut tx, user, key, item.fingerprint, now).await? {
+                claimed.insert((user, key.as_str()), (index, item.fingerprint));
             } else {
                 pending[index] = Pending::ReplayStored;
             }
@@ -419,20 +524,32 @@ impl Writer {
 
         // The boards' minimum intervals and tournaments' entrants and
         // attempts, in the batch's order, after the replays: a replay is
-        // not a new post.
-        for (index, job) in batch.iter().enumerate() {
+        // not a new post. A fed post is made only with its original, and
+        // passes its own board's rules.
+        for (index, item) in batch.iter().enumerate() {
             if !matches!(pending[index], Pending::New) {
                 continue;
             }
-            let taken = pace.check(&job.post, now).and_then(|()| custom.check_entry(job, now).map_err(ApiError::from));
+            if let Some(origin) = item.fed_by {
+                if !matches!(pending[origin], Pending::New) {
+                    pending[index] = Pending::Failed(ErrorCode::WriteFailed.into());
+                    continue;
+                }
+            }
+            let taken = match item.fed_by.and_then(|_| fed_refusal(item.post)) {
+                Some(code) => Err(code.into()),
+                None => {
+                    pace.check(item.post, now).and_then(|()| custom.check_entry(item.post, now).map_err(ApiError::from))
+                }
+            };
             match taken {
                 Ok(()) => {
-                    pace.record(&job.post, now);
-                    custom.record_attempt(job);
+                    pace.record(item.post, now);
+                    custom.record_attempt(item.post);
                 }
                 Err(refusal) => {
-                    if let Some(key) = &job.post.key {
-                        store.release_idempotency_key(&mut tx, job.post.user_id, key).await?;
+                    if let Some(key) = &item.post.key {
+                        store.release_idempotency_key(&mut tx, item.post.user_id, key).await?;
                     }
                     pending[index] = Pending::Failed(refusal);
                 }
@@ -446,15 +563,16 @@ impl Writer {
         let builtin =
             builtin::apply(store, &self.ranks, &mut tx, batch, &mut pending, &mut players, rules, now).await?;
         let custom = custom.apply(store, &self.ranks, &mut tx, batch, &mut pending, now).await?;
+        render(batch, &mut pending)?;
 
-        for (index, job) in batch.iter().enumerate() {
+        for (index, item) in batch.iter().enumerate() {
             let (status, body) = match &pending[index] {
                 Pending::Created { body } => (201, body),
                 Pending::Held { body } => (202, body),
                 _ => continue,
             };
-            if let Some(key) = &job.post.key {
-                store.save_idempotent_response(&mut tx, job.post.user_id, key, status, body).await?;
+            if let Some(key) = &item.post.key {
+                store.save_idempotent_response(&mut tx, item.post.user_id, key, status, body).await?;
             }
         }
         tx.commit().await?;
@@ -484,7 +602,9 @@ impl Writer {
                     None => Err(ApiError::internal(anyhow::anyhow!("a stored replay without a key"))),
                 },
                 Pending::Failed(error) => Err(error),
-                Pending::New => Err(ApiError::internal(anyhow::anyhow!("a post without an outcome"))),
+                Pending::New | Pending::Taken { .. } => {
+                    Err(ApiError::internal(anyhow::anyhow!("a post without an outcome")))
+                }
             });
         }
         answers
@@ -498,4 +618,28 @@ impl Writer {
             None => Err(ErrorCode::IdempotencyKeyReused.into()),
         }
     }
+}
+
+/// Each fed post's result joins its original's answer (in `feeds` order:
+/// the items' order), then every taken post's answer is rendered.
+fn render(batch: &[Item<'_>], pending: &mut [Pending]) -> Result<(), serde_json::Error> {
+    for (index, item) in batch.iter().enumerate() {
+        let (Some(origin), Target::Custom { board }) = (item.fed_by, &item.post.target) else { continue };
+        let id = board.spec.id.clone();
+        let result = match std::mem::replace(&mut pending[index], Pending::New) {
+            Pending::Taken { answer: Answer::Board(result), .. } => FeedResult::taken(id, result),
+            Pending::Failed(refusal) => FeedResult::skipped(id, refusal.code().as_str()),
+            _ => continue,
+        };
+        if let Pending::Taken { answer, .. } = &mut pending[origin] {
+            answer.feeds().push(result);
+        }
+    }
+    for outcome in pending.iter_mut() {
+        if let Pending::Taken { answer, held } = outcome {
+            let body = answer.render()?;
+            *outcome = if *held { Pending::Held { body } } else { Pending::Created { body } };
+        }
+    }
+    Ok(())
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use sqlx::AnyConnection;
 
-use super::{BatchError, Job, Post, Target};
+use super::{BatchError, Item, Post, Target};
 use crate::domain::Timestamp;
 use crate::error::ApiError;
 use crate::store::{PostLog, Store};
@@ -28,10 +28,10 @@ fn log_of(post: &Post) -> PostLog {
 impl Pace {
     /// The previous post of every player the batch posts for to a paced
     /// board: one read per such board.
-    pub(super) async fn read(store: &Store, conn: &mut AnyConnection, batch: &[Job]) -> Result<Self, BatchError> {
+    pub(super) async fn read(store: &Store, conn: &mut AnyConnection, batch: &[Item<'_>]) -> Result<Self, BatchError> {
         let mut players: HashMap<PostLog, Vec<i64>> = HashMap::new();
         for job in batch.iter().filter(|job| job.post.min_interval_ms.is_some()) {
-            players.entry(log_of(&job.post)).or_default().push(job.post.user_id);
+            players.entry(log_of(job.post)).or_default().push(job.post.user_id);
         }
         let mut last = HashMap::new();
         for (log, mut ids) in players {

@@ -17,6 +17,8 @@ pub struct NewBoardPost<'a> {
     pub score: i64,
     pub metadata: Option<&'a str>,
     pub status: PostStatus,
+    /// A fed post: its original's board id (`best` for `/api/scores`) and post id.
+    pub via: Option<(&'a str, i64)>,
 }
 
 /// An entry as a batch leaves it, on a board of `order`.
@@ -185,10 +187,11 @@ impl Store {
         if posts.is_empty() {
             return Ok(Vec::new());
         }
-        let columns = "INSERT INTO board_scores (board, period, user_id, score, metadata, created_at, status) VALUES";
+        let columns =
+            "INSERT INTO board_scores (board, period, user_id, score, metadata, created_at, status, via, via_post) VALUES";
         if self.inserts_one_by_one() {
             let mut ids = Vec::with_capacity(posts.len());
-            let sql = format!("{columns} (?, ?, ?, ?, ?, ?, ?)");
+            let sql = format!("{columns} (?, ?, ?, ?, ?, ?, ?, ?, ?)");
             for post in posts {
                 let query = self
                     .sql(&sql)
@@ -198,12 +201,14 @@ impl Store {
                     .bind(post.score)
                     .bind(post.metadata)
                     .bind(at)
-                    .bind(post.status.as_str());
+                    .bind(post.status.as_str())
+                    .bind(post.via.map(|(board, _)| board))
+                    .bind(post.via.map(|(_, id)| id));
                 ids.push(self.insert_returning_id(conn, query).await?);
             }
             return Ok(ids);
         }
-        let values = vec!["(?, ?, ?, ?, ?, ?, ?)"; posts.len()].join(", ");
+        let values = vec!["(?, ?, ?, ?, ?, ?, ?, ?, ?)"; posts.len()].join(", ");
         let sql = self.insert_sql(&format!("{columns} {values}"), "id");
         let mut query = self.sql_once(&sql);
         for post in posts {
@@ -214,7 +219,9 @@ impl Store {
                 .bind(post.score)
                 .bind(post.metadata)
                 .bind(at)
-                .bind(post.status.as_str());
+                .bind(post.status.as_str())
+                .bind(post.via.map(|(board, _)| board))
+                .bind(post.via.map(|(_, id)| id));
         }
         Ok(self.inserted_ids(conn, query, posts.len()).await?)
     }

@@ -34,8 +34,8 @@ pub struct BoardRow {
 }
 
 const BOARD_COLUMNS: &str = "number, id, name, sort_order, operator, reset, timezone, archive_periods, min_score, \
-                             max_score, created_at, min_interval_ms, writers, hold_beyond, hold_jump, join_required, \
-                             max_entrants, max_attempts, starts_at, ends_at, league";
+                             max_score, created_at, min_interval_ms, writers, hold_beyond, hold_jump, feeds, \
+                             join_required, max_entrants, max_attempts, starts_at, ends_at, league";
 
 /// A tournament's fields (on `boards` and on `board_terms` alike).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, sqlx::FromRow)]
@@ -75,6 +75,8 @@ pub struct RulesRow {
     pub writers: String,
     pub hold_beyond: Option<i64>,
     pub hold_jump: Option<f64>,
+    /// The fed boards' numbers, as a JSON list.
+    pub feeds: String,
 }
 
 /// The rules of a built-in board, as stored once set.
@@ -156,6 +158,8 @@ pub struct BoardScoreRow {
     pub created_at: Timestamp,
     /// `accepted`, `held` or `rejected` (see `domain::PostStatus`).
     pub status: String,
+    /// A fed post: its original's board (`best` for `/api/scores`).
+    pub via: Option<String>,
 }
 
 /// What a new board stores.
@@ -221,8 +225,9 @@ impl Store {
     ) -> StoreResult<i64> {
         let sql = self.insert_sql(
             "INSERT INTO boards (id, name, sort_order, operator, reset, timezone, archive_periods, min_score, \
-             max_score, created_at, min_interval_ms, writers, hold_beyond, hold_jump, join_required, max_entrants, \
-             max_attempts, starts_at, ends_at, league) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             max_score, created_at, min_interval_ms, writers, hold_beyond, hold_jump, feeds, join_required, \
+             max_entrants, max_attempts, starts_at, ends_at, league) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             "number",
         );
         let query = self
@@ -241,6 +246,7 @@ impl Store {
             .bind(&board.rules.writers)
             .bind(board.rules.hold_beyond)
             .bind(board.rules.hold_jump)
+            .bind(&board.rules.feeds)
             .bind(i64::from(board.join_required))
             .bind(board.max_entrants)
             .bind(board.max_attempts)
@@ -305,14 +311,15 @@ impl Store {
     ) -> StoreResult<bool> {
         let done = self
             .sql(
-                "UPDATE boards SET name = ?, min_interval_ms = ?, writers = ?, hold_beyond = ?, hold_jump = ? \
-                 WHERE id = ?",
+                "UPDATE boards SET name = ?, min_interval_ms = ?, writers = ?, hold_beyond = ?, hold_jump = ?, \
+                 feeds = ? WHERE id = ?",
             )
             .bind(name)
             .bind(rules.min_interval_ms)
             .bind(&rules.writers)
             .bind(rules.hold_beyond)
             .bind(rules.hold_jump)
+            .bind(&rules.feeds)
             .bind(id)
             .execute(&mut *tx)
             .await?;
@@ -389,7 +396,8 @@ impl Store {
         let mut conn = self.conn().await?;
         Ok(self
             .sql_as(
-                "SELECT board, min_interval_ms, writers, hold_beyond, hold_jump FROM builtin_board_rules ORDER BY board",
+                "SELECT board, min_interval_ms, writers, hold_beyond, hold_jump, feeds FROM builtin_board_rules \
+                 ORDER BY board",
             )
             .fetch_all(&mut *conn)
             .await?)
@@ -399,14 +407,15 @@ impl Store {
     pub async fn set_builtin_rules(&self, tx: &mut AnyConnection, rules: &BuiltinRulesRow) -> StoreResult<()> {
         self.sql("DELETE FROM builtin_board_rules WHERE board = ?").bind(&rules.board).execute(&mut *tx).await?;
         self.sql(
-            "INSERT INTO builtin_board_rules (board, min_interval_ms, writers, hold_beyond, hold_jump) \
-             VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO builtin_board_rules (board, min_interval_ms, writers, hold_beyond, hold_jump, feeds) \
+             VALUES (?, ?, ?, ?, ?, ?)",
         )
         .bind(&rules.board)
         .bind(rules.rules.min_interval_ms)
         .bind(&rules.rules.writers)
         .bind(rules.rules.hold_beyond)
         .bind(rules.rules.hold_jump)
+        .bind(&rules.rules.feeds)
         .execute(&mut *tx)
         .await?;
         self.bump_catalog_version(tx).await?;
@@ -613,7 +622,7 @@ impl Store {
         let mut conn = self.conn().await?;
         Ok(self
             .sql_as(
-                "SELECT id, board, period, user_id, score, metadata, created_at, status FROM board_scores \
+                "SELECT id, board, period, user_id, score, metadata, created_at, status, via FROM board_scores \
                  WHERE user_id = ? AND board = ? AND id < ? ORDER BY id DESC LIMIT ?",
             )
             .bind(user_id)

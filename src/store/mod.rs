@@ -53,7 +53,7 @@ pub use self::custom_boards::{
 };
 pub use self::held::{HeldRow, NewHold, BUILTIN_LOG};
 pub use self::leagues::{ClosingMember, CohortMember, Move, NewPlacement, Placement, PlacementHistory};
-pub use self::moderation::{AuditRecord, AuditRow};
+pub use self::moderation::{AuditRecord, AuditRow, FedPostRow};
 pub use self::rows::{LongText, ScoreRow, Standing, UserRow};
 pub use self::scores::PostLog;
 pub use self::server_keys::ServerKeyRow;

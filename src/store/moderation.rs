@@ -13,7 +13,16 @@ use super::custom_boards::{BoardScoreRow, EntryRow, ENTRY_COLUMNS};
 use super::rows::ScoreRow;
 use super::standings::CLEAR_STANDINGS;
 use super::{LongText, Store, StoreResult};
-use crate::domain::Timestamp;
+use crate::domain::{PostStatus, Timestamp};
+
+/// A post an original fed, as its deletion or review finds it.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct FedPostRow {
+    pub id: i64,
+    pub board: i64,
+    pub period: i64,
+    pub status: String,
+}
 
 /// A record of the audit log.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -179,6 +188,56 @@ impl Store {
             .await?)
     }
 
+    /// The posts an original fed (v4 `feeds`): `via` is the original's
+    /// board id (`best` for `/api/scores`).
+    pub async fn fed_posts(&self, conn: &mut AnyConnection, via: &str, original: i64) -> StoreResult<Vec<FedPostRow>> {
+        Ok(self
+            .sql_as("SELECT id, board, period, status FROM board_scores WHERE via_post = ? AND via = ? ORDER BY board")
+            .bind(original)
+            .bind(via)
+            .fetch_all(&mut *conn)
+            .await?)
+    }
+
+    /// The boards holding posts fed by these originals ((board id, post
+    /// id) each) with them, in one read: (original, fed board number).
+    pub async fn held_fed_boards(&self, originals: &[(&str, i64)]) -> StoreResult<Vec<((String, i64), i64)>> {
+        if originals.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut conn = self.conn().await?;
+        let sql = format!(
+            "SELECT via, via_post, board FROM board_scores WHERE via_post IN ({}) AND status = 'held' ORDER BY id",
+            super::placeholders(originals.len())
+        );
+        let mut query = self.sql_as::<(String, i64, i64)>(&sql).persistent(false);
+        for (_, id) in originals {
+            query = query.bind(*id);
+        }
+        let rows = query.fetch_all(&mut *conn).await?;
+        Ok(rows
+            .into_iter()
+            .filter(|(via, id, _)| originals.contains(&(via.as_str(), *id)))
+            .map(|(via, id, board)| ((via, id), board))
+            .collect())
+    }
+
+    /// Sets the status of a post on a custom board (a fed post decided
+    /// with its original).
+    pub async fn set_board_post_status(
+        &self,
+        conn: &mut AnyConnection,
+        id: i64,
+        status: PostStatus,
+    ) -> StoreResult<()> {
+        self.sql("UPDATE board_scores SET status = ? WHERE id = ?")
+            .bind(status.as_str())
+            .bind(id)
+            .execute(&mut *conn)
+            .await?;
+        Ok(())
+    }
+
     /// Takes a board period's row for this transaction (as the writer's
     /// `lock_period` does); `false` when the period is gone (purged).
     pub async fn lock_existing_period(&self, conn: &mut AnyConnection, board: i64, period: i64) -> StoreResult<bool> {
@@ -217,7 +276,7 @@ impl Store {
     ) -> StoreResult<Vec<BoardScoreRow>> {
         // A locking read, as in `all_scores_of`.
         let sql = format!(
-            "SELECT id, board, period, user_id, score, metadata, created_at, status FROM board_scores \
+            "SELECT id, board, period, user_id, score, metadata, created_at, status, via FROM board_scores \
              WHERE board = ? AND period = ? AND user_id = ? AND status = 'accepted' ORDER BY id{}",
             self.dialect.share_lock()
         );

@@ -9,7 +9,7 @@ use sqlx::AnyConnection;
 
 use crate::boards::CustomBoard;
 use crate::config::PlantedFault;
-use crate::domain::{DisplayName, Timestamp};
+use crate::domain::{DisplayName, PostStatus, Timestamp};
 use crate::error::{ApiError, ErrorCode};
 use crate::scoring::{count_post, next_entry};
 use crate::state::AppState;
@@ -46,10 +46,11 @@ pub async fn delete_score(state: &AppState, actor: &Actor, score_id: i64) -> Res
             return Err(ErrorCode::ScoreNotFound.into());
         }
         recount_player(state, conn, &mut row).await?;
+        let entries = change_fed_posts(state, conn, &row, ("best", score_id), FedChange::Delete).await?;
         let detail = json!({"board": "scores", "score_id": score_id, "user_id": owner});
         audit(state, conn, actor, "delete_score", &format!("user:{owner}"), detail).await?;
         let engine_left_stale = state.settings.planted_fault() == Some(PlantedFault::StaleEngineAfterDelete);
-        Ok::<_, Failure>(Changed { users: vec![row], engine_left_stale, ..Changed::default() })
+        Ok::<_, Failure>(Changed { users: vec![row], entries, engine_left_stale, ..Changed::default() })
     })
     .await?;
     publish(state, changed).await;
@@ -95,13 +96,74 @@ pub async fn delete_board_score(
         }
         let now_entry = recount_entry(state, conn, board, period, &user, before).await?;
         events::period_amended(state, conn, &[(number, period)], "score_deleted", owner).await?;
+        let mut entries = vec![now_entry];
+        entries.extend(change_fed_posts(state, conn, &user, (&board.spec.id, score_id), FedChange::Delete).await?);
         let detail = json!({"board": board.spec.id, "score_id": score_id, "user_id": owner, "period": period});
         audit(state, conn, actor, "delete_score", &format!("user:{owner}"), detail).await?;
-        Ok::<_, Failure>(Changed { entries: vec![now_entry], ..Changed::default() })
+        Ok::<_, Failure>(Changed { entries, ..Changed::default() })
     })
     .await?;
     publish(state, changed).await;
     Ok(())
+}
+
+/// What becomes of an original's fed posts (v4 `feeds`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum FedChange {
+    /// The original was deleted: they go with it.
+    Delete,
+    /// The original was held and is now decided: its held fed posts take
+    /// the same status.
+    Decide(PostStatus),
+}
+
+/// Applies `change` to the posts an original fed (`original`: its board's
+/// id, `best` for `/api/scores`, and its post id), recounting each fed
+/// board's entry, board by board in number order with each board's
+/// period and entry locked first (the writer's order). The caller holds
+/// the player's row lock. Returns the entries as the rank engine must now
+/// show them.
+pub(super) async fn change_fed_posts(
+    state: &AppState,
+    conn: &mut AnyConnection,
+    user: &UserRow,
+    original: (&str, i64),
+    change: FedChange,
+) -> Result<Vec<(EntryRow, bool)>, Failure> {
+    let mut fed = state.store.fed_posts(conn, original.0, original.1).await?;
+    if let FedChange::Decide(_) = change {
+        fed.retain(|post| PostStatus::from_stored(&post.status) == PostStatus::Held);
+    }
+    let numbers: Vec<i64> = fed.iter().map(|post| post.board).collect();
+    let existing = state.store.lock_boards(conn, &numbers).await?;
+    let mut entries = Vec::new();
+    for post in fed {
+        // A deleted board's posts go with it (`purges`).
+        let Some(board) = state.boards.by_number(post.board).filter(|_| existing.contains(&post.board)) else {
+            continue;
+        };
+        if !state.store.lock_existing_period(conn, post.board, post.period).await? {
+            continue;
+        }
+        let before =
+            state.store.entries_for_update(conn, post.board, post.period, &[user.id]).await?.into_iter().next();
+        let reason = match change {
+            FedChange::Delete => {
+                state.store.delete_board_score(conn, post.board, post.id, user.id).await?;
+                "score_deleted"
+            }
+            FedChange::Decide(status) => {
+                state.store.set_board_post_status(conn, post.id, status).await?;
+                if status != PostStatus::Accepted {
+                    continue;
+                }
+                "held_accepted"
+            }
+        };
+        entries.push(recount_entry(state, conn, &board, post.period, user, before).await?);
+        events::period_amended(state, conn, &[(post.board, post.period)], reason, user.id).await?;
+    }
+    Ok(entries)
 }
 
 /// Recounts a player's entry in a board period from the period's accepted

@@ -5,6 +5,7 @@
 //! were made: exactly as if the post had been accepted when it was made.
 //! Rejecting changes nothing on any board.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
@@ -17,7 +18,7 @@ use crate::store::{HeldRow, BUILTIN_LOG};
 use crate::usecases::account_changes::{in_transaction, lock_user, publish, Changed, Failure};
 use crate::usecases::boards::{resolve, BoardRef};
 use crate::usecases::events;
-use crate::usecases::moderation::{audit, recount_entry, recount_player, Actor};
+use crate::usecases::moderation::{audit, change_fed_posts, recount_entry, recount_player, Actor, FedChange};
 use crate::usecases::rankings;
 use crate::views::{BoardScoreView, Decided, HeldList, HeldPost, Metadata, PeriodView};
 
@@ -67,13 +68,25 @@ pub async fn list(state: &AppState, board: Option<&str>, after: i64, limit: i64)
     let has_more = rows.len() as i64 > limit;
     rows.truncate(usize::try_from(limit).unwrap_or(0));
     let next_after = if has_more { rows.last().map(|row| row.id) } else { None };
+    let boards: Vec<Option<String>> = rows.iter().map(|hold| board_id(state, hold)).collect();
+    let originals: Vec<(&str, i64)> =
+        rows.iter().zip(&boards).filter_map(|(hold, id)| Some((id.as_deref()?, hold.post_id))).collect();
+    let mut fed: HashMap<(String, i64), Vec<String>> = HashMap::new();
+    for (original, number) in state.store.held_fed_boards(&originals).await? {
+        if let Some(board) = state.boards.by_number(number) {
+            fed.entry(original).or_default().push(board.spec.id.clone());
+        }
+    }
     let held = rows
         .iter()
-        .filter_map(|hold| {
+        .zip(boards)
+        .filter_map(|(hold, board)| {
+            let board = board?;
             let custom = (hold.board != BUILTIN_LOG).then(|| state.boards.by_number(hold.board)).flatten();
             Some(HeldPost {
                 score: post_view(hold),
-                board: board_id(state, hold)?,
+                feeds: fed.remove(&(board.clone(), hold.post_id)).unwrap_or_default(),
+                board,
                 user_id: hold.user_id,
                 rule: hold.rule.clone(),
                 period: period_view(custom.as_deref(), hold.period),
@@ -137,6 +150,7 @@ pub async fn decide(
         let mut user = lock_user(state, conn, hold.user_id).await?;
         let status = if decision == Decision::Accept { PostStatus::Accepted } else { PostStatus::Rejected };
         let mut changed = Changed::default();
+        let original = board_id(state, &hold).unwrap_or_default();
         if hold.board == BUILTIN_LOG {
             state.store.decide_hold(conn, &hold, status, Timestamp::now()).await?;
             if decision == Decision::Accept {
@@ -165,6 +179,9 @@ pub async fn decide(
                     .await?;
             }
         }
+        // The posts it fed were held with it: the decision is theirs too.
+        let fed = FedChange::Decide(status);
+        changed.entries.extend(change_fed_posts(state, conn, &user, (&original, hold.post_id), fed).await?);
         let action = if decision == Decision::Accept { "accept_score" } else { "reject_score" };
         let detail = json!({
             "board": board_id(state, &hold), "score_id": hold.post_id, "period": hold.period,

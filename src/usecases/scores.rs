@@ -4,8 +4,8 @@
 
 use serde_json::{Map, Value};
 
-use crate::boards::PostRules;
-use crate::domain::{Board, IdempotencyKey, Score, Writers};
+use crate::boards::{Feeds, PostRules};
+use crate::domain::{Board, IdempotencyKey, Metadata, Score, Writers};
 use crate::error::{ApiError, ErrorCode};
 use crate::limits::Limit;
 use crate::scoring::{self, Post, Posted, Poster, Target};
@@ -60,9 +60,11 @@ fn builtin_rules(state: &AppState) -> PostRules {
     PostRules {
         min_interval_ms: best.min_interval_ms.max(total.min_interval_ms),
         writers: if best.writers == Writers::Server { best.writers } else { total.writers },
-        // The writer judges each board's hold rules against its own entry.
+        // The writer judges each board's hold rules against its own entry,
+        // and reads the boards they feed.
         hold_beyond: None,
         hold_jump: None,
+        feeds: Feeds::default(),
     }
 }
 
@@ -77,7 +79,9 @@ pub async fn post(
     let rules = builtin_rules(state);
     author.may_write(rules)?;
     let (user_id, by) = author.poster(body)?;
-    let post = Post { user_id, by, score, target: Target::Builtin, key, min_interval_ms: rules.min_interval_ms };
+    let metadata = Metadata::parse(body.get("metadata"))?;
+    let min_interval_ms = rules.min_interval_ms;
+    let post = Post { user_id, by, score, target: Target::Builtin, metadata, key, min_interval_ms };
     submit(state, author, post).await
 }
 

@@ -1,6 +1,8 @@
 //! SIGKILL while score posts are in flight: after a restart on the same
-//! database every post that got a 201 is there, and no post is half there.
+//! database every post that got a 201 is there, and no post is half there
+//! (a post and the posts it fed, v4 `feeds`, commit together or not at all).
 
+use std::collections::HashMap;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -8,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::backend_tests;
-use crate::helpers::{json_of, Backend, TestDatabase, PASSWORD};
+use crate::helpers::{json_of, Backend, TestDatabase, ADMIN, PASSWORD};
 
 backend_tests!(a_killed_server_loses_no_acknowledged_post);
 
@@ -47,13 +49,38 @@ pub(crate) async fn wait_until_healthy(client: &reqwest::Client, base: &str) {
     }
 }
 
+/// A post that got a 201: to `/api/scores` or to `crash-main`, with the
+/// ids of the posts it fed.
+#[derive(Debug, Clone)]
+struct Acknowledged {
+    builtin: bool,
+    id: i64,
+    score: i64,
+    fed: Vec<i64>,
+}
+
 async fn a_killed_server_loses_no_acknowledged_post(backend: Backend) {
     let db = TestDatabase::new(&backend).await;
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let base = format!("http://127.0.0.1:{port}");
     let client = reqwest::Client::builder().timeout(Duration::from_secs(5)).build().unwrap();
-    let mut server = start_server(&db, port, &[]);
+    let mut server = start_server(&db, port, &["--admin-token", ADMIN]);
     wait_until_healthy(&client, &base).await;
+    // `/api/scores` feeds one board, `crash-main` two (one resets every second).
+    for (id, extra) in [
+        ("crash-season", json!({"operator": "total"})),
+        ("crash-daily", json!({"reset": "* * * * * *", "archive_periods": 1000})),
+        ("crash-weekly", json!({})),
+        ("crash-main", json!({"feeds": ["crash-daily", "crash-weekly"]})),
+    ] {
+        let mut definition = json!({"id": id, "name": id});
+        definition.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        let response = client.post(format!("{base}/api/admin/boards")).bearer_auth(ADMIN).json(&definition);
+        assert_eq!(response.send().await.unwrap().status(), 201);
+    }
+    let feeds = json!({"feeds": ["crash-season"]});
+    let response = client.patch(format!("{base}/api/admin/boards/best")).bearer_auth(ADMIN).json(&feeds);
+    assert_eq!(response.send().await.unwrap().status(), 200);
 
     let mut tokens = Vec::new();
     for i in 0..4 {
@@ -67,17 +94,19 @@ async fn a_killed_server_loses_no_acknowledged_post(backend: Backend) {
         tokens.push(body["token"].as_str().unwrap().to_owned());
     }
 
-    // Eight posters until the server dies; every 201 is remembered.
-    let acknowledged: Arc<Mutex<Vec<(i64, i64)>>> = Arc::default(); // (score id, score)
+    // Eight posters until the server dies, half to `/api/scores`, half to
+    // `crash-main`; every 201 is remembered with its fed posts' ids.
+    let acknowledged: Arc<Mutex<Vec<Acknowledged>>> = Arc::default();
     let mut posters = Vec::new();
     for poster in 0..8 {
         let (client, base, token, acknowledged) =
             (client.clone(), base.clone(), tokens[poster % 4].clone(), Arc::clone(&acknowledged));
+        let path = if poster < 4 { "/api/scores" } else { "/api/boards/crash-main/scores" };
         posters.push(actix_web::rt::spawn(async move {
             for n in 0.. {
                 let score = (poster * 1000 + n) as i64;
                 let sent = client
-                    .post(format!("{base}/api/scores"))
+                    .post(format!("{base}{path}"))
                     .bearer_auth(&token)
                     .json(&json!({"score": score}))
                     .send()
@@ -87,7 +116,10 @@ async fn a_killed_server_loses_no_acknowledged_post(backend: Backend) {
                     return;
                 }
                 let Ok(body) = response.json::<serde_json::Value>().await else { return };
-                acknowledged.lock().unwrap().push((body["score"]["id"].as_i64().unwrap(), score));
+                let fed =
+                    body["feeds"].as_array().unwrap().iter().map(|item| item["score_id"].as_i64().unwrap()).collect();
+                let id = body["score"]["id"].as_i64().unwrap();
+                acknowledged.lock().unwrap().push(Acknowledged { builtin: poster < 4, id, score, fed });
             }
         }));
     }
@@ -104,10 +136,31 @@ async fn a_killed_server_loses_no_acknowledged_post(backend: Backend) {
     wait_until_healthy(&client, &base).await;
     let pool = db.connect().await;
     let logged: Vec<(i64, i64)> = sqlx::query_as("SELECT id, score FROM scores").fetch_all(&pool).await.unwrap();
-    let logged: std::collections::HashMap<i64, i64> = logged.into_iter().collect();
+    let logged: HashMap<i64, i64> = logged.into_iter().collect();
+    let board_logged: Vec<(i64, i64, Option<String>, Option<i64>)> =
+        sqlx::query_as("SELECT id, score, via, via_post FROM board_scores").fetch_all(&pool).await.unwrap();
+    let board_logged: HashMap<i64, (i64, Option<String>, Option<i64>)> =
+        board_logged.into_iter().map(|(id, score, via, via_post)| (id, (score, via, via_post))).collect();
     let acknowledged = acknowledged.lock().unwrap().clone();
-    for (id, score) in &acknowledged {
-        assert_eq!(logged.get(id), Some(score), "acknowledged post {id} is missing after the crash");
+    assert!(acknowledged.iter().any(|post| !post.builtin) && acknowledged.iter().any(|post| post.builtin));
+    for post in &acknowledged {
+        let (original, via) = if post.builtin {
+            (logged.get(&post.id).copied(), "best")
+        } else {
+            (board_logged.get(&post.id).map(|(score, ..)| *score), "crash-main")
+        };
+        assert_eq!(original, Some(post.score), "acknowledged post {} is missing after the crash", post.id);
+        assert_eq!(post.fed.len(), if post.builtin { 1 } else { 2 });
+        for fed in &post.fed {
+            let row = board_logged.get(fed).cloned();
+            assert_eq!(row, Some((post.score, Some(via.to_owned()), Some(post.id))), "fed post {fed} of {}", post.id);
+        }
+    }
+    // No fed post outlived its original.
+    for (id, (_, via, via_post)) in &board_logged {
+        let (Some(via), Some(original)) = (via, via_post) else { continue };
+        let there = if via == "best" { logged.contains_key(original) } else { board_logged.contains_key(original) };
+        assert!(there, "fed post {id} has no original {via}/{original}");
     }
     // No half-applied post: every player's aggregates equal their log.
     let mismatched: Vec<(i64, i64, i64)> = sqlx::query_as(
@@ -118,6 +171,16 @@ async fn a_killed_server_loses_no_acknowledged_post(backend: Backend) {
     .await
     .unwrap();
     assert!(mismatched.is_empty(), "aggregates disagree with the log: {mismatched:?}");
+    // Every custom board's entries equal their period's log, fed boards included.
+    let mismatched: Vec<(i64, i64, i64)> = sqlx::query_as(
+        "SELECT e.board, e.period, e.user_id FROM board_entries e JOIN boards b ON b.number = e.board \
+         WHERE e.score <> (SELECT CASE WHEN b.operator = 'total' THEN SUM(s.score) ELSE MAX(s.score) END \
+         FROM board_scores s WHERE s.board = e.board AND s.period = e.period AND s.user_id = e.user_id)",
+    )
+    .fetch_all(&pool)
+    .await
+    .unwrap();
+    assert!(mismatched.is_empty(), "board entries disagree with the log: {mismatched:?}");
     // And the restarted service serves what survived.
     let (_, page) = json_of(client.get(format!("{base}/api/rankings/total?limit=10")).send().await.unwrap()).await;
     assert_eq!(page["total_players"], 4);

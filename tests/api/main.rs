@@ -18,6 +18,7 @@ mod cors;
 mod crash;
 mod erasure;
 mod errors;
+mod feeds;
 mod fuzz;
 mod galera;
 mod galera_ids;

@@ -8,8 +8,9 @@ use serde_json::{Map, Value};
 
 use super::{resolve, resolve_custom, BoardRef};
 use crate::boards::{
-    parse_timezone, BoardSpec, CustomBoard, Period, PostRules, Schedule, Terms, Tournament, DEFAULT_ARCHIVE_PERIODS,
-    DEFAULT_MAX_SCORE, DEFAULT_MIN_SCORE, MAX_ARCHIVE_PERIODS, MAX_MIN_INTERVAL_MS, SCORE_LIMIT,
+    parse_timezone, BoardSpec, CustomBoard, Feeds, Period, PostRules, Schedule, Terms, Tournament,
+    DEFAULT_ARCHIVE_PERIODS, DEFAULT_MAX_SCORE, DEFAULT_MIN_SCORE, MAX_ARCHIVE_PERIODS, MAX_FEEDS, MAX_MIN_INTERVAL_MS,
+    SCORE_LIMIT,
 };
 use crate::domain::{Board, BoardId, BoardName, Operator, Order, Timestamp, Writers};
 use crate::error::{ApiError, ErrorCode};
@@ -106,7 +107,70 @@ fn amended_rules(body: &Map<String, Value>, rules: PostRules) -> Result<PostRule
         hold_jump: amended(body, "hold_jump", rules.hold_jump, ErrorCode::InvalidHoldJump, |v| {
             v.as_f64().filter(|jump| *jump > 1.0 && *jump <= MAX_HOLD_JUMP)
         })?,
+        feeds: rules.feeds,
     })
+}
+
+/// Who a `feeds` list belongs to.
+#[derive(Clone, Copy)]
+enum Feeder {
+    /// A custom board (its number; 0 for one being created).
+    Custom(i64),
+    Builtin(Board),
+}
+
+/// The `feeds` a body sets for `feeder` (left out: `current`): ids of
+/// custom boards, none a league, the board itself, a duplicate, or a
+/// board with feeds of its own, at most [`MAX_FEEDS`]; a board that
+/// another board feeds has none (one level: a fed post feeds nothing),
+/// and `best` and `total` together feed at most [`MAX_FEEDS`].
+fn amended_feeds(
+    state: &AppState,
+    body: &Map<String, Value>,
+    feeder: Feeder,
+    current: Feeds,
+) -> Result<Feeds, ApiError> {
+    let Some(raw) = body.get("feeds") else { return Ok(current) };
+    let invalid = |why: String| ApiError::with_message(ErrorCode::InvalidFeeds, why);
+    let Some(ids) = raw.as_array() else { return Err(invalid("feeds must be a list of board ids".into())) };
+    if ids.len() > MAX_FEEDS {
+        return Err(invalid(format!("a board feeds at most {MAX_FEEDS} boards")));
+    }
+    let mut numbers = Vec::with_capacity(ids.len());
+    for id in ids {
+        let Some(id) = id.as_str() else { return Err(invalid("feeds must be a list of board ids".into())) };
+        let target = state.boards.get(id).filter(|board| !board.spec.league);
+        let Some(target) = target else { return Err(invalid(format!("`{id}` is not a custom board"))) };
+        let number = target.spec.number;
+        if matches!(feeder, Feeder::Custom(own) if own == number) {
+            return Err(invalid("a board does not feed itself".into()));
+        }
+        if numbers.contains(&number) {
+            return Err(invalid(format!("`{id}` is named twice")));
+        }
+        if !target.spec.rules.feeds.numbers().is_empty() {
+            return Err(invalid(format!("`{id}` feeds boards of its own: a fed post feeds nothing further")));
+        }
+        numbers.push(number);
+    }
+    let feeds = Feeds::new(&numbers).ok_or_else(|| invalid(format!("a board feeds at most {MAX_FEEDS} boards")))?;
+    match feeder {
+        Feeder::Custom(own) if !numbers.is_empty() => {
+            let fed = |rules: PostRules| rules.feeds.contains(own);
+            let by_custom = state.boards.all().iter().any(|board| fed(board.spec.rules));
+            if by_custom || Board::BUILTIN.iter().any(|b| fed(state.boards.builtin_rules(*b))) {
+                return Err(invalid("another board feeds this one: a fed board feeds nothing".into()));
+            }
+        }
+        Feeder::Custom(_) => {}
+        Feeder::Builtin(board) => {
+            let other = Board::BUILTIN.into_iter().find(|b| *b != board).unwrap_or(board);
+            if feeds.union(&state.boards.builtin_rules(other).feeds).is_none() {
+                return Err(invalid(format!("`best` and `total` together feed at most {MAX_FEEDS} boards")));
+            }
+        }
+    }
+    Ok(feeds)
 }
 
 /// A nullable field of a change: left out, `current`; null, cleared; else
@@ -132,6 +196,7 @@ fn rules_of(row: &RulesRow) -> Option<PostRules> {
         writers: Writers::from_name(&row.writers)?,
         hold_beyond: row.hold_beyond,
         hold_jump: row.hold_jump,
+        feeds: Feeds::new(&serde_json::from_str::<Vec<i64>>(&row.feeds).ok()?)?,
     })
 }
 
@@ -141,6 +206,7 @@ fn row_of(rules: PostRules) -> RulesRow {
         writers: rules.writers.as_str().to_owned(),
         hold_beyond: rules.hold_beyond,
         hold_jump: rules.hold_jump,
+        feeds: serde_json::Value::from(rules.feeds.numbers()).to_string(),
     }
 }
 
@@ -156,7 +222,31 @@ fn integer(
     }
 }
 
+/// A field's name, whether a value is its default, and the code for any other.
+type UnbuiltField = (&'static str, fn(&Value) -> bool, ErrorCode);
+
+/// The v4 board fields this version does not build yet, with the value
+/// each may take meanwhile (its default) and the code that refuses any
+/// other: a board is never created without what it asked for.
+const NOT_YET: [UnbuiltField; 5] = [
+    ("subscores", |v| v.is_null() || v.as_array().is_some_and(Vec::is_empty), ErrorCode::InvalidSubscores),
+    ("partition_by", Value::is_null, ErrorCode::InvalidPartitionBy),
+    ("max_partitions", Value::is_null, ErrorCode::InvalidMaxPartitions),
+    ("partition_values", Value::is_null, ErrorCode::InvalidPartitionValues),
+    ("rewards", |v| v.is_null() || v.as_array().is_some_and(Vec::is_empty), ErrorCode::InvalidRewards),
+];
+
+fn refuse_unbuilt_fields(body: &Map<String, Value>) -> Result<(), ApiError> {
+    for (field, is_default, code) in NOT_YET {
+        if body.get(field).is_some_and(|value| !is_default(value)) {
+            return Err(code.into());
+        }
+    }
+    Ok(())
+}
+
 fn definition(body: &Map<String, Value>) -> Result<Definition, ApiError> {
+    refuse_unbuilt_fields(body)?;
     let id = BoardId::parse(body.get("id"))?;
     if Board::builtin(id.as_str()).is_some() {
         return Err(ApiError::with_message(ErrorCode::BoardExists, "`best` and `total` are the built-in boards"));
@@ -289,8 +379,10 @@ pub async fn reload_catalog(state: &AppState) -> Result<(), ApiError> {
 
 /// Creates a custom board.
 pub async fn create(state: &AppState, actor: &Actor, body: &Map<String, Value>) -> Result<BoardView, ApiError> {
-    let board = insert(state, actor, &definition(body)?, None).await?;
-    Ok(BoardView::custom(&board.spec, board.period_at(Timestamp::now()), Some(0)))
+    let mut definition = definition(body)?;
+    definition.rules.feeds = amended_feeds(state, body, Feeder::Custom(0), Feeds::default())?;
+    let board = insert(state, actor, &definition, None).await?;
+    Ok(BoardView::custom(&board.spec, board.period_at(Timestamp::now()), Some(0), feed_ids(state, board.spec.rules)))
 }
 
 /// Creates a league's own board from the board fields of the league's
@@ -365,8 +457,13 @@ async fn insert(
     };
     let first = Period { index: 0, start: created_at, end: None };
     let first_end = CustomBoard::new(spec.clone(), first)?.period_at(created_at).end;
-    let mut detail =
-        serde_json::to_value(BoardView::custom(&spec, Period { end: first_end, ..first }, Some(0))).unwrap_or_default();
+    let mut detail = serde_json::to_value(BoardView::custom(
+        &spec,
+        Period { end: first_end, ..first },
+        Some(0),
+        feed_ids(state, spec.rules),
+    ))
+    .unwrap_or_default();
     let (action, target) = match league {
         Some(ladder) => {
             detail["ladder"] = serde_json::json!({"tiers": serde_json::from_str::<Value>(&ladder.tiers).unwrap_or_default(),
@@ -397,11 +494,13 @@ pub async fn update(
         BoardRef::Builtin(board) => return update_builtin(state, actor, board, body).await,
         BoardRef::Custom(board) => board,
     };
+    refuse_unbuilt_fields(body)?;
     let name = match body.get("name") {
         None => board.spec.name.clone(),
         raw => BoardName::parse(raw)?.as_str().to_owned(),
     };
-    let rules = amended_rules(body, board.spec.rules)?;
+    let mut rules = amended_rules(body, board.spec.rules)?;
+    rules.feeds = amended_feeds(state, body, Feeder::Custom(board.spec.number), rules.feeds)?;
     let change = terms_change(&board, body, Timestamp::now())?;
     let terms = match &change {
         Some(change) => board.spec.terms.with_change(change.row.from_period, tournament_of(&change.row.fields)),
@@ -471,11 +570,12 @@ async fn update_builtin(
     board: Board,
     body: &Map<String, Value>,
 ) -> Result<BoardView, ApiError> {
-    const RULE_FIELDS: [&str; 4] = ["min_interval_ms", "writers", "hold_beyond", "hold_jump"];
+    const RULE_FIELDS: [&str; 5] = ["min_interval_ms", "writers", "hold_beyond", "hold_jump", "feeds"];
     if body.keys().any(|field| !RULE_FIELDS.contains(&field.as_str())) {
         return Err(ErrorCode::BuiltinBoard.into());
     }
-    let rules = amended_rules(body, state.boards.builtin_rules(board))?;
+    let mut rules = amended_rules(body, state.boards.builtin_rules(board))?;
+    rules.feeds = amended_feeds(state, body, Feeder::Builtin(board), rules.feeds)?;
     let id = board.to_string();
     let row = BuiltinRulesRow { board: id.clone(), rules: row_of(rules) };
     audited(state, actor, "update_board", async |conn| {
@@ -484,7 +584,7 @@ async fn update_builtin(
     })
     .await?;
     state.boards.set_builtin_rules(board, rules);
-    Ok(BoardView::builtin(board, state.settings.max_score, rules))
+    Ok(BoardView::builtin(board, state.settings.max_score, rules, feed_ids(state, rules)))
 }
 
 /// Deletes a custom board with everything posted to it.
@@ -517,9 +617,7 @@ pub async fn delete_custom(state: &AppState, actor: &Actor, board: &CustomBoard)
 /// tournament's current period.
 pub async fn list(state: &AppState) -> Result<BoardList, ApiError> {
     let now = Timestamp::now();
-    let builtins = Board::BUILTIN
-        .iter()
-        .map(|board| BoardView::builtin(*board, state.settings.max_score, state.boards.builtin_rules(*board)));
+    let builtins = Board::BUILTIN.iter().map(|board| builtin_view(state, *board));
     let boards: Vec<_> = state
         .boards
         .all()
@@ -533,9 +631,10 @@ pub async fn list(state: &AppState) -> Result<BoardList, ApiError> {
         .map(|(period, board)| (board.spec.number, period.index))
         .collect();
     let entrants = state.store.entrant_counts(&joined).await?;
-    let custom = boards
-        .iter()
-        .map(|(period, board)| BoardView::custom(&board.spec, *period, entrants.get(&board.spec.number).copied()));
+    let custom = boards.iter().map(|(period, board)| {
+        let entrants = entrants.get(&board.spec.number).copied();
+        BoardView::custom(&board.spec, *period, entrants, feed_ids(state, board.spec.rules))
+    });
     Ok(BoardList { boards: builtins.chain(custom).collect() })
 }
 
@@ -547,15 +646,23 @@ async fn custom_view(state: &AppState, board: &CustomBoard) -> Result<BoardView,
     } else {
         None
     };
-    Ok(BoardView::custom(&board.spec, period, entrants))
+    Ok(BoardView::custom(&board.spec, period, entrants, feed_ids(state, board.spec.rules)))
+}
+
+fn builtin_view(state: &AppState, board: Board) -> BoardView {
+    let rules = state.boards.builtin_rules(board);
+    BoardView::builtin(board, state.settings.max_score, rules, feed_ids(state, rules))
+}
+
+/// The ids of the boards a board feeds (deleted ones left out).
+fn feed_ids(state: &AppState, rules: PostRules) -> Vec<String> {
+    state.boards.ids_of(&rules.feeds)
 }
 
 /// One board.
 pub async fn get(state: &AppState, id: &str) -> Result<BoardView, ApiError> {
     Ok(match resolve(state, id).await? {
-        BoardRef::Builtin(board) => {
-            BoardView::builtin(board, state.settings.max_score, state.boards.builtin_rules(board))
-        }
+        BoardRef::Builtin(board) => builtin_view(state, board),
         BoardRef::Custom(custom) => custom_view(state, &custom).await?,
     })
 }

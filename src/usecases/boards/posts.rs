@@ -41,8 +41,8 @@ pub async fn post_to(
     let score = Score::parse_in(body.get("score"), board.spec.min_score, board.spec.max_score)?;
     let metadata = Metadata::parse(body.get("metadata"))?;
     let min_interval_ms = board.spec.rules.min_interval_ms;
-    let target = Target::Custom { board, metadata };
-    scores::submit(state, author, Post { user_id, by, score, target, key, min_interval_ms }).await
+    let target = Target::Custom { board };
+    scores::submit(state, author, Post { user_id, by, score, target, metadata, key, min_interval_ms }).await
 }
 
 /// A player's posts to a custom board, newest first.
@@ -94,6 +94,7 @@ fn history_item(row: BoardScoreRow, period: PeriodView) -> BoardHistoryItem {
         metadata: row.metadata.map(|text| MetadataView(Arc::from(text))),
         status: PostStatus::from_stored(&row.status).as_str(),
         period,
+        via: row.via,
     }
 }
 
