@@ -873,6 +873,11 @@ export interface components {
              * @example accepted
              */
             status: string;
+            /**
+             * @description A fed post: the board of the post that fed it (`best` for
+             *     `/api/scores`); null for a direct post.
+             */
+            via: string | null;
         };
         BoardList: {
             boards: components["schemas"]["BoardView"][];
@@ -880,7 +885,7 @@ export interface components {
         /**
          * @description `POST /api/admin/boards`: everything but `id` and `name` has a default;
          *     only `name`, the rule fields (`min_interval_ms`, `writers`,
-         *     `hold_beyond`, `hold_jump`) and the tournament fields can change later.
+         *     `hold_beyond`, `hold_jump`, `feeds`) and the tournament fields can change later.
          */
         BoardRequest: components["schemas"]["TournamentFields"] & {
             /**
@@ -888,6 +893,17 @@ export interface components {
              * @description Ended periods kept readable, 0..1000, default 10.
              */
             archive_periods?: number | null;
+            /**
+             * @description Up to 10 custom board ids (none a league's, this board, a duplicate,
+             *     or a board with feeds of its own; no feeds on a board another feeds)
+             *     that every accepted or held post is also posted to, in the same
+             *     transaction (v4); 422 `invalid_feeds` otherwise. `best` and `total`
+             *     together feed at most 10. Default `[]`.
+             * @example [
+             *       "level-3-daily"
+             *     ]
+             */
+            feeds?: string[] | null;
             /**
              * Format: int64
              * @description A post better than this (in the board's order) is held for review (202).
@@ -964,6 +980,11 @@ export interface components {
          */
         BoardScoreResult: {
             entry: null | components["schemas"]["RankingEntry"];
+            /**
+             * @description What became of the post on each board this one feeds (v4), in the
+             *     board's `feeds` order.
+             */
+            feeds: components["schemas"]["FeedResult"][];
             /** @description Whether the entry's score changed. */
             improved: boolean;
             /** @description The period the post counted in. */
@@ -1006,7 +1027,7 @@ export interface components {
             period: components["schemas"]["PeriodView"];
         };
         /** @description A board as `GET /api/boards` lists it. */
-        BoardView: components["schemas"]["TournamentView"] & {
+        BoardView: components["schemas"]["TournamentView"] & components["schemas"]["UnbuiltFields"] & {
             /** Format: int64 */
             archive_periods: number;
             created_at: null | components["schemas"]["Timestamp"];
@@ -1015,6 +1036,15 @@ export interface components {
              * @description Entrants of the current period (null unless `join_required`).
              */
             entrants: number | null;
+            /**
+             * @description The custom boards every accepted or held post to this board is also
+             *     posted to, in the same transaction (v4).
+             * @example [
+             *       "level-3-daily",
+             *       "level-3-weekly"
+             *     ]
+             */
+            feeds: string[];
             /**
              * Format: int64
              * @description A post better than this in the board's order is held for review (null: none).
@@ -1219,7 +1249,7 @@ export interface components {
              * @description snake_case; each response lists the codes it can carry
              * @enum {string}
              */
-            code: "invalid_json" | "invalid_body" | "invalid_query" | "invalid_path" | "invalid_limit" | "invalid_offset" | "invalid_cursor" | "invalid_radius" | "invalid_before" | "invalid_ids" | "invalid_idempotency_key" | "invalid_period" | "session_required" | "invalid_session" | "invalid_credentials" | "invalid_server_key" | "admin_token_required" | "invalid_admin_token" | "builtin_board" | "banned" | "not_joined" | "server_only" | "cross_origin" | "not_found" | "user_not_found" | "board_not_found" | "user_not_on_board" | "period_not_found" | "score_not_found" | "key_not_found" | "league_not_found" | "cohort_not_found" | "webhook_not_found" | "method_not_allowed" | "request_timeout" | "login_name_taken" | "board_exists" | "league_exists" | "already_banned" | "not_banned" | "board_closed" | "board_full" | "attempts_exhausted" | "period_started" | "already_decided" | "ambiguous_score" | "payload_too_large" | "unsupported_media_type" | "invalid_login_name" | "invalid_password" | "invalid_display_name" | "invalid_score" | "invalid_users" | "invalid_scores" | "invalid_seed" | "idempotency_key_reused" | "invalid_id" | "invalid_name" | "invalid_order" | "invalid_operator" | "invalid_reset" | "invalid_timezone" | "invalid_archive_periods" | "invalid_min_score" | "invalid_max_score" | "invalid_min_interval_ms" | "invalid_hold_beyond" | "invalid_hold_jump" | "invalid_board" | "invalid_decision" | "invalid_starts_at" | "invalid_ends_at" | "invalid_join_required" | "invalid_max_entrants" | "invalid_max_attempts" | "join_not_required" | "invalid_writers" | "invalid_url" | "invalid_events" | "invalid_tiers" | "invalid_cohort_size" | "invalid_promote" | "invalid_demote" | "invalid_user_id" | "invalid_metadata" | "invalid_reason" | "invalid_current_password" | "invalid_change" | "invalid_percents" | "too_many_requests" | "internal_error" | "database_unavailable" | "hashing_busy" | "write_queue_full" | "write_failed" | "shutting_down" | "too_many_streams";
+            code: "invalid_json" | "invalid_body" | "invalid_query" | "invalid_path" | "invalid_limit" | "invalid_offset" | "invalid_cursor" | "invalid_radius" | "invalid_before" | "invalid_ids" | "invalid_idempotency_key" | "invalid_period" | "session_required" | "invalid_session" | "invalid_credentials" | "invalid_server_key" | "admin_token_required" | "invalid_admin_token" | "builtin_board" | "banned" | "not_joined" | "server_only" | "cross_origin" | "not_found" | "user_not_found" | "board_not_found" | "user_not_on_board" | "period_not_found" | "score_not_found" | "key_not_found" | "league_not_found" | "cohort_not_found" | "webhook_not_found" | "method_not_allowed" | "request_timeout" | "login_name_taken" | "board_exists" | "league_exists" | "already_banned" | "not_banned" | "board_closed" | "board_full" | "attempts_exhausted" | "period_started" | "already_decided" | "ambiguous_score" | "payload_too_large" | "unsupported_media_type" | "invalid_login_name" | "invalid_password" | "invalid_display_name" | "invalid_score" | "invalid_users" | "invalid_scores" | "invalid_seed" | "idempotency_key_reused" | "invalid_id" | "invalid_name" | "invalid_order" | "invalid_operator" | "invalid_reset" | "invalid_timezone" | "invalid_archive_periods" | "invalid_min_score" | "invalid_max_score" | "invalid_min_interval_ms" | "invalid_hold_beyond" | "invalid_hold_jump" | "invalid_subscores" | "invalid_partition_by" | "invalid_max_partitions" | "invalid_partition_values" | "invalid_rewards" | "invalid_feeds" | "invalid_board" | "invalid_decision" | "invalid_starts_at" | "invalid_ends_at" | "invalid_join_required" | "invalid_max_entrants" | "invalid_max_attempts" | "join_not_required" | "invalid_writers" | "invalid_url" | "invalid_events" | "invalid_tiers" | "invalid_cohort_size" | "invalid_promote" | "invalid_demote" | "invalid_user_id" | "invalid_metadata" | "invalid_reason" | "invalid_current_password" | "invalid_change" | "invalid_percents" | "too_many_requests" | "internal_error" | "database_unavailable" | "hashing_busy" | "write_queue_full" | "write_failed" | "shutting_down" | "too_many_streams";
             /** @description Human text, never internals */
             message: string;
         };
@@ -1228,6 +1258,32 @@ export interface components {
          * @enum {string}
          */
         EventName: "period.closed" | "period.amended" | "league.closed" | "score.held";
+        /** @description What became of a post on one board it fed (v4 `feeds`). */
+        FeedResult: {
+            /** @example level-3-daily */
+            board: string;
+            entry: null | components["schemas"]["RankingEntry"];
+            /** @description Whether the post created or changed the player's entry there. */
+            improved: boolean;
+            /** @description The partition it landed on (null: none). */
+            partition: Record<string, never> | null;
+            period: null | components["schemas"]["PeriodView"];
+            /**
+             * @description Skipped: the error code that board would have answered.
+             * @example board_closed
+             */
+            reason: string | null;
+            /**
+             * Format: int64
+             * @description The fed post's own id (null: skipped).
+             */
+            score_id: number | null;
+            /**
+             * @description `accepted`, `held` or `skipped` (the fed board refused it).
+             * @example accepted
+             */
+            status: string;
+        };
         /** @description `GET /healthz`. */
         Health: {
             /** @description `ok`, `degraded` (serving without Redis) or `disabled`. */
@@ -1251,6 +1307,11 @@ export interface components {
              *     `/api/scores` (which feeds both built-in boards).
              */
             board: string;
+            /**
+             * @description The boards whose fed posts were held with it (v4): the decision is
+             *     theirs too.
+             */
+            feeds: string[];
             /** @description The period the post belongs to (and counts in once accepted). */
             period: components["schemas"]["PeriodView"];
             /** @description `hold_beyond` or `hold_jump`. */
@@ -1559,6 +1620,12 @@ export interface components {
         /** @description `POST /api/scores`. */
         ScoreRequest: {
             /**
+             * @description Any JSON object of at most 1 KiB serialized (422 `invalid_metadata`
+             *     otherwise): the built-in boards keep none of it, the boards they
+             *     feed keep it with the fed posts (v4).
+             */
+            metadata?: Record<string, never> | null;
+            /**
              * Format: int64
              * @description An integer in 0..=1,000,000,000 (floats, strings, negatives: 422 `invalid_score`).
              * @example 1200
@@ -1572,6 +1639,8 @@ export interface components {
             user_id?: number | null;
         };
         ScoreResult: {
+            /** @description What became of the post on each board `best` and `total` feed (v4). */
+            feeds: components["schemas"]["FeedResult"][];
             new_best: boolean;
             score: components["schemas"]["ScoreView"];
             user: components["schemas"]["Me"];
@@ -1703,11 +1772,41 @@ export interface components {
             starts_at: null | components["schemas"]["Timestamp"];
         };
         /**
+         * @description The v4 board fields this version shows at their defaults only:
+         *     subscores, partitions and rewards are not built yet.
+         */
+        UnbuiltFields: {
+            /**
+             * Format: int64
+             * @description Partitions a period may open (not built yet: the default, 1000).
+             */
+            max_partitions: number;
+            /** @description The metadata field posts are partitioned by (not built yet: always null). */
+            partition_by: string | null;
+            /** @description The partition values allowed (not built yet: always null). */
+            partition_values: string[] | null;
+            /** @description Reward bands paid at a period's close (not built yet: always `[]`). */
+            rewards: Record<string, never>[];
+            /** @description Tie-breakers (not built yet: always `[]`). */
+            subscores: Record<string, never>[];
+        };
+        /**
          * @description `PATCH /api/admin/boards/{board}`: the fields to change; a field left
          *     out keeps its value, a null rule field clears it. The built-in boards
          *     take the rule fields only.
          */
         UpdateBoardRequest: components["schemas"]["TournamentFields"] & {
+            /**
+             * @description Up to 10 custom board ids (none a league's, this board, a duplicate,
+             *     or a board with feeds of its own; no feeds on a board another feeds)
+             *     that every accepted or held post is also posted to, in the same
+             *     transaction (v4); 422 `invalid_feeds` otherwise. `best` and `total`
+             *     together feed at most 10. Default `[]`.
+             * @example [
+             *       "level-3-daily"
+             *     ]
+             */
+            feeds?: string[] | null;
             /** Format: int64 */
             hold_beyond?: number | null;
             /** Format: double */
@@ -2003,7 +2102,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `invalid_id`, `invalid_name`, `invalid_order`, `invalid_operator`, `invalid_reset`, `invalid_timezone`, `invalid_archive_periods`, `invalid_min_score`, `invalid_max_score`, `invalid_min_interval_ms`, `invalid_writers`, `invalid_hold_beyond`, `invalid_hold_jump`, `invalid_join_required`, `invalid_max_entrants`, `invalid_max_attempts`, `invalid_starts_at`, `invalid_ends_at` */
+            /** @description `invalid_id`, `invalid_name`, `invalid_order`, `invalid_operator`, `invalid_reset`, `invalid_timezone`, `invalid_archive_periods`, `invalid_min_score`, `invalid_max_score`, `invalid_min_interval_ms`, `invalid_writers`, `invalid_hold_beyond`, `invalid_hold_jump`, `invalid_feeds`, `invalid_subscores`, `invalid_partition_by`, `invalid_max_partitions`, `invalid_partition_values`, `invalid_rewards`, `invalid_join_required`, `invalid_max_entrants`, `invalid_max_attempts`, `invalid_starts_at`, `invalid_ends_at` */
             422: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -2271,7 +2370,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `invalid_name`, `invalid_min_interval_ms`, `invalid_writers`, `invalid_hold_beyond`, `invalid_hold_jump`, `invalid_join_required`, `invalid_max_entrants`, `invalid_max_attempts`, `invalid_starts_at`, `invalid_ends_at` */
+            /** @description `invalid_name`, `invalid_min_interval_ms`, `invalid_writers`, `invalid_hold_beyond`, `invalid_hold_jump`, `invalid_feeds`, `invalid_subscores`, `invalid_partition_by`, `invalid_max_partitions`, `invalid_partition_values`, `invalid_rewards`, `invalid_join_required`, `invalid_max_entrants`, `invalid_max_attempts`, `invalid_starts_at`, `invalid_ends_at` */
             422: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -3304,7 +3403,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `invalid_id`, `invalid_name`, `invalid_tiers`, `invalid_cohort_size`, `invalid_promote`, `invalid_demote`, `invalid_order`, `invalid_operator`, `invalid_reset`, `invalid_timezone`, `invalid_archive_periods`, `invalid_min_score`, `invalid_max_score` */
+            /** @description `invalid_id`, `invalid_name`, `invalid_tiers`, `invalid_cohort_size`, `invalid_promote`, `invalid_demote`, `invalid_order`, `invalid_operator`, `invalid_reset`, `invalid_timezone`, `invalid_archive_periods`, `invalid_min_score`, `invalid_max_score`, `invalid_subscores`, `invalid_partition_by`, `invalid_max_partitions`, `invalid_partition_values`, `invalid_rewards` */
             422: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -6578,7 +6677,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `invalid_score`, `invalid_user_id`, `idempotency_key_reused` */
+            /** @description `invalid_score`, `invalid_metadata`, `invalid_user_id`, `idempotency_key_reused` */
             422: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
