@@ -207,7 +207,7 @@ POSTS = ("/api/scores", "/api/boards/{board}/scores", "/api/leagues/{id}/scores"
 
 def repair(path, method, body):
     """In a positive case, the fields no JSON Schema can state (a cron
-    pattern, an IANA zone, a public URL that needs no DNS, a password's
+    pattern, an IANA zone, the ids of boards to feed, a public URL that needs no DNS, a password's
     length in bytes, one field bounded by another, a unique id) made valid
     where they are there, so that creations succeed often enough to fuzz
     what follows them."""
@@ -234,6 +234,9 @@ def repair(path, method, body):
         for field in ("starts_at", "ends_at"):
             if isinstance(body.get(field), str):
                 body[field] = None
+        if isinstance(body.get("feeds"), list):
+            # Boards that exist and feed none (no schema can name them).
+            body["feeds"] = [fresh_board() for _ in body["feeds"][:3]]
     if path == "/api/admin/leagues" and isinstance(body.get("cohort_size"), int):
         for field in ("promote", "demote"):
             if isinstance(body.get(field), int):
