@@ -252,6 +252,8 @@ CREATE TABLE IF NOT EXISTS server_keys (
   key_hash CHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   created_at BIGINT NOT NULL,
   revoked_at BIGINT NULL,
+  -- 'server' (posts scores for players), 'moderator' or 'viewer' (v4)
+  role VARCHAR(16) CHARACTER SET ascii COLLATE ascii_bin NOT NULL DEFAULT 'server',
   UNIQUE KEY server_keys_hash (key_hash)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 

@@ -644,7 +644,7 @@ pub struct UserBoards {
 pub struct AuditEntry {
     pub id: i64,
     pub at: Timestamp,
-    /// Who: `admin:` and a fingerprint of the admin token (never the token).
+    /// Who: `admin` (the admin token) or `key:<id>` (an admin key).
     pub actor: String,
     /// `ban`, `unban`, `delete_score`, `rename`, `create_board`,
     /// `update_board`, `delete_board`, `create_key`, `revoke_key` or
@@ -672,11 +672,14 @@ pub struct ServerKeyView {
     pub id: i64,
     pub name: String,
     pub created_at: Timestamp,
+    /// `server` (posts scores for players), `moderator` or `viewer`.
+    #[schema(example = "server")]
+    pub role: String,
 }
 
 impl From<ServerKeyRow> for ServerKeyView {
     fn from(row: ServerKeyRow) -> Self {
-        Self { id: row.id, name: row.name, created_at: row.created_at }
+        Self { id: row.id, name: row.name, created_at: row.created_at, role: row.role }
     }
 }
 
@@ -689,6 +692,20 @@ pub struct ServerKeyCreated {
     #[schema(example = "hsk_Xq3…")]
     pub key: String,
     pub created_at: Timestamp,
+    /// `server` (posts scores for players), `moderator` or `viewer`.
+    #[schema(example = "server")]
+    pub role: String,
+}
+
+/// `GET /api/admin/whoami`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct WhoAmI {
+    /// As the audit log names it: `admin` (the admin token) or `key:<id>`.
+    #[schema(example = "key:3")]
+    pub actor: String,
+    /// `admin`, `moderator` or `viewer`.
+    #[schema(example = "moderator")]
+    pub role: &'static str,
 }
 
 /// `GET /api/admin/keys`: the live keys, oldest first.

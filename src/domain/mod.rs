@@ -12,6 +12,7 @@ mod idempotency_key;
 mod league;
 mod page;
 mod percent;
+mod role;
 mod score;
 mod timestamp;
 
@@ -23,5 +24,6 @@ pub use idempotency_key::IdempotencyKey;
 pub use league::{competition_ranks, Ladder, Movement};
 pub use page::{parse_before, parse_offset, PageLimit, Radius, UserIds};
 pub use percent::{Hundredths, Percents};
+pub use role::{Access, KeyRole};
 pub use score::{PostStatus, Score};
 pub use timestamp::Timestamp;

@@ -60,8 +60,9 @@ error_codes! {
     InvalidCredentials = (401, "invalid_credentials", "wrong login name or password"),
     InvalidServerKey = (401, "invalid_server_key", "the server key is unknown or revoked"),
     AdminTokenRequired = (401, "admin_token_required", "send Authorization: Bearer $ADMIN_TOKEN"),
+    InvalidAdminToken = (401, "invalid_admin_token", "neither the admin token nor a live admin key"),
     // 403: known, but not allowed.
-    InvalidAdminToken = (403, "invalid_admin_token", "wrong admin token"),
+    ForbiddenForRole = (403, "forbidden_for_role", "this key's role does not reach this route"),
     BuiltinBoard = (403, "builtin_board",
         "the built-in boards take only rule changes (min_interval_ms, writers, hold_beyond, hold_jump, feeds) and cannot \
          be deleted; their scores are posted to /api/scores"),
@@ -140,6 +141,7 @@ error_codes! {
     InvalidPartitionValues = (422, "invalid_partition_values",
         "partition_values is not supported by this version yet: leave it out or null"),
     InvalidRewards = (422, "invalid_rewards", "rewards are not supported by this version yet: leave them out or []"),
+    InvalidRole = (422, "invalid_role", "role must be `server` (default), `moderator` or `viewer`"),
     InvalidFeeds = (422, "invalid_feeds",
         "feeds must be a list of at most 10 custom board ids, none a league, this board, a duplicate or a board with feeds"),
     InvalidBoard = (422, "invalid_board", "board must be a board's id (a string) or null"),

@@ -1,6 +1,7 @@
-//! `/api/admin/initialize`: wipe everything and load a generated dataset.
-//! Recorded in the audit log (the first record of the new data).
-//! Exists only when `ADMIN_TOKEN` is configured.
+//! `/api/admin/initialize`: wipe everything and load a generated dataset
+//! (recorded in the audit log: the first record of the new data); and
+//! `/api/admin/whoami`: who the presented token or key is. Exist only
+//! when `ADMIN_TOKEN` is configured.
 
 use actix_web::{web, HttpResponse};
 use serde::Deserialize;
@@ -12,6 +13,13 @@ use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
 use crate::usecases::admin;
 use crate::usecases::moderation::Actor;
+
+#[utoipa::path(get, path = paths::ADMIN_WHOAMI, operation_id = "whoAmI", summary = "Who the admin token or key is", tag = "operations",
+    security(("admin_token" = [])),
+    responses((status = 200, description = "The actor the audit log names, and the role", body = crate::views::WhoAmI)))]
+pub async fn whoami(actor: Actor) -> HttpResponse {
+    HttpResponse::Ok().json(crate::views::WhoAmI { actor: actor.name, role: actor.access.as_str() })
+}
 
 #[derive(Deserialize, Default)]
 struct InitializeBody {

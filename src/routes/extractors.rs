@@ -13,6 +13,7 @@ use futures_util::future::LocalBoxFuture;
 
 use super::client_address;
 use crate::auth::{ServerKey, SessionToken, COOKIE_NAME};
+use crate::domain::KeyRole;
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
 use crate::telemetry::Metrics;
@@ -73,7 +74,11 @@ impl FromRequest for Author {
         Box::pin(async move {
             let state = state.ok_or_else(|| ApiError::internal(anyhow::anyhow!("AppState missing")))?;
             if let Some(key) = server_key {
-                if let Some(id) = keys::authenticate(&state, &key).await? {
+                if let Some((id, role)) = keys::authenticate(&state, &key).await? {
+                    // An admin key (moderator, viewer) posts nothing.
+                    if role != Some(KeyRole::Server) {
+                        return Err(ErrorCode::ForbiddenForRole.into());
+                    }
                     if let Some(metrics) = metrics {
                         metrics.server_key_posts.with_label_values(&[&id.0.to_string()]).inc();
                     }
@@ -93,7 +98,9 @@ impl FromRequest for Author {
 
 /// The operator behind an admin request (see `usecases::admin::authorize`):
 /// every `/api/admin/` handler takes one, so none runs its use case, or
-/// reads its body, without the admin token.
+/// reads its body, without the admin token or a key whose role reaches
+/// the route (`routes::access`). Only the `Authorization` header counts,
+/// never a cookie.
 impl FromRequest for Actor {
     type Error = ApiError;
     type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
@@ -102,9 +109,10 @@ impl FromRequest for Actor {
         let state = request.app_data::<web::Data<AppState>>().cloned();
         let token = bearer_token(request).map(str::to_owned);
         let address = state.as_ref().map(|state| client_address(request, state.settings.trust_forwarded_for));
+        let needed = super::access::needed(request.method().as_str(), request.match_pattern().as_deref());
         Box::pin(async move {
             let state = state.ok_or_else(|| ApiError::internal(anyhow::anyhow!("AppState missing")))?;
-            crate::usecases::admin::authorize(&state, &address.unwrap_or_default(), token.as_deref()).await
+            crate::usecases::admin::authorize(&state, &address.unwrap_or_default(), token.as_deref(), needed).await
         })
     }
 }

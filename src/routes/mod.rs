@@ -2,6 +2,7 @@
 //! domain types, calls one use case (`crate::usecases`), and shapes the
 //! contract's JSON; it holds no SQL, no ranking logic and no Redis.
 
+mod access;
 mod admin;
 mod boards;
 mod deadline;
@@ -90,7 +91,7 @@ routes! {
     },
     paths::SCORES => {
         post: scores::post_score => [InvalidJson, InvalidBody, InvalidIdempotencyKey, SessionRequired, InvalidSession,
-            InvalidServerKey, Banned, ServerOnly, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, UserNotFound, InvalidScore,
+            InvalidServerKey, ForbiddenForRole, Banned, ServerOnly, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, UserNotFound, InvalidScore,
             InvalidMetadata, InvalidUserId, IdempotencyKeyReused, TooManyRequests, DatabaseUnavailable, WriteQueueFull, WriteFailed,
             ShuttingDown],
     },
@@ -125,7 +126,7 @@ routes! {
     },
     paths::BOARD_SCORES => {
         post: boards::post_score => [InvalidJson, InvalidBody, InvalidIdempotencyKey, SessionRequired, InvalidSession,
-            InvalidServerKey, Banned, ServerOnly, NotJoined, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, BoardNotFound,
+            InvalidServerKey, ForbiddenForRole, Banned, ServerOnly, NotJoined, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, BoardNotFound,
             BuiltinBoard, BoardClosed, AttemptsExhausted, UserNotFound, InvalidScore, InvalidMetadata, InvalidUserId, IdempotencyKeyReused, TooManyRequests, DatabaseUnavailable,
             WriteQueueFull, WriteFailed, ShuttingDown],
     },
@@ -138,7 +139,7 @@ routes! {
     },
     paths::ADMIN_BOARDS => {
         post: boards::create => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, AdminTokenRequired,
-            InvalidAdminToken, TooManyRequests, NotFound, BoardExists, InvalidId, InvalidName, InvalidOrder, InvalidOperator,
+            InvalidAdminToken, ForbiddenForRole, TooManyRequests, NotFound, BoardExists, InvalidId, InvalidName, InvalidOrder, InvalidOperator,
             InvalidReset, InvalidTimezone, InvalidArchivePeriods, InvalidMinScore, InvalidMaxScore, InvalidMinIntervalMs,
             InvalidWriters, InvalidHoldBeyond, InvalidHoldJump, InvalidFeeds, InvalidSubscores, InvalidPartitionBy,
             InvalidMaxPartitions, InvalidPartitionValues, InvalidRewards, InvalidJoinRequired, InvalidMaxEntrants, InvalidMaxAttempts,
@@ -146,58 +147,62 @@ routes! {
     },
     paths::ADMIN_BOARD => {
         patch: boards::update => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, AdminTokenRequired,
-            InvalidAdminToken, TooManyRequests, NotFound, BoardNotFound, BuiltinBoard, InvalidName, InvalidMinIntervalMs,
+            InvalidAdminToken, ForbiddenForRole, TooManyRequests, NotFound, BoardNotFound, BuiltinBoard, InvalidName, InvalidMinIntervalMs,
             InvalidWriters, InvalidHoldBeyond, InvalidHoldJump, InvalidFeeds, InvalidSubscores, InvalidPartitionBy,
             InvalidMaxPartitions, InvalidPartitionValues, InvalidRewards, InvalidJoinRequired, InvalidMaxEntrants, InvalidMaxAttempts,
             InvalidStartsAt, InvalidEndsAt, PeriodStarted, DatabaseUnavailable],
-        delete: boards::delete => [AdminTokenRequired, InvalidAdminToken, TooManyRequests, NotFound, BoardNotFound, BuiltinBoard,
+        delete: boards::delete => [AdminTokenRequired, InvalidAdminToken, ForbiddenForRole, TooManyRequests, NotFound, BoardNotFound, BuiltinBoard,
             DatabaseUnavailable],
     },
     paths::ADMIN_SCORE => {
-        delete: moderation::delete_score => [AdminTokenRequired, InvalidAdminToken, TooManyRequests, NotFound, ScoreNotFound,
+        delete: moderation::delete_score => [AdminTokenRequired, InvalidAdminToken, ForbiddenForRole, TooManyRequests, NotFound, ScoreNotFound,
             UserNotFound, DatabaseUnavailable],
     },
     paths::ADMIN_BOARD_SCORE => {
-        delete: moderation::delete_board_score => [AdminTokenRequired, InvalidAdminToken, TooManyRequests, NotFound, BoardNotFound,
+        delete: moderation::delete_board_score => [AdminTokenRequired, InvalidAdminToken, ForbiddenForRole, TooManyRequests, NotFound, BoardNotFound,
             BuiltinBoard, ScoreNotFound, UserNotFound, DatabaseUnavailable],
     },
     paths::ADMIN_USER => {
         patch: moderation::rename => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, UnsupportedMediaType,
-            AdminTokenRequired, InvalidAdminToken, TooManyRequests, NotFound, UserNotFound, InvalidDisplayName, DatabaseUnavailable],
+            AdminTokenRequired, InvalidAdminToken, ForbiddenForRole, TooManyRequests, NotFound, UserNotFound, InvalidDisplayName, DatabaseUnavailable],
     },
     paths::ADMIN_USER_BAN => {
         post: moderation::ban => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, AdminTokenRequired,
-            InvalidAdminToken, TooManyRequests, NotFound, UserNotFound, AlreadyBanned, InvalidReason, DatabaseUnavailable],
-        delete: moderation::unban => [AdminTokenRequired, InvalidAdminToken, TooManyRequests, NotFound, UserNotFound, NotBanned,
+            InvalidAdminToken, ForbiddenForRole, TooManyRequests, NotFound, UserNotFound, AlreadyBanned, InvalidReason, DatabaseUnavailable],
+        delete: moderation::unban => [AdminTokenRequired, InvalidAdminToken, ForbiddenForRole, TooManyRequests, NotFound, UserNotFound, NotBanned,
+            DatabaseUnavailable],
+    },
+    paths::ADMIN_WHOAMI => {
+        get: admin::whoami => [AdminTokenRequired, InvalidAdminToken, ForbiddenForRole, TooManyRequests, NotFound,
             DatabaseUnavailable],
     },
     paths::ADMIN_AUDIT => {
-        get: moderation::audit => [InvalidLimit, InvalidBefore, InvalidQuery, AdminTokenRequired, InvalidAdminToken, TooManyRequests,
+        get: moderation::audit => [InvalidLimit, InvalidBefore, InvalidQuery, AdminTokenRequired, InvalidAdminToken, ForbiddenForRole, TooManyRequests,
             NotFound, DatabaseUnavailable],
     },
     paths::ADMIN_KEYS => {
         post: keys::create => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, AdminTokenRequired,
-            InvalidAdminToken, TooManyRequests, NotFound, InvalidName, DatabaseUnavailable],
-        get: keys::list => [AdminTokenRequired, InvalidAdminToken, TooManyRequests, NotFound, DatabaseUnavailable],
+            InvalidAdminToken, ForbiddenForRole, TooManyRequests, NotFound, InvalidName, InvalidRole, DatabaseUnavailable],
+        get: keys::list => [AdminTokenRequired, InvalidAdminToken, ForbiddenForRole, TooManyRequests, NotFound, DatabaseUnavailable],
     },
     paths::ADMIN_KEY => {
-        delete: keys::revoke => [AdminTokenRequired, InvalidAdminToken, TooManyRequests, NotFound, KeyNotFound,
+        delete: keys::revoke => [AdminTokenRequired, InvalidAdminToken, ForbiddenForRole, TooManyRequests, NotFound, KeyNotFound,
             DatabaseUnavailable],
     },
     paths::ADMIN_HELD => {
-        get: reviews::list => [InvalidLimit, InvalidQuery, AdminTokenRequired, InvalidAdminToken, TooManyRequests, NotFound,
+        get: reviews::list => [InvalidLimit, InvalidQuery, AdminTokenRequired, InvalidAdminToken, ForbiddenForRole, TooManyRequests, NotFound,
             BoardNotFound, DatabaseUnavailable],
     },
     paths::ADMIN_HELD_POST => {
         post: reviews::decide => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, UnsupportedMediaType,
-            AdminTokenRequired, InvalidAdminToken, TooManyRequests, NotFound, ScoreNotFound, BoardNotFound, UserNotFound,
+            AdminTokenRequired, InvalidAdminToken, ForbiddenForRole, TooManyRequests, NotFound, ScoreNotFound, BoardNotFound, UserNotFound,
             InvalidDecision, AlreadyDecided, AmbiguousScore, DatabaseUnavailable, InvalidBoard],
     },
     paths::LEAGUES => { get: leagues::list => [DatabaseUnavailable] },
     paths::LEAGUE => { get: leagues::get => [InvalidPath, LeagueNotFound, DatabaseUnavailable] },
     paths::LEAGUE_SCORES => {
         post: leagues::post_score => [InvalidJson, InvalidBody, InvalidIdempotencyKey, SessionRequired, InvalidSession,
-            InvalidServerKey, Banned, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, LeagueNotFound, UserNotFound,
+            InvalidServerKey, ForbiddenForRole, Banned, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, LeagueNotFound, UserNotFound,
             InvalidScore, InvalidMetadata, InvalidUserId, IdempotencyKeyReused, TooManyRequests, DatabaseUnavailable,
             WriteQueueFull, WriteFailed, ShuttingDown],
     },
@@ -205,30 +210,30 @@ routes! {
     paths::LEAGUE_MEMBER => { get: leagues::member => [InvalidPath, LeagueNotFound, UserNotFound, DatabaseUnavailable] },
     paths::ADMIN_LEAGUES => {
         post: leagues::create => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, UnsupportedMediaType,
-            AdminTokenRequired, InvalidAdminToken, TooManyRequests, NotFound, LeagueExists, InvalidId, InvalidName,
+            AdminTokenRequired, InvalidAdminToken, ForbiddenForRole, TooManyRequests, NotFound, LeagueExists, InvalidId, InvalidName,
             InvalidTiers, InvalidCohortSize, InvalidPromote, InvalidDemote, InvalidOrder, InvalidOperator, InvalidReset,
             InvalidTimezone, InvalidArchivePeriods, InvalidMinScore, InvalidMaxScore, InvalidSubscores, InvalidPartitionBy,
             InvalidMaxPartitions, InvalidPartitionValues, InvalidRewards, DatabaseUnavailable],
     },
     paths::ADMIN_LEAGUE => {
-        delete: leagues::delete => [InvalidPath, AdminTokenRequired, InvalidAdminToken, TooManyRequests, NotFound, LeagueNotFound,
+        delete: leagues::delete => [InvalidPath, AdminTokenRequired, InvalidAdminToken, ForbiddenForRole, TooManyRequests, NotFound, LeagueNotFound,
             DatabaseUnavailable],
     },
     paths::ADMIN_WEBHOOKS => {
         post: webhooks::create => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, UnsupportedMediaType,
-            AdminTokenRequired, InvalidAdminToken, TooManyRequests, NotFound, InvalidUrl, InvalidEvents, DatabaseUnavailable],
-        get: webhooks::list => [AdminTokenRequired, InvalidAdminToken, TooManyRequests, NotFound, DatabaseUnavailable],
+            AdminTokenRequired, InvalidAdminToken, ForbiddenForRole, TooManyRequests, NotFound, InvalidUrl, InvalidEvents, DatabaseUnavailable],
+        get: webhooks::list => [AdminTokenRequired, InvalidAdminToken, ForbiddenForRole, TooManyRequests, NotFound, DatabaseUnavailable],
     },
     paths::ADMIN_WEBHOOK => {
-        delete: webhooks::delete => [InvalidPath, AdminTokenRequired, InvalidAdminToken, TooManyRequests, NotFound, WebhookNotFound,
+        delete: webhooks::delete => [InvalidPath, AdminTokenRequired, InvalidAdminToken, ForbiddenForRole, TooManyRequests, NotFound, WebhookNotFound,
             DatabaseUnavailable],
     },
     paths::ADMIN_WEBHOOK_DELIVERIES => {
-        get: webhooks::deliveries => [InvalidLimit, InvalidBefore, InvalidQuery, AdminTokenRequired, InvalidAdminToken,
+        get: webhooks::deliveries => [InvalidLimit, InvalidBefore, InvalidQuery, AdminTokenRequired, InvalidAdminToken, ForbiddenForRole,
             TooManyRequests, NotFound, WebhookNotFound, DatabaseUnavailable],
     },
     paths::ADMIN_INITIALIZE => {
-        post: admin::initialize => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, AdminTokenRequired, InvalidAdminToken, TooManyRequests,
+        post: admin::initialize => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, AdminTokenRequired, InvalidAdminToken, ForbiddenForRole, TooManyRequests,
             NotFound, InvalidUsers, InvalidScores, InvalidSeed, DatabaseUnavailable],
     },
 }

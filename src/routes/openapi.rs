@@ -32,7 +32,10 @@ impl Modify for SessionAuth {
         components.add_security_scheme("bearer", bearer("A player's session token (from registration or login)"));
         components
             .add_security_scheme("session_cookie", SecurityScheme::ApiKey(ApiKey::Cookie(ApiKeyValue::new("session"))));
-        components.add_security_scheme("admin_token", bearer("The operator's `ADMIN_TOKEN`"));
+        components.add_security_scheme(
+            "admin_token",
+            bearer("The operator's `ADMIN_TOKEN`, or an admin key (`moderator`, `viewer`) within its role"),
+        );
         components.add_security_scheme(
             "server_key",
             bearer("A server key (`POST /api/admin/keys`): posts for any player, named by `user_id`"),
@@ -99,6 +102,7 @@ impl Modify for SessionAuth {
         super::webhooks::delete,
         super::webhooks::deliveries,
         super::admin::initialize,
+        super::admin::whoami,
     ),
     components(schemas(
         ErrorBody, ErrorDetail, Status, RegisterRequest, LoginRequest, ScoreRequest, InitializeRequest, Health,
@@ -114,7 +118,7 @@ impl Modify for SessionAuth {
         views::AuditLog, views::Initialized, CreateWebhookRequest, views::WebhookView, views::WebhookCreated,
         views::WebhookList, views::DeliveryView, views::DeliveryList, LeagueRequest, views::TierRef, views::TierStats,
         views::LeagueView, views::LeagueList, views::CohortEntry, views::CohortPage, views::LeagueHistoryItem,
-        views::LeagueMember, views::LeaguePostResult,
+        views::LeagueMember, views::LeaguePostResult, views::WhoAmI,
     )),
     modifiers(&SessionAuth, &ErrorResponses, &ResponseHeaders),
 )]

@@ -33,6 +33,7 @@ pub const ADMIN_BOARD_SCORE: &str = "/api/admin/boards/{board}/scores/{id}";
 pub const ADMIN_USER: &str = "/api/admin/users/{id}";
 pub const ADMIN_USER_BAN: &str = "/api/admin/users/{id}/ban";
 pub const ADMIN_AUDIT: &str = "/api/admin/audit";
+pub const ADMIN_WHOAMI: &str = "/api/admin/whoami";
 pub const ADMIN_KEYS: &str = "/api/admin/keys";
 pub const ADMIN_KEY: &str = "/api/admin/keys/{id}";
 pub const ADMIN_HELD: &str = "/api/admin/held";

@@ -12,6 +12,8 @@ pub struct ServerKeyRow {
     pub id: i64,
     pub name: String,
     pub created_at: Timestamp,
+    /// `server`, `moderator` or `viewer` (see `domain::KeyRole`).
+    pub role: String,
 }
 
 impl Store {
@@ -20,11 +22,13 @@ impl Store {
         &self,
         conn: &mut AnyConnection,
         name: &str,
+        role: &str,
         key_hash: &str,
         created_at: Timestamp,
     ) -> StoreResult<i64> {
-        let sql = self.insert_sql("INSERT INTO server_keys (name, key_hash, created_at) VALUES (?, ?, ?)", "id");
-        let query = self.sql(&sql).bind(name).bind(key_hash).bind(created_at);
+        let sql =
+            self.insert_sql("INSERT INTO server_keys (name, role, key_hash, created_at) VALUES (?, ?, ?, ?)", "id");
+        let query = self.sql(&sql).bind(name).bind(role).bind(key_hash).bind(created_at);
         Ok(self.insert_returning_id(conn, query).await?)
     }
 
@@ -32,7 +36,7 @@ impl Store {
     pub async fn server_keys(&self) -> StoreResult<Vec<ServerKeyRow>> {
         let mut conn = self.conn().await?;
         Ok(self
-            .sql_as("SELECT id, name, created_at FROM server_keys WHERE revoked_at IS NULL ORDER BY id")
+            .sql_as("SELECT id, name, created_at, role FROM server_keys WHERE revoked_at IS NULL ORDER BY id")
             .fetch_all(&mut *conn)
             .await?)
     }
@@ -42,7 +46,7 @@ impl Store {
     pub async fn server_key_by_hash(&self, key_hash: &str) -> StoreResult<Option<ServerKeyRow>> {
         let mut conn = self.conn().await?;
         Ok(self
-            .sql_as("SELECT id, name, created_at FROM server_keys WHERE key_hash = ? AND revoked_at IS NULL")
+            .sql_as("SELECT id, name, created_at, role FROM server_keys WHERE key_hash = ? AND revoked_at IS NULL")
             .bind(key_hash)
             .fetch_optional(&mut *conn)
             .await?)

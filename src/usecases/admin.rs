@@ -7,26 +7,34 @@ use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 
+use crate::auth::ServerKey;
 use crate::config::Secret;
 use crate::dataset::{generate, DatasetSpec};
-use crate::domain::{Password, Timestamp};
+use crate::domain::{Access, KeyRole, Password, Timestamp};
 use crate::error::{ApiError, ErrorCode};
 use crate::limits::Limit;
 use crate::state::AppState;
 use crate::store::AuditRecord;
+use crate::usecases::keys::{self, KeyId};
 use crate::usecases::moderation::Actor;
 
-/// Checks a presented admin token against the configured one, comparing
-/// digests in constant time; the caller is named in the audit log by a
-/// fingerprint of the token (never the token). 404 when no token is
-/// configured (the admin routes do not exist then). Wrong tokens are
+/// Checks who calls an admin route that needs `needed`: the admin token
+/// (compared by digest in constant time), or a live key whose role
+/// reaches the route (else 403 `forbidden_for_role`; a `server` key
+/// reaches none). 404 when no admin token is configured (the admin routes
+/// do not exist then). Any other bearer is 401, and such guesses are
 /// limited per client address (429 after a few a minute). The token is
 /// checked first: the right one is never refused for the wrong ones sent
 /// from its address (a shared NAT, a load balancer seen as the client),
 /// so nobody locks the operator out. What stops guessing is the token's
-/// length (32 characters at least, checked at start); the limit keeps
-/// scanners slow and the logs quiet.
-pub async fn authorize(state: &AppState, address: &str, presented: Option<&str>) -> Result<Actor, ApiError> {
+/// length (32 characters at least, checked at start) and the keys' 256
+/// random bits; the limit keeps scanners slow and the logs quiet.
+pub async fn authorize(
+    state: &AppState,
+    address: &str,
+    presented: Option<&str>,
+    needed: Access,
+) -> Result<Actor, ApiError> {
     let Some(expected) = state.settings.admin_token.as_ref().map(Secret::expose) else {
         return Err(ErrorCode::NotFound.into());
     };
@@ -34,8 +42,15 @@ pub async fn authorize(state: &AppState, address: &str, presented: Option<&str>)
     let (a, b) = (Sha256::digest(presented.as_bytes()), Sha256::digest(expected.as_bytes()));
     let difference = a.iter().zip(b.iter()).fold(0u8, |acc, (x, y)| acc | (x ^ y));
     if difference == 0 {
-        let fingerprint: String = a[..6].iter().map(|byte| format!("{byte:02x}")).collect();
-        return Ok(Actor(format!("admin:{fingerprint}")));
+        return Ok(Actor { name: "admin".to_owned(), access: Access::Admin });
+    }
+    if let Some(key) = ServerKey::from_bearer(presented) {
+        if let Some((KeyId(id), role)) = keys::authenticate(state, &key).await? {
+            return match role.and_then(KeyRole::access) {
+                Some(access) if access >= needed => Ok(Actor { name: format!("key:{id}"), access }),
+                _ => Err(ErrorCode::ForbiddenForRole.into()),
+            };
+        }
     }
     state.limits.check(Limit::AdminPerAddress, address).await?;
     Err(ErrorCode::InvalidAdminToken.into())
@@ -69,7 +84,7 @@ pub async fn initialize(state: &AppState, actor: &Actor, spec: DatasetSpec) -> R
     // The log is wiped with the rest: this is its first record.
     let detail = serde_json::json!({"users": spec.users, "scores": spec.scores, "seed": spec.seed}).to_string();
     let record =
-        AuditRecord { at: Timestamp::now(), actor: &actor.0, action: "initialize", target: "data", detail: &detail };
+        AuditRecord { at: Timestamp::now(), actor: &actor.name, action: "initialize", target: "data", detail: &detail };
     state.store.replace_all(&data, &password_hash, generation, &record).await?;
     state.boards.replace(Vec::new(), HashMap::new());
     state.caches.reset();

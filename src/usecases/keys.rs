@@ -4,7 +4,7 @@
 use serde_json::{json, Map, Value};
 
 use crate::auth::ServerKey;
-use crate::domain::{BoardName, Timestamp};
+use crate::domain::{BoardName, KeyRole, Timestamp};
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
 use crate::usecases::moderation::{audited, Actor, Audit};
@@ -14,17 +14,20 @@ use crate::views::{ServerKeyCreated, ServerKeyList, ServerKeyView};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct KeyId(pub i64);
 
-/// Makes a key; its value is in this answer only.
+/// Makes a key of a role (`server` unless the body says `moderator` or
+/// `viewer`); its value is in this answer only.
 pub async fn create(state: &AppState, actor: &Actor, body: &Map<String, Value>) -> Result<ServerKeyCreated, ApiError> {
     let name = BoardName::parse(body.get("name"))?;
+    let role = KeyRole::parse(body.get("role"))?.as_str();
     let key = ServerKey::generate();
     let created_at = Timestamp::now();
     let id = audited(state, actor, "create_key", async |conn| {
-        let id = state.store.insert_server_key(conn, name.as_str(), &key.hash(), created_at).await?;
-        Ok((id, Audit { target: format!("key:{id}"), detail: json!({"name": name.as_str()}) }))
+        let id = state.store.insert_server_key(conn, name.as_str(), role, &key.hash(), created_at).await?;
+        Ok((id, Audit { target: format!("key:{id}"), detail: json!({"name": name.as_str(), "role": role}) }))
     })
     .await?;
-    Ok(ServerKeyCreated { id, name: name.as_str().to_owned(), key: key.as_str().to_owned(), created_at })
+    let (name, key, role) = (name.as_str().to_owned(), key.as_str().to_owned(), role.to_owned());
+    Ok(ServerKeyCreated { id, name, key, created_at, role })
 }
 
 pub async fn list(state: &AppState) -> Result<ServerKeyList, ApiError> {
@@ -44,7 +47,8 @@ pub async fn revoke(state: &AppState, actor: &Actor, id: i64) -> Result<(), ApiE
     .await
 }
 
-/// The live key a post presents, if it is one.
-pub async fn authenticate(state: &AppState, key: &ServerKey) -> Result<Option<KeyId>, ApiError> {
-    Ok(state.store.server_key_by_hash(&key.hash()).await?.map(|row| KeyId(row.id)))
+/// The live key presented, if it is one, with its role (a key whose
+/// stored role this version does not know reaches nothing).
+pub async fn authenticate(state: &AppState, key: &ServerKey) -> Result<Option<(KeyId, Option<KeyRole>)>, ApiError> {
+    Ok(state.store.server_key_by_hash(&key.hash()).await?.map(|row| (KeyId(row.id), KeyRole::from_name(&row.role))))
 }

@@ -9,7 +9,7 @@ use sqlx::AnyConnection;
 
 use crate::boards::CustomBoard;
 use crate::config::PlantedFault;
-use crate::domain::{DisplayName, PostStatus, Timestamp};
+use crate::domain::{Access, DisplayName, PostStatus, Timestamp};
 use crate::error::{ApiError, ErrorCode};
 use crate::scoring::{count_post, next_entry};
 use crate::state::AppState;
@@ -17,9 +17,13 @@ use crate::store::{AuditRecord, AuditRow, EntryRow, EntryWrite, PeriodPlayers, S
 use crate::usecases::account_changes::{in_transaction, lock_user, publish, Changed, Failure};
 use crate::usecases::events;
 
-/// Who did an admin action, as the audit log names them.
+/// Who did an admin action: as the audit log names them (`admin`, or
+/// `key:<id>` for an admin key), and what their role reaches.
 #[derive(Debug, Clone)]
-pub struct Actor(pub String);
+pub struct Actor {
+    pub name: String,
+    pub access: Access,
+}
 
 pub(super) async fn audit(
     state: &AppState,
@@ -30,7 +34,7 @@ pub(super) async fn audit(
     detail: serde_json::Value,
 ) -> Result<(), StoreError> {
     let detail = detail.to_string();
-    let record = AuditRecord { at: Timestamp::now(), actor: &actor.0, action, target, detail: &detail };
+    let record = AuditRecord { at: Timestamp::now(), actor: &actor.name, action, target, detail: &detail };
     state.store.audit(conn, &record).await
 }
 

@@ -23,7 +23,7 @@ async fn initialize_checks_the_token(backend: Backend) {
     let db = TestDatabase::new(&backend).await;
     let app = spawn_app_on(&db, &ADMIN).await;
     let (status, body) = app.initialize("wrong", &json!({})).await;
-    assert_error(status, &body, 403, "invalid_admin_token");
+    assert_error(status, &body, 401, "invalid_admin_token");
     let (status, body) = json_of(app.post_json("/api/admin/initialize", &json!({})).await).await;
     assert_error(status, &body, 401, "admin_token_required");
     let (status, body) = app.initialize("let-me-in-with-a-token-of-32-characters", &json!({"users": -5})).await;

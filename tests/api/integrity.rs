@@ -151,7 +151,10 @@ async fn server_keys_post_for_players_and_die_on_every_instance_at_once(backend:
     let key = created["key"].as_str().expect("the key, shown once").to_owned();
     let key_id = created["id"].as_i64().expect("id");
     let (_, listed) = first.admin(Method::GET, "/api/admin/keys", None).await;
-    assert_eq!(listed["keys"], json!([{"id": key_id, "name": "match servers", "created_at": created["created_at"]}]));
+    // A key without a role is a server key (v3's only kind).
+    let expected =
+        json!([{"id": key_id, "name": "match servers", "created_at": created["created_at"], "role": "server"}]);
+    assert_eq!(listed["keys"], expected);
 
     // A player's session may not post to a server board; the key posts for anyone.
     let (status, body) = first.post_board_score_raw(&ann.token, "arena", &json!({"score": 10}), None).await;

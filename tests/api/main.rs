@@ -35,6 +35,7 @@ mod percentiles;
 mod pool;
 mod rankings;
 mod restarts;
+mod scoped_keys;
 mod scores;
 mod security;
 mod slow_clients;
