@@ -297,6 +297,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/whoami": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Who the admin token or key is */
+        get: operations["whoAmI"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/boards": {
         parameters: {
             query?: never;
@@ -829,7 +846,7 @@ export interface components {
              *     `initialize`.
              */
             action: string;
-            /** @description Who: `admin:` and a fingerprint of the admin token (never the token). */
+            /** @description Who: `admin` (the admin token) or `key:<id>` (an admin key). */
             actor: string;
             at: components["schemas"]["Timestamp"];
             /** @description The action's details (a reason, a score id, old and new names…). */
@@ -1249,7 +1266,7 @@ export interface components {
              * @description snake_case; each response lists the codes it can carry
              * @enum {string}
              */
-            code: "invalid_json" | "invalid_body" | "invalid_query" | "invalid_path" | "invalid_limit" | "invalid_offset" | "invalid_cursor" | "invalid_radius" | "invalid_before" | "invalid_ids" | "invalid_idempotency_key" | "invalid_period" | "session_required" | "invalid_session" | "invalid_credentials" | "invalid_server_key" | "admin_token_required" | "invalid_admin_token" | "builtin_board" | "banned" | "not_joined" | "server_only" | "cross_origin" | "not_found" | "user_not_found" | "board_not_found" | "user_not_on_board" | "period_not_found" | "score_not_found" | "key_not_found" | "league_not_found" | "cohort_not_found" | "webhook_not_found" | "method_not_allowed" | "request_timeout" | "login_name_taken" | "board_exists" | "league_exists" | "already_banned" | "not_banned" | "board_closed" | "board_full" | "attempts_exhausted" | "period_started" | "already_decided" | "ambiguous_score" | "payload_too_large" | "unsupported_media_type" | "invalid_login_name" | "invalid_password" | "invalid_display_name" | "invalid_score" | "invalid_users" | "invalid_scores" | "invalid_seed" | "idempotency_key_reused" | "invalid_id" | "invalid_name" | "invalid_order" | "invalid_operator" | "invalid_reset" | "invalid_timezone" | "invalid_archive_periods" | "invalid_min_score" | "invalid_max_score" | "invalid_min_interval_ms" | "invalid_hold_beyond" | "invalid_hold_jump" | "invalid_subscores" | "invalid_partition_by" | "invalid_max_partitions" | "invalid_partition_values" | "invalid_rewards" | "invalid_feeds" | "invalid_board" | "invalid_decision" | "invalid_starts_at" | "invalid_ends_at" | "invalid_join_required" | "invalid_max_entrants" | "invalid_max_attempts" | "join_not_required" | "invalid_writers" | "invalid_url" | "invalid_events" | "invalid_tiers" | "invalid_cohort_size" | "invalid_promote" | "invalid_demote" | "invalid_user_id" | "invalid_metadata" | "invalid_reason" | "invalid_current_password" | "invalid_change" | "invalid_percents" | "too_many_requests" | "internal_error" | "database_unavailable" | "hashing_busy" | "write_queue_full" | "write_failed" | "shutting_down" | "too_many_streams";
+            code: "invalid_json" | "invalid_body" | "invalid_query" | "invalid_path" | "invalid_limit" | "invalid_offset" | "invalid_cursor" | "invalid_radius" | "invalid_before" | "invalid_ids" | "invalid_idempotency_key" | "invalid_period" | "session_required" | "invalid_session" | "invalid_credentials" | "invalid_server_key" | "admin_token_required" | "invalid_admin_token" | "forbidden_for_role" | "builtin_board" | "banned" | "not_joined" | "server_only" | "cross_origin" | "not_found" | "user_not_found" | "board_not_found" | "user_not_on_board" | "period_not_found" | "score_not_found" | "key_not_found" | "league_not_found" | "cohort_not_found" | "webhook_not_found" | "method_not_allowed" | "request_timeout" | "login_name_taken" | "board_exists" | "league_exists" | "already_banned" | "not_banned" | "board_closed" | "board_full" | "attempts_exhausted" | "period_started" | "already_decided" | "ambiguous_score" | "payload_too_large" | "unsupported_media_type" | "invalid_login_name" | "invalid_password" | "invalid_display_name" | "invalid_score" | "invalid_users" | "invalid_scores" | "invalid_seed" | "idempotency_key_reused" | "invalid_id" | "invalid_name" | "invalid_order" | "invalid_operator" | "invalid_reset" | "invalid_timezone" | "invalid_archive_periods" | "invalid_min_score" | "invalid_max_score" | "invalid_min_interval_ms" | "invalid_hold_beyond" | "invalid_hold_jump" | "invalid_subscores" | "invalid_partition_by" | "invalid_max_partitions" | "invalid_partition_values" | "invalid_rewards" | "invalid_role" | "invalid_feeds" | "invalid_board" | "invalid_decision" | "invalid_starts_at" | "invalid_ends_at" | "invalid_join_required" | "invalid_max_entrants" | "invalid_max_attempts" | "join_not_required" | "invalid_writers" | "invalid_url" | "invalid_events" | "invalid_tiers" | "invalid_cohort_size" | "invalid_promote" | "invalid_demote" | "invalid_user_id" | "invalid_metadata" | "invalid_reason" | "invalid_current_password" | "invalid_change" | "invalid_percents" | "too_many_requests" | "internal_error" | "database_unavailable" | "hashing_busy" | "write_queue_full" | "write_failed" | "shutting_down" | "too_many_streams";
             /** @description Human text, never internals */
             message: string;
         };
@@ -1668,6 +1685,11 @@ export interface components {
              */
             key: string;
             name: string;
+            /**
+             * @description `server` (posts scores for players), `moderator` or `viewer`.
+             * @example server
+             */
+            role: string;
         };
         /** @description `GET /api/admin/keys`: the live keys, oldest first. */
         ServerKeyList: {
@@ -1679,6 +1701,11 @@ export interface components {
             /** Format: int64 */
             id: number;
             name: string;
+            /**
+             * @description `server` (posts scores for players), `moderator` or `viewer`.
+             * @example server
+             */
+            role: string;
         };
         /** @description Registration and login answer with the player and their new token. */
         SessionCreated: {
@@ -1874,6 +1901,19 @@ export interface components {
             /** @example https://game.example.com/hooks/hiscore */
             url: string;
         };
+        /** @description `GET /api/admin/whoami`. */
+        WhoAmI: {
+            /**
+             * @description As the audit log names it: `admin` (the admin token) or `key:<id>`.
+             * @example key:3
+             */
+            actor: string;
+            /**
+             * @description `admin`, `moderator` or `viewer`.
+             * @example moderator
+             */
+            role: string;
+        };
     };
     responses: never;
     parameters: never;
@@ -1919,7 +1959,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `admin_token_required` */
+            /** @description `admin_token_required`, `invalid_admin_token` */
             401: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -1930,7 +1970,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `invalid_admin_token` */
+            /** @description `forbidden_for_role` */
             403: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -2025,7 +2065,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `admin_token_required` */
+            /** @description `admin_token_required`, `invalid_admin_token` */
             401: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -2036,7 +2076,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `invalid_admin_token` */
+            /** @description `forbidden_for_role` */
             403: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -2184,7 +2224,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `admin_token_required` */
+            /** @description `admin_token_required`, `invalid_admin_token` */
             401: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -2195,7 +2235,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `invalid_admin_token`, `builtin_board` */
+            /** @description `forbidden_for_role`, `builtin_board` */
             403: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -2293,7 +2333,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `admin_token_required` */
+            /** @description `admin_token_required`, `invalid_admin_token` */
             401: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -2304,7 +2344,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `invalid_admin_token`, `builtin_board` */
+            /** @description `forbidden_for_role`, `builtin_board` */
             403: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -2454,7 +2494,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `admin_token_required` */
+            /** @description `admin_token_required`, `invalid_admin_token` */
             401: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -2465,7 +2505,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `invalid_admin_token`, `builtin_board` */
+            /** @description `forbidden_for_role`, `builtin_board` */
             403: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -2564,7 +2604,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `admin_token_required` */
+            /** @description `admin_token_required`, `invalid_admin_token` */
             401: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -2575,7 +2615,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `invalid_admin_token` */
+            /** @description `forbidden_for_role` */
             403: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -2677,7 +2717,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `admin_token_required` */
+            /** @description `admin_token_required`, `invalid_admin_token` */
             401: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -2688,7 +2728,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `invalid_admin_token` */
+            /** @description `forbidden_for_role` */
             403: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -2840,7 +2880,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `admin_token_required` */
+            /** @description `admin_token_required`, `invalid_admin_token` */
             401: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -2851,7 +2891,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `invalid_admin_token` */
+            /** @description `forbidden_for_role` */
             403: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -2965,7 +3005,7 @@ export interface operations {
                     "application/json": components["schemas"]["ServerKeyList"];
                 };
             };
-            /** @description `admin_token_required` */
+            /** @description `admin_token_required`, `invalid_admin_token` */
             401: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -2976,7 +3016,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `invalid_admin_token` */
+            /** @description `forbidden_for_role` */
             403: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -3072,7 +3112,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `admin_token_required` */
+            /** @description `admin_token_required`, `invalid_admin_token` */
             401: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -3083,7 +3123,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `invalid_admin_token` */
+            /** @description `forbidden_for_role` */
             403: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -3138,7 +3178,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `invalid_name` */
+            /** @description `invalid_name`, `invalid_role` */
             422: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -3220,7 +3260,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `admin_token_required` */
+            /** @description `admin_token_required`, `invalid_admin_token` */
             401: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -3231,7 +3271,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `invalid_admin_token` */
+            /** @description `forbidden_for_role` */
             403: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -3326,7 +3366,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `admin_token_required` */
+            /** @description `admin_token_required`, `invalid_admin_token` */
             401: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -3337,7 +3377,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `invalid_admin_token` */
+            /** @description `forbidden_for_role` */
             403: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -3485,7 +3525,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `admin_token_required` */
+            /** @description `admin_token_required`, `invalid_admin_token` */
             401: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -3496,7 +3536,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `invalid_admin_token` */
+            /** @description `forbidden_for_role` */
             403: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -3589,7 +3629,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `admin_token_required` */
+            /** @description `admin_token_required`, `invalid_admin_token` */
             401: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -3600,7 +3640,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `invalid_admin_token` */
+            /** @description `forbidden_for_role` */
             403: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -3699,7 +3739,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `admin_token_required` */
+            /** @description `admin_token_required`, `invalid_admin_token` */
             401: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -3710,7 +3750,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `invalid_admin_token` */
+            /** @description `forbidden_for_role` */
             403: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -3853,7 +3893,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `admin_token_required` */
+            /** @description `admin_token_required`, `invalid_admin_token` */
             401: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -3864,7 +3904,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `invalid_admin_token` */
+            /** @description `forbidden_for_role` */
             403: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -4014,7 +4054,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `admin_token_required` */
+            /** @description `admin_token_required`, `invalid_admin_token` */
             401: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -4025,7 +4065,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `invalid_admin_token` */
+            /** @description `forbidden_for_role` */
             403: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -4117,7 +4157,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookList"];
                 };
             };
-            /** @description `admin_token_required` */
+            /** @description `admin_token_required`, `invalid_admin_token` */
             401: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -4128,7 +4168,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `invalid_admin_token` */
+            /** @description `forbidden_for_role` */
             403: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -4224,7 +4264,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `admin_token_required` */
+            /** @description `admin_token_required`, `invalid_admin_token` */
             401: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -4235,7 +4275,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `invalid_admin_token` */
+            /** @description `forbidden_for_role` */
             403: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -4372,7 +4412,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `admin_token_required` */
+            /** @description `admin_token_required`, `invalid_admin_token` */
             401: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -4383,7 +4423,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `invalid_admin_token` */
+            /** @description `forbidden_for_role` */
             403: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -4483,7 +4523,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `admin_token_required` */
+            /** @description `admin_token_required`, `invalid_admin_token` */
             401: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -4494,7 +4534,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `invalid_admin_token` */
+            /** @description `forbidden_for_role` */
             403: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -4506,6 +4546,98 @@ export interface operations {
                 };
             };
             /** @description `not_found`, `webhook_not_found` */
+            404: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `too_many_requests` */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    whoAmI: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The actor the audit log names, and the role */
+            200: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WhoAmI"];
+                };
+            };
+            /** @description `admin_token_required`, `invalid_admin_token` */
+            401: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden_for_role` */
+            403: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found` */
             404: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -5055,7 +5187,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `banned`, `server_only`, `not_joined`, `builtin_board`, `cross_origin` */
+            /** @description `forbidden_for_role`, `banned`, `server_only`, `not_joined`, `builtin_board`, `cross_origin` */
             403: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -5527,7 +5659,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `banned`, `cross_origin` */
+            /** @description `forbidden_for_role`, `banned`, `cross_origin` */
             403: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -6622,7 +6754,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `banned`, `server_only`, `cross_origin` */
+            /** @description `forbidden_for_role`, `banned`, `server_only`, `cross_origin` */
             403: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
