@@ -292,6 +292,10 @@ pub struct CreateKeyRequest {
     /// What the key is for, 1..128 characters (e.g. the server fleet).
     #[schema(example = "match servers eu-west", min_length = 1, max_length = 128)]
     pub name: String,
+    /// `server` (default: posts scores for players), `moderator` or
+    /// `viewer` (admin routes within the role); else 422 `invalid_role`.
+    #[schema(value_type = Option<KeyRoleName>, example = "moderator")]
+    pub role: Option<String>,
 }
 
 /// `POST /api/admin/webhooks`.
@@ -398,6 +402,17 @@ pub enum ScoreOperator {
 pub enum BoardWriters {
     Players,
     Server,
+}
+
+/// What a key is for (v4): posting scores for players, or admin routes
+/// within a role.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+#[allow(dead_code)] // the document's only: the handlers parse the text
+pub enum KeyRoleName {
+    Server,
+    Moderator,
+    Viewer,
 }
 
 /// A review's decision.

@@ -1141,6 +1141,7 @@ export interface components {
              * @example match servers eu-west
              */
             name: string;
+            role?: null | components["schemas"]["KeyRoleName"];
         };
         /** @description `POST /api/admin/webhooks`. */
         CreateWebhookRequest: {
@@ -1381,6 +1382,12 @@ export interface components {
             entrants: number;
             period: components["schemas"]["PeriodView"];
         };
+        /**
+         * @description What a key is for (v4): posting scores for players, or admin routes
+         *     within a role.
+         * @enum {string}
+         */
+        KeyRoleName: "server" | "moderator" | "viewer";
         /** @description A closed period a member was placed in. */
         LeagueHistoryItem: {
             cohort: string;
