@@ -697,6 +697,22 @@ pub struct ServerKeyCreated {
     pub role: String,
 }
 
+/// A player as an admin's search finds them.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct FoundPlayer {
+    #[serde(flatten)]
+    pub me: Me,
+    /// Set while the player is banned (their ranks are null then).
+    #[schema(required = true)]
+    pub banned_at: Option<Timestamp>,
+}
+
+/// `GET /api/admin/users?q=`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct FoundPlayers {
+    pub users: Vec<FoundPlayer>,
+}
+
 /// `GET /api/admin/whoami`.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct WhoAmI {

@@ -162,6 +162,10 @@ routes! {
         delete: moderation::delete_board_score => [AdminTokenRequired, InvalidAdminToken, ForbiddenForRole, TooManyRequests, NotFound, BoardNotFound,
             BuiltinBoard, ScoreNotFound, UserNotFound, DatabaseUnavailable],
     },
+    paths::ADMIN_USERS => {
+        get: moderation::search_users => [InvalidQuery, InvalidLimit, AdminTokenRequired, InvalidAdminToken, ForbiddenForRole,
+            TooManyRequests, NotFound, DatabaseUnavailable],
+    },
     paths::ADMIN_USER => {
         patch: moderation::rename => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, UnsupportedMediaType,
             AdminTokenRequired, InvalidAdminToken, ForbiddenForRole, TooManyRequests, NotFound, UserNotFound, InvalidDisplayName, DatabaseUnavailable],

@@ -107,6 +107,41 @@ pub async fn rename(
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
+pub struct UserSearchQuery {
+    q: Option<String>,
+    limit: Option<String>,
+}
+
+/// The longest search text (a login or display name is at most 32 characters).
+const MAX_SEARCH_CHARS: usize = 64;
+
+#[utoipa::path(get, path = paths::ADMIN_USERS, operation_id = "searchPlayers", summary = "Find players by id or name prefix", tag = "moderation",
+    security(("admin_token" = [])),
+    params(
+        ("q" = String, Query, min_length = 1, max_length = 64, description = "An id, or the start of a login \
+            (any case) or display name"),
+        ("limit" = Option<i64>, Query, minimum = 1, maximum = 100, description = "Players at most (default 20)"),
+    ),
+    responses((status = 200, description = "The players found, by id, banned ones included (with `banned_at`)",
+        body = crate::views::FoundPlayers)))]
+pub async fn search_users(
+    state: web::Data<AppState>,
+    _viewer: Actor,
+    query: web::Query<UserSearchQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let q = query.q.as_deref().map(str::trim).unwrap_or_default();
+    if q.is_empty() || q.chars().count() > MAX_SEARCH_CHARS {
+        return Err(ApiError::with_message(
+            ErrorCode::InvalidQuery,
+            "q must be 1 to 64 characters: an id or a name's start",
+        ));
+    }
+    let limit = PageLimit::parse(query.limit.as_deref(), 20)?;
+    Ok(HttpResponse::Ok().json(players::search(&state, q, limit.value()).await?))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct AuditQuery {
     limit: Option<String>,
     before: Option<String>,

@@ -85,6 +85,7 @@ impl Modify for SessionAuth {
         super::moderation::unban,
         super::moderation::rename,
         super::moderation::audit,
+        super::moderation::search_users,
         super::keys::create,
         super::keys::list,
         super::keys::revoke,
@@ -118,7 +119,7 @@ impl Modify for SessionAuth {
         views::AuditLog, views::Initialized, CreateWebhookRequest, views::WebhookView, views::WebhookCreated,
         views::WebhookList, views::DeliveryView, views::DeliveryList, LeagueRequest, views::TierRef, views::TierStats,
         views::LeagueView, views::LeagueList, views::CohortEntry, views::CohortPage, views::LeagueHistoryItem,
-        views::LeagueMember, views::LeaguePostResult, views::WhoAmI,
+        views::LeagueMember, views::LeaguePostResult, views::WhoAmI, views::FoundPlayer, views::FoundPlayers,
     )),
     modifiers(&SessionAuth, &ErrorResponses, &ResponseHeaders),
 )]

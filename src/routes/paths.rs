@@ -30,6 +30,7 @@ pub const ADMIN_BOARDS: &str = "/api/admin/boards";
 pub const ADMIN_BOARD: &str = "/api/admin/boards/{board}";
 pub const ADMIN_SCORE: &str = "/api/admin/scores/{id}";
 pub const ADMIN_BOARD_SCORE: &str = "/api/admin/boards/{board}/scores/{id}";
+pub const ADMIN_USERS: &str = "/api/admin/users";
 pub const ADMIN_USER: &str = "/api/admin/users/{id}";
 pub const ADMIN_USER_BAN: &str = "/api/admin/users/{id}/ban";
 pub const ADMIN_AUDIT: &str = "/api/admin/audit";

@@ -73,6 +73,32 @@ impl Store {
         Ok(self.sql_as(&sql).bind(id).fetch_optional(&mut *conn).await?)
     }
 
+    /// Players whose id is `q`, or whose login or display name starts
+    /// with it (logins case-insensitively), banned ones included, by id;
+    /// at most `limit`. An admin's search: the display-name prefix has no
+    /// index and scans the table.
+    pub async fn search_users(&self, q: &str, limit: i64) -> StoreResult<Vec<UserRow>> {
+        let mut conn = self.conn().await?;
+        let escaped = |text: &str| {
+            let text = text.replace('!', "!!").replace('%', "!%").replace('_', "!_");
+            format!("{text}%")
+        };
+        let id = q.parse::<i64>().unwrap_or(-1);
+        let sql = format!(
+            "SELECT {USER_COLUMNS} FROM users WHERE id = ? OR login_key LIKE ? ESCAPE '!' \
+             OR display_name LIKE ? ESCAPE '!' ORDER BY id LIMIT ?"
+        );
+        Ok(self
+            .sql_as(&sql)
+            .persistent(false)
+            .bind(id)
+            .bind(escaped(&q.to_lowercase()))
+            .bind(escaped(q))
+            .bind(limit)
+            .fetch_all(&mut *conn)
+            .await?)
+    }
+
     /// Users with the given ids, in one query, in no particular order;
     /// unknown ids are simply absent.
     pub async fn users(&self, conn: &mut AnyConnection, ids: &[i64]) -> StoreResult<Vec<UserRow>> {

@@ -7,6 +7,7 @@ use crate::error::{ApiError, ErrorCode};
 use crate::rank::UserRanks;
 use crate::state::AppState;
 use crate::store::{ScoreRow, UserRow};
+use crate::views::{FoundPlayer, FoundPlayers, Me};
 
 /// Users with their ranks, whatever their number in one query to the
 /// database (and one to Redis); unknown and banned ids are left out, order
@@ -19,6 +20,24 @@ pub async fn profiles(state: &AppState, ids: &[i64]) -> Result<Vec<(UserRow, Use
     let mut by_id: HashMap<i64, (UserRow, UserRanks)> =
         rows.into_iter().zip(ranks).map(|(row, ranks)| (row.id, (row, ranks))).collect();
     Ok(ids.iter().filter_map(|id| by_id.remove(id)).collect())
+}
+
+/// An admin's search (`GET /api/admin/users?q=`): players by id or name
+/// prefix, banned ones included with their ranks null (they are on no
+/// board), the others ranked in one batch.
+pub async fn search(state: &AppState, q: &str, limit: i64) -> Result<FoundPlayers, ApiError> {
+    let rows = state.store.search_users(q, limit).await?;
+    let listed: Vec<&UserRow> = rows.iter().filter(|row| row.banned_at.is_none()).collect();
+    let ranks = state.ranks.ranks_of(&listed).await?;
+    let mut ranks: HashMap<i64, UserRanks> = listed.iter().map(|row| row.id).zip(ranks).collect();
+    let users = rows
+        .iter()
+        .map(|row| FoundPlayer {
+            me: Me::new(row, ranks.remove(&row.id).unwrap_or_default()),
+            banned_at: row.banned_at,
+        })
+        .collect();
+    Ok(FoundPlayers { users })
 }
 
 /// One user with ranks, or `None`.

@@ -130,8 +130,34 @@ async fn keys_act_under_their_own_name(backend: Backend) {
     assert_eq!(status, StatusCode::OK, "{audit}");
     assert_eq!(audit["entries"][0]["action"], "ban");
     assert_eq!(audit["entries"][0]["actor"], format!("key:{moderator_id}"));
+    // A viewer finds players by id or by the start of a login (any case)
+    // or display name, banned ones included with `banned_at`.
+    let other = app.register("ScopedOther").await;
+    for (q, expected) in [
+        (player.id.to_string(), vec![player.id]),
+        ("SCOPED".to_owned(), vec![player.id, other.id]),
+        ("scopedo".to_owned(), vec![other.id]),
+    ] {
+        let (status, found) = call(&app, "get", &format!("/api/admin/users?q={q}"), &viewer, None).await;
+        assert_eq!(status, StatusCode::OK, "{found}");
+        let ids: Vec<i64> = found["users"].as_array().unwrap().iter().map(|u| u["id"].as_i64().unwrap()).collect();
+        assert_eq!(ids, expected, "{q}: {found}");
+    }
+    let (_, found) = call(&app, "get", &format!("/api/admin/users?q={}", player.id), &viewer, None).await;
+    assert!(found["users"][0]["banned_at"].is_string(), "{found}");
+    assert_eq!(found["users"][0]["login_name"], "scoped");
+    // LIKE's wildcards are plain characters here.
+    for q in ["_", "%25", "s_oped"] {
+        let (status, found) = call(&app, "get", &format!("/api/admin/users?q={q}"), &viewer, None).await;
+        assert_eq!(status, StatusCode::OK, "{found}");
+        assert_eq!(found["users"], json!([]), "{q}");
+    }
+    let (status, body) = call(&app, "get", "/api/admin/users?q=", &viewer, None).await;
+    assert_error(status, &body, 400, "invalid_query");
     let (status, body) = call(&app, "delete", &format!("/api/admin/users/{}/ban", player.id), &moderator, None).await;
     assert_eq!(status, StatusCode::OK, "{body}");
+    let (_, found) = call(&app, "get", "/api/admin/users?q=scoped&limit=1", &viewer, None).await;
+    assert!(found["users"][0]["banned_at"].is_null() && found["users"].as_array().unwrap().len() == 1, "{found}");
 
     // Only server keys post scores for players; admin keys post nothing.
     let post = json!({"score": 5, "user_id": player.id});
