@@ -893,6 +893,9 @@ pub struct LeagueView {
     pub created_at: Timestamp,
     pub period: PeriodView,
     pub tier_stats: Vec<TierStats>,
+    /// Reward bands per cohort at a period's close (not built yet: always `[]`).
+    #[schema(value_type = Vec<Object>)]
+    pub rewards: [(); 0],
 }
 
 /// `GET /api/leagues`: oldest first.

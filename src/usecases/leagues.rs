@@ -130,6 +130,7 @@ async fn view(state: &AppState, league: &League) -> Result<LeagueView, ApiError>
         created_at: spec.created_at,
         period: PeriodView::from(period),
         tier_stats,
+        rewards: [],
     })
 }
 

@@ -50,6 +50,7 @@ async fn feeds_are_validated_and_shown(backend: Backend) {
         )
         .await;
     assert_eq!(status, StatusCode::CREATED, "{league}");
+    assert_eq!(league["rewards"], json!([]));
     let eleven: Vec<String> = (1..=11).map(|i| format!("t{i}")).collect();
     for feeds in [
         json!(["nope"]),
