@@ -1543,6 +1543,8 @@ export interface components {
             promote: number;
             /** @example 0 0 * * 1 */
             reset: string;
+            /** @description Reward bands per cohort at a period's close (not built yet: always `[]`). */
+            rewards: Record<string, never>[];
             tier_stats: components["schemas"]["TierStats"][];
             /** @description The tiers' names, lowest first. */
             tiers: string[];
