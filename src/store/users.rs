@@ -84,19 +84,19 @@ impl Store {
             format!("{text}%")
         };
         let id = q.parse::<i64>().unwrap_or(-1);
+        // Logins are ASCII (an ASCII column on MariaDB, where comparing it
+        // with other text is an error): other text cannot start one.
+        let login = q.is_ascii().then(|| escaped(&q.to_ascii_lowercase()));
+        let by_login = if login.is_some() { "OR login_key LIKE ? ESCAPE '!' " } else { "" };
         let sql = format!(
-            "SELECT {USER_COLUMNS} FROM users WHERE id = ? OR login_key LIKE ? ESCAPE '!' \
-             OR display_name LIKE ? ESCAPE '!' ORDER BY id LIMIT ?"
+            "SELECT {USER_COLUMNS} FROM users WHERE id = ? {by_login}OR display_name LIKE ? ESCAPE '!' \
+             ORDER BY id LIMIT ?"
         );
-        Ok(self
-            .sql_as(&sql)
-            .persistent(false)
-            .bind(id)
-            .bind(escaped(&q.to_lowercase()))
-            .bind(escaped(q))
-            .bind(limit)
-            .fetch_all(&mut *conn)
-            .await?)
+        let mut query = self.sql_as(&sql).persistent(false).bind(id);
+        if let Some(login) = login {
+            query = query.bind(login);
+        }
+        Ok(query.bind(escaped(q)).bind(limit).fetch_all(&mut *conn).await?)
     }
 
     /// Users with the given ids, in one query, in no particular order;

@@ -147,7 +147,7 @@ async fn keys_act_under_their_own_name(backend: Backend) {
     assert!(found["users"][0]["banned_at"].is_string(), "{found}");
     assert_eq!(found["users"][0]["login_name"], "scoped");
     // LIKE's wildcards are plain characters here.
-    for q in ["_", "%25", "s_oped"] {
+    for q in ["_", "%25", "s_oped", "%C3%8E0%0F~%F2%B9%BB%A4%0F", "%C3%A9"] {
         let (status, found) = call(&app, "get", &format!("/api/admin/users?q={q}"), &viewer, None).await;
         assert_eq!(status, StatusCode::OK, "{found}");
         assert_eq!(found["users"], json!([]), "{q}");
