@@ -125,6 +125,7 @@ impl Application {
             reviews: metrics.reviews.clone(),
             job_failures: metrics.job_failures.clone(),
             webhooks: crate::webhooks::Sender::new(webhook_allow_private),
+            exports: Default::default(),
         });
         let drain = Arc::clone(&state.drain);
         boards::reload_catalog(&state).await.map_err(|error| anyhow::anyhow!("loading the board catalog: {error}"))?;

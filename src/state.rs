@@ -51,4 +51,6 @@ pub struct AppState {
     pub job_failures: prometheus::IntCounterVec,
     /// Sends webhook deliveries (the outbox job's client).
     pub webhooks: crate::webhooks::Sender,
+    /// The exports this instance may stream at once.
+    pub exports: crate::usecases::exports::ExportSlots,
 }

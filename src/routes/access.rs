@@ -14,6 +14,7 @@ pub const ADMIN_ROUTES: &[(&str, &str, Access)] = &[
     ("get", paths::ADMIN_WHOAMI, Access::Viewer),
     ("get", paths::ADMIN_AUDIT, Access::Viewer),
     ("get", paths::ADMIN_USERS, Access::Viewer),
+    ("get", paths::ADMIN_BOARD_EXPORT, Access::Viewer),
     ("get", paths::ADMIN_HELD, Access::Viewer),
     ("get", paths::ADMIN_KEYS, Access::Viewer),
     ("get", paths::ADMIN_WEBHOOKS, Access::Viewer),

@@ -9,13 +9,13 @@ use super::extractors::AuthUser;
 use super::paths;
 use super::schemas::{BoardPath, CustomBoardPath};
 use super::JsonObject;
-use crate::domain::{parse_before, IdempotencyKey, PageLimit};
-use crate::error::ApiError;
+use crate::domain::{parse_before, IdempotencyKey, PageLimit, PeriodSelector};
+use crate::error::{ApiError, ErrorCode};
 use crate::scoring::Posted;
 use crate::state::AppState;
 use crate::usecases::moderation::Actor;
 use crate::usecases::scores::Author;
-use crate::usecases::{boards, tournaments};
+use crate::usecases::{boards, exports, tournaments};
 
 #[utoipa::path(get, path = paths::BOARDS, operation_id = "listBoards", summary = "List the boards (built-in and custom)", tag = "boards",
     responses((status = 200, description = "The built-in boards first, then the custom ones by id", body = crate::views::BoardList)))]
@@ -155,4 +155,44 @@ pub async fn delete(
 ) -> Result<HttpResponse, ApiError> {
     boards::delete(&state, &actor, &path.board).await?;
     Ok(HttpResponse::NoContent().finish())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExportQuery {
+    period: Option<String>,
+    partition: Option<String>,
+    format: Option<String>,
+}
+
+#[utoipa::path(get, path = paths::ADMIN_BOARD_EXPORT, operation_id = "exportBoard", summary = "A board's period as CSV or NDJSON, streamed", tag = "boards",
+    security(("admin_token" = [])),
+    params(
+        BoardPath,
+        ("period" = Option<String>, Query, pattern = "^(current|[0-9]{1,18})$", description = "`current` (default) or a kept period's index"),
+        ("format" = Option<String>, Query, pattern = "^(csv|ndjson)$", description = "`csv` (default, RFC 4180 with a header row and CRLF line ends) or `ndjson`"),
+        ("partition" = Option<String>, Query, description = "A partition (no board has partitions yet: 404 `partition_not_found`)"),
+    ),
+    responses((status = 200, description = "The period in board order, one line per entry (`rank`, `user_id`, \
+        `display_name`, `score`, `subscores`, `achieved_at`, `metadata`), streamed a page at a time; a cell a \
+        spreadsheet would run as a formula starts with `'`. At most 2 exports at once per instance (then 429)",
+        content_type = "text/csv", body = String,
+        headers(("Content-Disposition" = String, description = "`attachment; filename=\"<board>-period-<index>.<format>\"`")))))]
+pub async fn export(
+    state: web::Data<AppState>,
+    _viewer: Actor,
+    path: web::Path<BoardPath>,
+    query: web::Query<ExportQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let period = PeriodSelector::parse(query.period.as_deref())?;
+    let format = exports::Format::parse(query.format.as_deref())?;
+    if query.partition.is_some() {
+        // Partitions are not built yet: no board has them.
+        return Err(ErrorCode::PartitionNotFound.into());
+    }
+    let export = exports::board(state, &path.board, period, format).await?;
+    Ok(HttpResponse::Ok()
+        .content_type(format.content_type())
+        .insert_header(("Content-Disposition", format!("attachment; filename=\"{}\"", export.filename)))
+        .streaming(export.body))
 }

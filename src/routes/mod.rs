@@ -154,6 +154,11 @@ routes! {
         delete: boards::delete => [AdminTokenRequired, InvalidAdminToken, ForbiddenForRole, TooManyRequests, NotFound, BoardNotFound, BuiltinBoard,
             DatabaseUnavailable],
     },
+    paths::ADMIN_BOARD_EXPORT => {
+        get: boards::export => [InvalidPeriod, InvalidFormat, InvalidQuery, AdminTokenRequired, InvalidAdminToken,
+            ForbiddenForRole, TooManyRequests, NotFound, BoardNotFound, PeriodNotFound, PartitionNotFound,
+            DatabaseUnavailable],
+    },
     paths::ADMIN_SCORE => {
         delete: moderation::delete_score => [AdminTokenRequired, InvalidAdminToken, ForbiddenForRole, TooManyRequests, NotFound, ScoreNotFound,
             UserNotFound, DatabaseUnavailable],

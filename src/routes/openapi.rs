@@ -79,6 +79,7 @@ impl Modify for SessionAuth {
         super::boards::create,
         super::boards::update,
         super::boards::delete,
+        super::boards::export,
         super::moderation::delete_score,
         super::moderation::delete_board_score,
         super::moderation::ban,

@@ -28,6 +28,7 @@ pub const BOARD_ENTRANTS: &str = "/api/boards/{board}/entrants";
 pub const BOARD_ME: &str = "/api/boards/{board}/me";
 pub const ADMIN_BOARDS: &str = "/api/admin/boards";
 pub const ADMIN_BOARD: &str = "/api/admin/boards/{board}";
+pub const ADMIN_BOARD_EXPORT: &str = "/api/admin/boards/{board}/export";
 pub const ADMIN_SCORE: &str = "/api/admin/scores/{id}";
 pub const ADMIN_BOARD_SCORE: &str = "/api/admin/boards/{board}/scores/{id}";
 pub const ADMIN_USERS: &str = "/api/admin/users";

@@ -10,6 +10,7 @@ pub mod admin;
 pub mod boards;
 pub mod closings;
 mod events;
+pub mod exports;
 pub mod jobs;
 pub mod keys;
 pub mod leagues;

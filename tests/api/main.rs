@@ -18,6 +18,7 @@ mod cors;
 mod crash;
 mod erasure;
 mod errors;
+mod exports;
 mod feeds;
 mod fuzz;
 mod galera;

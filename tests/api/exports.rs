@@ -1,0 +1,156 @@
+//! Exports (v4): a period as CSV and as NDJSON equals the ranking pages of
+//! that period, line by line, with names and metadata that CSV must quote
+//! or defuse; and the export's errors.
+
+use reqwest::{Method, StatusCode};
+use serde_json::{json, Value};
+
+use crate::backend_tests;
+use crate::helpers::{assert_error, json_of, spawn_admin_app, Backend, TestApp, ADMIN};
+
+backend_tests!(an_export_equals_the_pages_of_its_period, export_requests_are_validated);
+
+/// Parses RFC 4180 text: rows of cells, CRLF line ends, quoted cells with
+/// doubled quotes and line breaks inside.
+fn parse_csv(text: &str) -> Vec<Vec<String>> {
+    let (mut rows, mut row, mut cell) = (Vec::new(), Vec::new(), String::new());
+    let mut chars = text.chars().peekable();
+    let mut quoted = false;
+    while let Some(c) = chars.next() {
+        match (quoted, c) {
+            (true, '"') if chars.peek() == Some(&'"') => {
+                chars.next();
+                cell.push('"');
+            }
+            (true, '"') => quoted = false,
+            (true, c) => cell.push(c),
+            (false, '"') => quoted = true,
+            (false, ',') => row.push(std::mem::take(&mut cell)),
+            (false, '\r') => {
+                assert_eq!(chars.next(), Some('\n'), "CRLF line ends");
+                row.push(std::mem::take(&mut cell));
+                rows.push(std::mem::take(&mut row));
+            }
+            (false, c) => cell.push(c),
+        }
+    }
+    assert!(row.is_empty() && cell.is_empty(), "the last line ends with CRLF");
+    rows
+}
+
+async fn export(app: &TestApp, query: &str) -> (StatusCode, reqwest::header::HeaderMap, String) {
+    let response =
+        app.client.get(app.url(&format!("/api/admin/boards/{query}"))).bearer_auth(ADMIN).send().await.unwrap();
+    let (status, headers) = (response.status(), response.headers().clone());
+    (status, headers, response.text().await.unwrap())
+}
+
+/// What a CSV cell holds for a text a spreadsheet would run as a formula.
+fn defused(text: &str) -> String {
+    match text.chars().next() {
+        Some('=' | '+' | '-' | '@' | '\t' | '\r') => format!("'{text}"),
+        _ => text.to_owned(),
+    }
+}
+
+async fn an_export_equals_the_pages_of_its_period(backend: Backend) {
+    let (app, _db) = spawn_admin_app(&backend).await;
+    app.create_board(&json!({"id": "exp", "name": "Export", "order": "asc", "min_score": -100})).await;
+    let names = ["=HYPERLINK(1)", "comma, name", "say \"hi\"", "@home", "+plus", "plain", "Zoë"];
+    let mut players = Vec::new();
+    for (i, name) in names.iter().enumerate() {
+        let player = app.register(&format!("exp{i}")).await;
+        let (status, body) = app
+            .client
+            .patch(app.url("/api/me"))
+            .bearer_auth(&player.token)
+            .json(&json!({"display_name": name}))
+            .send()
+            .await
+            .map(|r| (r.status(), r))
+            .unwrap();
+        assert_eq!(status, StatusCode::OK, "{:?}", body.text().await);
+        players.push(player);
+    }
+    // Ties on score, a negative score (a cell starting with `-`), and
+    // metadata with a comma, a quote and a line break.
+    for (i, player) in players.iter().enumerate() {
+        let score = [5, -3, 5, 7, 5, 9, -3][i];
+        let metadata = if i % 2 == 0 { json!({"note": format!("run {i}, \"fast\"\nline two")}) } else { Value::Null };
+        let body = json!({"score": score, "metadata": metadata});
+        let (status, answer) = app.post_board_score_raw(&player.token, "exp", &body, None).await;
+        assert_eq!(status, StatusCode::CREATED, "{answer}");
+    }
+    let page = app.ranking("exp", "limit=100").await;
+    let entries = page["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), names.len());
+
+    let (status, headers, csv) = export(&app, "exp/export").await;
+    assert_eq!(status, StatusCode::OK, "{csv}");
+    assert!(headers["content-type"].to_str().unwrap().starts_with("text/csv"));
+    assert_eq!(headers["content-disposition"], "attachment; filename=\"exp-period-0.csv\"");
+    let rows = parse_csv(&csv);
+    assert_eq!(rows[0], ["rank", "user_id", "display_name", "score", "subscores", "achieved_at", "metadata"]);
+    assert_eq!(rows.len(), entries.len() + 1);
+    for (row, entry) in rows[1..].iter().zip(entries) {
+        let metadata = if entry["metadata"].is_null() { String::new() } else { entry["metadata"].to_string() };
+        let expected = [
+            entry["rank"].to_string(),
+            entry["user"]["id"].to_string(),
+            defused(entry["user"]["display_name"].as_str().unwrap()),
+            defused(&entry["score"].to_string()),
+            "[]".to_owned(),
+            entry["achieved_at"].as_str().unwrap().to_owned(),
+            metadata,
+        ];
+        assert_eq!(row, &expected);
+    }
+
+    let (status, headers, ndjson) = export(&app, "exp/export?format=ndjson&period=0").await;
+    assert_eq!(status, StatusCode::OK, "{ndjson}");
+    assert_eq!(headers["content-type"], "application/x-ndjson");
+    let lines: Vec<Value> = ndjson.lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+    assert_eq!(lines.len(), entries.len());
+    for (line, entry) in lines.iter().zip(entries) {
+        let expected = json!({
+            "rank": entry["rank"], "user_id": entry["user"]["id"], "display_name": entry["user"]["display_name"],
+            "score": entry["score"], "subscores": [], "achieved_at": entry["achieved_at"], "metadata": entry["metadata"],
+        });
+        assert_eq!(line, &expected);
+    }
+
+    // The built-in boards export too; `total` has no `achieved_at`.
+    for (id, score) in [(0, 30), (1, 10), (2, 30)] {
+        app.post_score(&players[id], score).await;
+    }
+    let (status, _, csv) = export(&app, "total/export").await;
+    assert_eq!(status, StatusCode::OK, "{csv}");
+    let rows = parse_csv(&csv);
+    let ranks: Vec<(&str, &str, &str)> =
+        rows[1..].iter().map(|r| (r[0].as_str(), r[3].as_str(), r[5].as_str())).collect();
+    assert_eq!(ranks, [("1", "30", ""), ("1", "30", ""), ("3", "10", "")]);
+    // An empty period is a header alone.
+    app.create_board(&json!({"id": "empty", "name": "Empty"})).await;
+    let (status, _, csv) = export(&app, "empty/export").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(csv, "rank,user_id,display_name,score,subscores,achieved_at,metadata\r\n");
+}
+
+async fn export_requests_are_validated(backend: Backend) {
+    let (app, _db) = spawn_admin_app(&backend).await;
+    app.create_board(&json!({"id": "exp", "name": "Export"})).await;
+    let (status, body) = app.admin(Method::GET, "/api/admin/boards/exp/export?format=xml", None).await;
+    assert_error(status, &body, 422, "invalid_format");
+    let (status, body) = app.admin(Method::GET, "/api/admin/boards/exp/export?period=7", None).await;
+    assert_error(status, &body, 404, "period_not_found");
+    let (status, body) = app.admin(Method::GET, "/api/admin/boards/exp/export?period=soon", None).await;
+    assert_error(status, &body, 400, "invalid_period");
+    let (status, body) = app.admin(Method::GET, "/api/admin/boards/nope/export", None).await;
+    assert_error(status, &body, 404, "board_not_found");
+    let (status, body) = app.admin(Method::GET, "/api/admin/boards/exp/export?partition=FR", None).await;
+    assert_error(status, &body, 404, "partition_not_found");
+    let (status, body) = app.admin(Method::GET, "/api/admin/boards/exp/export?limit=5", None).await;
+    assert_error(status, &body, 400, "invalid_query");
+    let (status, body) = json_of(app.get("/api/admin/boards/exp/export").await).await;
+    assert_error(status, &body, 401, "admin_token_required");
+}
