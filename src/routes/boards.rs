@@ -176,7 +176,7 @@ pub struct ExportQuery {
     responses((status = 200, description = "The period in board order, one line per entry (`rank`, `user_id`, \
         `display_name`, `score`, `subscores`, `achieved_at`, `metadata`), streamed a page at a time; a cell a \
         spreadsheet would run as a formula starts with `'`. At most 2 exports at once per instance (then 429)",
-        content_type = "text/csv", body = String,
+        content((String = "text/csv"), (String = "application/x-ndjson")),
         headers(("Content-Disposition" = String, description = "`attachment; filename=\"<board>-period-<index>.<format>\"`")))))]
 pub async fn export(
     state: web::Data<AppState>,
