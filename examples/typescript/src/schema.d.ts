@@ -2541,6 +2541,7 @@ export interface operations {
                 };
                 content: {
                     "text/csv": string;
+                    "application/x-ndjson": string;
                 };
             };
             /** @description `invalid_period`, `invalid_query`, `invalid_path` */
