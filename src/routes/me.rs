@@ -11,7 +11,7 @@ use crate::domain::{DisplayName, Password};
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
 use crate::usecases::accounts::{self, OwnChange};
-use crate::usecases::players;
+use crate::usecases::{exports, players};
 use crate::views::Me;
 
 #[utoipa::path(get, path = paths::ME, operation_id = "getMe", summary = "The logged-in player's own profile", tag = "accounts",
@@ -62,4 +62,21 @@ pub async fn erase(state: web::Data<AppState>, auth: AuthUser, body: JsonObject)
 /// The player's own data: never kept by a cache.
 fn private(me: Me) -> HttpResponse {
     HttpResponse::Ok().insert_header((actix_web::http::header::CACHE_CONTROL, "no-store")).json(me)
+}
+
+#[utoipa::path(get, path = paths::ME_EXPORT, operation_id = "exportMe", summary = "Everything hiscore holds about the player", tag = "accounts",
+    security(("bearer" = []), ("session_cookie" = [])),
+    responses((status = 200, description = "One JSON document, streamed: `account` (no password material), `posts` \
+        (every post on every board, with its status and `via`), `entries`, `leagues` (`memberships`, `history`), \
+        `entrants`, `rewards` and `audit` (the admin actions about the player). No token, key or stored answer is in \
+        it. One export at a time per player (then 429)", content_type = "application/json", body = Object,
+        headers(("Content-Disposition" = String, description = "`attachment; filename=\"hiscore-<id>.json\"`")))))]
+pub async fn export(state: web::Data<AppState>, auth: AuthUser) -> Result<HttpResponse, ApiError> {
+    let user_id = auth.user_id;
+    let body = exports::player(state, user_id)?;
+    Ok(HttpResponse::Ok()
+        .content_type("application/json")
+        .insert_header(("Cache-Control", "no-store"))
+        .insert_header(("Content-Disposition", format!("attachment; filename=\"hiscore-{user_id}.json\"")))
+        .streaming(body))
 }

@@ -89,6 +89,7 @@ routes! {
         delete: me::erase => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, SessionRequired,
             InvalidSession, Banned, InvalidCredentials, InvalidPassword, TooManyRequests, HashingBusy, DatabaseUnavailable],
     },
+    paths::ME_EXPORT => { get: me::export => [SessionRequired, InvalidSession, Banned, TooManyRequests, DatabaseUnavailable] },
     paths::SCORES => {
         post: scores::post_score => [InvalidJson, InvalidBody, InvalidIdempotencyKey, SessionRequired, InvalidSession,
             InvalidServerKey, ForbiddenForRole, Banned, ServerOnly, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, UserNotFound, InvalidScore,

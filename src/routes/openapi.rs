@@ -80,6 +80,7 @@ impl Modify for SessionAuth {
         super::boards::update,
         super::boards::delete,
         super::boards::export,
+        super::me::export,
         super::moderation::delete_score,
         super::moderation::delete_board_score,
         super::moderation::ban,

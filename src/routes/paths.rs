@@ -13,6 +13,7 @@ pub const USER_SCORES: &str = "/api/users/{id}/scores";
 pub const USER_BOARDS: &str = "/api/users/{id}/boards";
 pub const SESSIONS: &str = "/api/sessions";
 pub const ME: &str = "/api/me";
+pub const ME_EXPORT: &str = "/api/me/export";
 pub const SCORES: &str = "/api/scores";
 pub const RANKING: &str = "/api/rankings/{board}";
 pub const RANKING_AROUND: &str = "/api/rankings/{board}/around/{user_id}";

@@ -21,6 +21,7 @@ mod held;
 mod idempotency;
 mod leagues;
 mod moderation;
+mod player_data;
 mod rows;
 mod scores;
 mod secrets;
@@ -54,6 +55,7 @@ pub use self::custom_boards::{
 pub use self::held::{HeldRow, NewHold, BUILTIN_LOG};
 pub use self::leagues::{ClosingMember, CohortMember, Move, NewPlacement, Placement, PlacementHistory};
 pub use self::moderation::{AuditRecord, AuditRow, FedPostRow};
+pub use self::player_data::{json_text, OwnEntryRow, PlacementRow, PostRow};
 pub use self::rows::{LongText, ScoreRow, Standing, UserRow};
 pub use self::scores::PostLog;
 pub use self::server_keys::ServerKeyRow;

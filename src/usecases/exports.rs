@@ -3,7 +3,8 @@
 //! the board. The walk goes by cursor, like a client's "load more": every
 //! entry once, even while posts move the current period.
 
-use std::sync::Arc;
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use actix_web::web::{Bytes, Data};
@@ -12,10 +13,11 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::boards::{resolve, resolve_period};
 use super::rankings::names;
-use crate::domain::{BoardPeriod, PeriodSelector};
+use crate::domain::{BoardPeriod, PeriodSelector, PostStatus};
 use crate::error::{ApiError, ErrorCode};
 use crate::rank::{Page, PageStart};
 use crate::state::AppState;
+use crate::store::{json_text, PostRow};
 use crate::views::RankingEntry;
 
 /// Exports running at once on one instance, at most; one more is 429.
@@ -59,12 +61,30 @@ impl Format {
     }
 }
 
-/// The instance's export slots.
-pub struct ExportSlots(Arc<Semaphore>);
+/// The instance's export slots: board exports, and the players whose own
+/// export is running (one at a time each).
+pub struct ExportSlots {
+    boards: Arc<Semaphore>,
+    players: Arc<Mutex<HashSet<i64>>>,
+}
 
 impl Default for ExportSlots {
     fn default() -> Self {
-        Self(Arc::new(Semaphore::new(MAX_EXPORTS)))
+        Self { boards: Arc::new(Semaphore::new(MAX_EXPORTS)), players: Arc::default() }
+    }
+}
+
+/// A player's export running: their slot, given back when dropped.
+struct PlayerSlot {
+    players: Arc<Mutex<HashSet<i64>>>,
+    user_id: i64,
+}
+
+impl Drop for PlayerSlot {
+    fn drop(&mut self) {
+        if let Ok(mut running) = self.players.lock() {
+            running.remove(&self.user_id);
+        }
     }
 }
 
@@ -95,7 +115,7 @@ pub async fn board(
 ) -> Result<Export<impl Stream<Item = Result<Bytes, ApiError>> + use<>>, ApiError> {
     let board = resolve(&state, id).await?;
     let resolved = resolve_period(&state, &board, selector).await?;
-    let slot = Arc::clone(&state.exports.0).try_acquire_owned().map_err(|_| {
+    let slot = Arc::clone(&state.exports.boards).try_acquire_owned().map_err(|_| {
         ApiError::too_many_requests(
             format!("at most {MAX_EXPORTS} exports run at once on an instance"),
             Duration::from_secs(5),
@@ -124,6 +144,155 @@ pub async fn board(
         Ok(Some((Bytes::from(out), walk)))
     });
     Ok(Export { filename, body })
+}
+
+/// Posts read per step of a player's export.
+const POSTS_CHUNK: i64 = 1_000;
+
+/// Where a player's export is: the document is written in order, the
+/// posts (the one part that can be large) a chunk at a time.
+enum Part {
+    Account,
+    Scores { after: i64, first: bool },
+    BoardPosts { after: i64, first: bool },
+    Rest,
+    Done,
+}
+
+struct OwnWalk {
+    state: Data<AppState>,
+    user_id: i64,
+    part: Part,
+    _slot: PlayerSlot,
+}
+
+/// Streams everything hiscore holds about a player (`GET /api/me/export`)
+/// as one JSON document: `account`, `posts` (every post on every board,
+/// with its status), `entries`, `leagues` (memberships and history),
+/// `entrants`, `rewards` and `audit` (records about them). No secret is
+/// in it: no password hash, token, key or stored answer. One export at a
+/// time per player (then 429).
+pub fn player(
+    state: Data<AppState>,
+    user_id: i64,
+) -> Result<impl Stream<Item = Result<Bytes, ApiError>> + use<>, ApiError> {
+    let players = Arc::clone(&state.exports.players);
+    let claimed = players.lock().map(|mut running| running.insert(user_id)).unwrap_or(false);
+    if !claimed {
+        return Err(ApiError::too_many_requests(
+            "your data is being exported already: one export at a time",
+            Duration::from_secs(5),
+            "exports",
+        ));
+    }
+    let walk = OwnWalk { state, user_id, part: Part::Account, _slot: PlayerSlot { players, user_id } };
+    Ok(stream::try_unfold(walk, |mut walk| async move {
+        let store = &walk.state.store;
+        let (text, next) = match walk.part {
+            Part::Account => {
+                let (row, reason) = store.own_account(walk.user_id).await?.ok_or(ErrorCode::InvalidSession)?;
+                let account = serde_json::json!({
+                    "id": row.id, "login_name": row.login_name, "display_name": row.display_name,
+                    "created_at": row.created_at, "best_score": row.best_score, "best_at": row.best_at,
+                    "total_score": row.total_score, "play_count": row.play_count,
+                    "banned_at": row.banned_at, "ban_reason": reason,
+                });
+                (format!("{{\"account\":{account},\"posts\":["), Part::Scores { after: 0, first: true })
+            }
+            Part::Scores { after, first } => {
+                let rows = store.own_scores(walk.user_id, after, POSTS_CHUNK).await?;
+                let next = match rows.last() {
+                    Some(last) if rows.len() as i64 == POSTS_CHUNK => Part::Scores { after: last.id, first: false },
+                    _ => Part::BoardPosts { after: 0, first: first && rows.is_empty() },
+                };
+                (posts_json(&rows, first), next)
+            }
+            Part::BoardPosts { after, first } => {
+                let rows = store.own_board_posts(walk.user_id, after, POSTS_CHUNK).await?;
+                let next = match rows.last() {
+                    Some(last) if rows.len() as i64 == POSTS_CHUNK => Part::BoardPosts { after: last.id, first: false },
+                    _ => Part::Rest,
+                };
+                (posts_json(&rows, first), next)
+            }
+            Part::Rest => (rest_json(&walk.state, walk.user_id).await?, Part::Done),
+            Part::Done => return Ok(None),
+        };
+        walk.part = next;
+        Ok(Some((Bytes::from(text), walk)))
+    }))
+}
+
+/// Posts as the items of the `posts` list (a comma first unless they open it).
+fn posts_json(rows: &[PostRow], opens_list: bool) -> String {
+    let mut out = String::new();
+    for (i, row) in rows.iter().enumerate() {
+        if i > 0 || !opens_list {
+            out.push(',');
+        }
+        let post = serde_json::json!({
+            "board": row.board, "id": row.id, "period": row.period, "score": row.score,
+            "metadata": json_text(row.metadata.as_deref()), "created_at": row.created_at,
+            "status": PostStatus::from_stored(&row.status).as_str(), "via": row.via,
+        });
+        out.push_str(&post.to_string());
+    }
+    out
+}
+
+/// The document after the posts: entries, leagues, entrants, rewards, audit.
+async fn rest_json(state: &AppState, user_id: i64) -> Result<String, ApiError> {
+    let store = &state.store;
+    let entries: Vec<_> = store
+        .own_entries(user_id)
+        .await?
+        .into_iter()
+        .map(|e| {
+            serde_json::json!({"board": e.board, "period": e.period, "score": e.score, "achieved_at": e.achieved_at,
+                "plays": e.plays, "metadata": json_text(e.metadata.as_deref())})
+        })
+        .collect();
+    let memberships: Vec<_> = store
+        .own_memberships(user_id)
+        .await?
+        .into_iter()
+        .map(|(league, tier)| serde_json::json!({"league": league, "tier": tier}))
+        .collect();
+    let history: Vec<_> = store
+        .own_placements(user_id)
+        .await?
+        .into_iter()
+        .map(|p| {
+            serde_json::json!({"league": p.league, "period": p.period, "tier": p.tier, "cohort": p.cohort,
+                "placed_at": p.placed_at, "final_rank": p.final_rank, "movement": p.movement})
+        })
+        .collect();
+    let entrants: Vec<_> = store
+        .own_entrant_places(user_id)
+        .await?
+        .into_iter()
+        .map(|(board, period, joined_at)| serde_json::json!({"board": board, "period": period, "joined_at": joined_at}))
+        .collect();
+    let audit: Vec<_> = store
+        .audit_about(user_id)
+        .await?
+        .into_iter()
+        .map(|a| {
+            serde_json::json!({"id": a.id, "at": a.at, "actor": a.actor, "action": a.action, "target": a.target,
+                "detail": json_text(Some(&a.detail.0))})
+        })
+        .collect();
+    let rest = serde_json::json!({
+        "entries": entries,
+        "leagues": {"memberships": memberships, "history": history},
+        "entrants": entrants,
+        // Rewards are not built yet: there are none to hold.
+        "rewards": [],
+        "audit": audit,
+    });
+    // The rest's fields follow the posts in the same object.
+    let text = rest.to_string();
+    Ok(format!("],{}", &text[1..]))
 }
 
 async fn write_page(state: &AppState, page: &Page, format: Format, out: &mut String) -> Result<(), ApiError> {

@@ -8,7 +8,11 @@ use serde_json::{json, Value};
 use crate::backend_tests;
 use crate::helpers::{assert_error, json_of, spawn_admin_app, Backend, TestApp, ADMIN};
 
-backend_tests!(an_export_equals_the_pages_of_its_period, export_requests_are_validated);
+backend_tests!(
+    an_export_equals_the_pages_of_its_period,
+    export_requests_are_validated,
+    a_player_exports_everything_held_about_them
+);
 
 /// Parses RFC 4180 text: rows of cells, CRLF line ends, quoted cells with
 /// doubled quotes and line breaks inside.
@@ -153,4 +157,71 @@ async fn export_requests_are_validated(backend: Backend) {
     assert_error(status, &body, 400, "invalid_query");
     let (status, body) = json_of(app.get("/api/admin/boards/exp/export").await).await;
     assert_error(status, &body, 401, "admin_token_required");
+}
+
+/// `GET /api/me/export`: one JSON document with every post (built-in,
+/// custom, fed), entry, league place, tournament place and audit record
+/// about the player, and none of their secrets.
+async fn a_player_exports_everything_held_about_them(backend: Backend) {
+    let (app, _db) = spawn_admin_app(&backend).await;
+    app.create_board(&json!({"id": "daily", "name": "Daily", "reset": "0 0 * * *"})).await;
+    app.create_board(&json!({"id": "main", "name": "Main", "feeds": ["daily"]})).await;
+    app.create_board(&json!({"id": "cup", "name": "Cup", "join_required": true})).await;
+    let (status, league) = app
+        .admin(
+            Method::POST,
+            "/api/admin/leagues",
+            Some(&json!({"id": "ladder", "name": "Ladder", "tiers": ["Low", "High"], "cohort_size": 5,
+                "promote": 1, "demote": 1, "reset": "0 0 * * *"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{league}");
+    let player = app.register("exporter").await;
+    let other = app.register("bystander").await;
+    app.post_score(&player, 40).await;
+    app.post_score(&other, 99).await;
+    let (status, answer) =
+        app.post_board_score_raw(&player.token, "main", &json!({"score": 7, "metadata": {"car": "red"}}), None).await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+    let response = app.client.post(app.url("/api/boards/cup/entrants")).bearer_auth(&player.token).send().await;
+    assert_eq!(response.unwrap().status(), StatusCode::CREATED);
+    let response =
+        app.client.post(app.url("/api/leagues/ladder/scores")).bearer_auth(&player.token).json(&json!({"score": 3}));
+    assert_eq!(response.send().await.unwrap().status(), StatusCode::CREATED);
+    let (status, _) = app
+        .admin(Method::PATCH, &format!("/api/admin/users/{}", player.id), Some(&json!({"display_name": "Ex"})))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+
+    let response = app.client.get(app.url("/api/me/export")).bearer_auth(&player.token).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(
+        response.headers()["content-disposition"],
+        format!("attachment; filename=\"hiscore-{}.json\"", player.id)
+    );
+    let text = response.text().await.unwrap();
+    assert!(!text.contains(&player.token) && !text.contains("password") && !text.contains("$2"), "{text}");
+    let document: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(document["account"]["login_name"], "exporter");
+    assert_eq!(document["account"]["display_name"], "Ex");
+    let posts = document["posts"].as_array().unwrap();
+    let boards: Vec<(&str, i64, Option<&str>)> =
+        posts.iter().map(|p| (p["board"].as_str().unwrap(), p["score"].as_i64().unwrap(), p["via"].as_str())).collect();
+    assert_eq!(boards, [("best", 40, None), ("main", 7, None), ("daily", 7, Some("main")), ("ladder", 3, None)]);
+    assert_eq!(posts[1]["metadata"], json!({"car": "red"}));
+    assert!(posts.iter().all(|p| p["status"] == "accepted"), "{text}");
+    let entries: Vec<&str> =
+        document["entries"].as_array().unwrap().iter().map(|e| e["board"].as_str().unwrap()).collect();
+    assert_eq!(entries, ["daily", "ladder", "main"]);
+    assert_eq!(document["leagues"]["memberships"], json!([{"league": "ladder", "tier": 0}]));
+    assert_eq!(document["leagues"]["history"].as_array().unwrap().len(), 1, "{text}");
+    assert_eq!(document["entrants"][0]["board"], "cup");
+    assert_eq!(document["rewards"], json!([]));
+    let actions: Vec<&str> =
+        document["audit"].as_array().unwrap().iter().map(|a| a["action"].as_str().unwrap()).collect();
+    assert_eq!(actions, ["rename"]);
+    // Nothing of the other player.
+    assert!(!text.contains("bystander"), "{text}");
+    let (status, body) = json_of(app.get("/api/me/export").await).await;
+    assert_error(status, &body, 401, "session_required");
 }
