@@ -90,6 +90,11 @@ async fn feeds_are_validated_and_shown(backend: Backend) {
         assert_error(status, &body, 422, &format!("invalid_{field}"));
     }
     app.create_board(&board("later", json!({"subscores": [], "rewards": [], "partition_by": null}))).await;
+    // v4: a PATCH naming a field fixed at creation is refused, not ignored.
+    for (field, value) in [("order", json!("asc")), ("reset", json!("0 0 * * *")), ("max_score", json!(5))] {
+        let (status, body) = app.admin(Method::PATCH, "/api/admin/boards/t3", Some(&json!({field: value}))).await;
+        assert_error(status, &body, 422, &format!("invalid_{field}"));
+    }
     // A board with feeds is fed by none, and a fed board feeds none.
     let (status, body) = app.admin(Method::PATCH, "/api/admin/boards/t3", Some(&json!({"feeds": ["src"]}))).await;
     assert_error(status, &body, 422, "invalid_feeds");

@@ -236,6 +236,34 @@ const NOT_YET: [UnbuiltField; 5] = [
     ("rewards", |v| v.is_null() || v.as_array().is_some_and(Vec::is_empty), ErrorCode::InvalidRewards),
 ];
 
+/// The fields a board takes at creation only, each with the code `PATCH`
+/// answers for it (v4: "any other field is 422 `invalid_<field>`").
+const FIXED_AT_CREATION: [(&str, ErrorCode); 12] = [
+    ("id", ErrorCode::InvalidId),
+    ("order", ErrorCode::InvalidOrder),
+    ("operator", ErrorCode::InvalidOperator),
+    ("reset", ErrorCode::InvalidReset),
+    ("timezone", ErrorCode::InvalidTimezone),
+    ("archive_periods", ErrorCode::InvalidArchivePeriods),
+    ("min_score", ErrorCode::InvalidMinScore),
+    ("max_score", ErrorCode::InvalidMaxScore),
+    ("subscores", ErrorCode::InvalidSubscores),
+    ("partition_by", ErrorCode::InvalidPartitionBy),
+    ("max_partitions", ErrorCode::InvalidMaxPartitions),
+    ("partition_values", ErrorCode::InvalidPartitionValues),
+];
+
+/// 422 for a `PATCH` that names a field fixed at creation: refused, not
+/// silently kept as it was.
+fn refuse_fixed_fields(body: &Map<String, Value>) -> Result<(), ApiError> {
+    match FIXED_AT_CREATION.iter().find(|(field, _)| body.contains_key(*field)) {
+        Some((field, code)) => {
+            Err(ApiError::with_message(*code, format!("`{field}` is set at creation and does not change")))
+        }
+        None => Ok(()),
+    }
+}
+
 fn refuse_unbuilt_fields(body: &Map<String, Value>) -> Result<(), ApiError> {
     for (field, is_default, code) in NOT_YET {
         if body.get(field).is_some_and(|value| !is_default(value)) {
@@ -494,6 +522,7 @@ pub async fn update(
         BoardRef::Builtin(board) => return update_builtin(state, actor, board, body).await,
         BoardRef::Custom(board) => board,
     };
+    refuse_fixed_fields(body)?;
     refuse_unbuilt_fields(body)?;
     let name = match body.get("name") {
         None => board.spec.name.clone(),
