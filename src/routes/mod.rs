@@ -148,7 +148,9 @@ routes! {
     },
     paths::ADMIN_BOARD => {
         patch: boards::update => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, AdminTokenRequired,
-            InvalidAdminToken, ForbiddenForRole, TooManyRequests, NotFound, BoardNotFound, BuiltinBoard, InvalidName, InvalidMinIntervalMs,
+            InvalidAdminToken, ForbiddenForRole, TooManyRequests, NotFound, BoardNotFound, BuiltinBoard, InvalidName, InvalidId,
+            InvalidOrder, InvalidOperator, InvalidReset, InvalidTimezone, InvalidArchivePeriods, InvalidMinScore, InvalidMaxScore,
+            InvalidMinIntervalMs,
             InvalidWriters, InvalidHoldBeyond, InvalidHoldJump, InvalidFeeds, InvalidSubscores, InvalidPartitionBy,
             InvalidMaxPartitions, InvalidPartitionValues, InvalidRewards, InvalidJoinRequired, InvalidMaxEntrants, InvalidMaxAttempts,
             InvalidStartsAt, InvalidEndsAt, PeriodStarted, DatabaseUnavailable],
