@@ -31,6 +31,7 @@ pub const ADMIN_ROUTES: &[(&str, &str, Access)] = &[
     ("post", paths::ADMIN_KEYS, Access::Admin),
     ("delete", paths::ADMIN_KEY, Access::Admin),
     ("post", paths::ADMIN_LEAGUES, Access::Admin),
+    ("patch", paths::ADMIN_LEAGUE, Access::Admin),
     ("delete", paths::ADMIN_LEAGUE, Access::Admin),
     ("post", paths::ADMIN_WEBHOOKS, Access::Admin),
     ("delete", paths::ADMIN_WEBHOOK, Access::Admin),

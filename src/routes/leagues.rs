@@ -35,6 +35,20 @@ pub async fn get(state: web::Data<AppState>, path: web::Path<LeaguePath>) -> Res
     Ok(HttpResponse::Ok().json(leagues::get(&state, &path.id).await?))
 }
 
+#[utoipa::path(patch, path = paths::ADMIN_LEAGUE, operation_id = "updateLeague", summary = "Rename a league", tag = "leagues",
+    security(("admin_token" = [])),
+    params(LeaguePath),
+    request_body = crate::routes::schemas::UpdateLeagueRequest,
+    responses((status = 200, description = "The league as it is now", body = crate::views::LeagueView)))]
+pub async fn update(
+    state: web::Data<AppState>,
+    actor: Actor,
+    path: web::Path<LeaguePath>,
+    body: JsonObject,
+) -> Result<HttpResponse, ApiError> {
+    Ok(HttpResponse::Ok().json(leagues::update(&state, &actor, &path.id, &body).await?))
+}
+
 #[utoipa::path(delete, path = paths::ADMIN_LEAGUE, operation_id = "deleteLeague", summary = "Delete a league with everything in it", tag = "leagues",
     security(("admin_token" = [])),
     params(LeaguePath),

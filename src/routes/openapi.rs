@@ -96,6 +96,7 @@ impl Modify for SessionAuth {
         super::leagues::create,
         super::leagues::list,
         super::leagues::get,
+        super::leagues::update,
         super::leagues::delete,
         super::leagues::post_score,
         super::leagues::cohort,
@@ -121,7 +122,7 @@ impl Modify for SessionAuth {
         views::AuditLog, views::Initialized, CreateWebhookRequest, views::WebhookView, views::WebhookCreated,
         views::WebhookList, views::DeliveryView, views::DeliveryList, LeagueRequest, views::TierRef, views::TierStats,
         views::LeagueView, views::LeagueList, views::CohortEntry, views::CohortPage, views::LeagueHistoryItem,
-        views::LeagueMember, views::LeaguePostResult, views::WhoAmI, views::FoundPlayer, views::FoundPlayers,
+        views::LeagueMember, views::LeaguePostResult, UpdateLeagueRequest, views::WhoAmI, views::FoundPlayer, views::FoundPlayers,
     )),
     modifiers(&SessionAuth, &ErrorResponses, &ResponseHeaders),
 )]

@@ -272,6 +272,17 @@ pub struct UpdateBoardRequest {
     pub tournament: TournamentFields,
 }
 
+/// `PATCH /api/admin/leagues/{id}` (v4): a field left out keeps its value;
+/// the ladder and board fields are fixed at creation (422 `invalid_<field>`).
+#[derive(Serialize, ToSchema)]
+pub struct UpdateLeagueRequest {
+    #[schema(example = "Weekly league", min_length = 1, max_length = 128)]
+    pub name: Option<String>,
+    /// Reward bands per cohort: not built yet, only `[]` (else 422 `invalid_rewards`).
+    #[schema(value_type = Option<Vec<Object>>, max_items = 0)]
+    pub rewards: Option<Vec<serde_json::Value>>,
+}
+
 /// `POST /api/admin/held/{score_id}`.
 #[derive(Serialize, ToSchema)]
 pub struct DecisionRequest {

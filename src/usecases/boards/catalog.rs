@@ -616,6 +616,25 @@ async fn update_builtin(
     Ok(BoardView::builtin(board, state.settings.max_score, rules, feed_ids(state, rules)))
 }
 
+/// A league's new name, its own board's: audited as `update_league`.
+pub async fn rename_for_league(
+    state: &AppState,
+    actor: &Actor,
+    board: &CustomBoard,
+    name: &BoardName,
+) -> Result<(), ApiError> {
+    let id = &board.spec.id;
+    audited(state, actor, "update_league", async |conn| {
+        if !state.store.amend_board(conn, id, name.as_str(), &row_of(board.spec.rules), None).await? {
+            return Err(ErrorCode::LeagueNotFound.into());
+        }
+        Ok(((), Audit { target: format!("league:{id}"), detail: serde_json::json!({"name": name.as_str()}) }))
+    })
+    .await?;
+    state.boards.amend(id, name.as_str(), board.spec.rules, board.spec.terms.clone());
+    Ok(())
+}
+
 /// Deletes a custom board with everything posted to it.
 pub async fn delete(state: &AppState, actor: &Actor, id: &str) -> Result<(), ApiError> {
     let board = resolve_custom(state, id).await?;

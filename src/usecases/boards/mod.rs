@@ -7,7 +7,9 @@ mod catalog;
 mod posts;
 mod purges;
 
-pub use self::catalog::{create, create_for_league, delete, delete_custom, get, list, periods, reload_catalog, update};
+pub use self::catalog::{
+    create, create_for_league, delete, delete_custom, get, list, periods, reload_catalog, rename_for_league, update,
+};
 pub use self::posts::{history, post, post_to, user_boards};
 pub(in crate::usecases) use self::purges::{purge_deleted_boards, purge_expired};
 
