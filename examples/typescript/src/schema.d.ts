@@ -207,7 +207,8 @@ export interface paths {
         delete: operations["deleteLeague"];
         options?: never;
         head?: never;
-        patch?: never;
+        /** Rename a league */
+        patch: operations["updateLeague"];
         trace?: never;
     };
     "/api/admin/scores/{id}": {
@@ -1912,6 +1913,16 @@ export interface components {
             name?: string | null;
             writers?: null | components["schemas"]["BoardWriters"];
         };
+        /**
+         * @description `PATCH /api/admin/leagues/{id}` (v4): a field left out keeps its value;
+         *     the ladder and board fields are fixed at creation (422 `invalid_<field>`).
+         */
+        UpdateLeagueRequest: {
+            /** @example Weekly league */
+            name?: string | null;
+            /** @description Reward bands per cohort: not built yet, only `[]` (else 422 `invalid_rewards`). */
+            rewards?: Record<string, never>[] | null;
+        };
         /** @description A player's current entry on one board. */
         UserBoardEntry: {
             achieved_at: null | components["schemas"]["Timestamp"];
@@ -2478,7 +2489,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `invalid_name`, `invalid_min_interval_ms`, `invalid_writers`, `invalid_hold_beyond`, `invalid_hold_jump`, `invalid_feeds`, `invalid_subscores`, `invalid_partition_by`, `invalid_max_partitions`, `invalid_partition_values`, `invalid_rewards`, `invalid_join_required`, `invalid_max_entrants`, `invalid_max_attempts`, `invalid_starts_at`, `invalid_ends_at` */
+            /** @description `invalid_name`, `invalid_id`, `invalid_order`, `invalid_operator`, `invalid_reset`, `invalid_timezone`, `invalid_archive_periods`, `invalid_min_score`, `invalid_max_score`, `invalid_min_interval_ms`, `invalid_writers`, `invalid_hold_beyond`, `invalid_hold_jump`, `invalid_feeds`, `invalid_subscores`, `invalid_partition_by`, `invalid_max_partitions`, `invalid_partition_values`, `invalid_rewards`, `invalid_join_required`, `invalid_max_entrants`, `invalid_max_attempts`, `invalid_starts_at`, `invalid_ends_at` */
             422: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -3638,7 +3649,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `invalid_id`, `invalid_name`, `invalid_tiers`, `invalid_cohort_size`, `invalid_promote`, `invalid_demote`, `invalid_order`, `invalid_operator`, `invalid_reset`, `invalid_timezone`, `invalid_archive_periods`, `invalid_min_score`, `invalid_max_score`, `invalid_subscores`, `invalid_partition_by`, `invalid_max_partitions`, `invalid_partition_values`, `invalid_rewards` */
+            /** @description `invalid_id`, `invalid_name`, `invalid_tiers`, `invalid_cohort_size`, `invalid_promote`, `invalid_demote`, `invalid_order`, `invalid_operator`, `invalid_reset`, `invalid_timezone`, `invalid_archive_periods`, `invalid_min_score`, `invalid_max_score`, `invalid_rewards` */
             422: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -3744,6 +3755,160 @@ export interface operations {
             };
             /** @description `not_found`, `league_not_found` */
             404: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `too_many_requests` */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    updateLeague: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A league's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateLeagueRequest"];
+            };
+        };
+        responses: {
+            /** @description The league as it is now */
+            200: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LeagueView"];
+                };
+            };
+            /** @description `invalid_json`, `invalid_body`, `invalid_path` */
+            400: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `admin_token_required`, `invalid_admin_token` */
+            401: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden_for_role` */
+            403: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`, `league_not_found` */
+            404: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `request_timeout` */
+            408: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `invalid_name`, `invalid_id`, `invalid_tiers`, `invalid_cohort_size`, `invalid_promote`, `invalid_demote`, `invalid_order`, `invalid_operator`, `invalid_min_score`, `invalid_max_score`, `invalid_reset`, `invalid_timezone`, `invalid_archive_periods`, `invalid_rewards` */
+            422: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
                     "X-Request-Id"?: string;
