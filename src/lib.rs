@@ -13,6 +13,7 @@
 //! - The engines: [`scoring`] (the group-committed writer, the only way
 //!   scores are written), [`rank`] (ranks and pages from three sources),
 //!   [`boards`] (custom boards and their periods), [`cache`], [`limits`],
+//!   [`export_slots`] (how many exports stream at once),
 //!   [`auth`] (password hashing, session tokens), [`live`] (live pages'
 //!   watchers and stream limits), [`webhooks`] (events, signatures, the
 //!   client that delivers them).
@@ -36,6 +37,7 @@ pub mod dataset;
 pub mod domain;
 pub(crate) mod drain;
 pub(crate) mod error;
+pub(crate) mod export_slots;
 pub(crate) mod limits;
 pub(crate) mod live;
 pub mod rank;

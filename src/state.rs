@@ -52,5 +52,5 @@ pub struct AppState {
     /// Sends webhook deliveries (the outbox job's client).
     pub webhooks: crate::webhooks::Sender,
     /// The exports this instance may stream at once.
-    pub exports: crate::usecases::exports::ExportSlots,
+    pub exports: crate::export_slots::ExportSlots,
 }

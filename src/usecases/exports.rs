@@ -3,25 +3,22 @@
 //! the board. The walk goes by cursor, like a client's "load more": every
 //! entry once, even while posts move the current period.
 
-use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use actix_web::web::{Bytes, Data};
 use futures_util::stream::{self, Stream};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::OwnedSemaphorePermit;
 
 use super::boards::{resolve, resolve_period};
 use super::rankings::names;
 use crate::domain::{BoardPeriod, PeriodSelector, PostStatus};
 use crate::error::{ApiError, ErrorCode};
+use crate::export_slots::{PlayerSlot, MAX_BOARD_EXPORTS};
 use crate::rank::{Page, PageStart};
 use crate::state::AppState;
 use crate::store::{json_text, PostRow};
 use crate::views::RankingEntry;
 
-/// Exports running at once on one instance, at most; one more is 429.
-pub const MAX_EXPORTS: usize = 2;
 /// Entries read per step of the walk.
 const CHUNK: i64 = 1_000;
 /// The columns, in order (the CSV header row).
@@ -61,33 +58,6 @@ impl Format {
     }
 }
 
-/// The instance's export slots: board exports, and the players whose own
-/// export is running (one at a time each).
-pub struct ExportSlots {
-    boards: Arc<Semaphore>,
-    players: Arc<Mutex<HashSet<i64>>>,
-}
-
-impl Default for ExportSlots {
-    fn default() -> Self {
-        Self { boards: Arc::new(Semaphore::new(MAX_EXPORTS)), players: Arc::default() }
-    }
-}
-
-/// A player's export running: their slot, given back when dropped.
-struct PlayerSlot {
-    players: Arc<Mutex<HashSet<i64>>>,
-    user_id: i64,
-}
-
-impl Drop for PlayerSlot {
-    fn drop(&mut self) {
-        if let Ok(mut running) = self.players.lock() {
-            running.remove(&self.user_id);
-        }
-    }
-}
-
 /// An export ready to stream: its file name, and the body.
 pub struct Export<S> {
     pub filename: String,
@@ -106,7 +76,7 @@ struct Walk {
 }
 
 /// Streams board `id`'s period as `format`: 404 for an unknown board or
-/// period, 429 when [`MAX_EXPORTS`] run already on this instance.
+/// period, 429 when [`MAX_BOARD_EXPORTS`] run already on this instance.
 pub async fn board(
     state: Data<AppState>,
     id: &str,
@@ -115,9 +85,9 @@ pub async fn board(
 ) -> Result<Export<impl Stream<Item = Result<Bytes, ApiError>> + use<>>, ApiError> {
     let board = resolve(&state, id).await?;
     let resolved = resolve_period(&state, &board, selector).await?;
-    let slot = Arc::clone(&state.exports.boards).try_acquire_owned().map_err(|_| {
+    let slot = state.exports.board().ok_or_else(|| {
         ApiError::too_many_requests(
-            format!("at most {MAX_EXPORTS} exports run at once on an instance"),
+            format!("at most {MAX_BOARD_EXPORTS} exports run at once on an instance"),
             Duration::from_secs(5),
             "exports",
         )
@@ -176,16 +146,14 @@ pub fn player(
     state: Data<AppState>,
     user_id: i64,
 ) -> Result<impl Stream<Item = Result<Bytes, ApiError>> + use<>, ApiError> {
-    let players = Arc::clone(&state.exports.players);
-    let claimed = players.lock().map(|mut running| running.insert(user_id)).unwrap_or(false);
-    if !claimed {
-        return Err(ApiError::too_many_requests(
+    let slot = state.exports.player(user_id).ok_or_else(|| {
+        ApiError::too_many_requests(
             "your data is being exported already: one export at a time",
             Duration::from_secs(5),
             "exports",
-        ));
-    }
-    let walk = OwnWalk { state, user_id, part: Part::Account, _slot: PlayerSlot { players, user_id } };
+        )
+    })?;
+    let walk = OwnWalk { state, user_id, part: Part::Account, _slot: slot };
     Ok(stream::try_unfold(walk, |mut walk| async move {
         let store = &walk.state.store;
         let (text, next) = match walk.part {
