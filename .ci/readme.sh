@@ -65,7 +65,7 @@ probe() {
 echo "== way 1: the first of the two commands, then the curl quickstart"
 commands=$(block two-commands)
 start "${commands%%$'\n'*}" embedded
-probe http://127.0.0.1:8080/readyz "cargo run --release" 900
+probe http://127.0.0.1:8080/readyz "cargo run --release" 1800
 bash -euo pipefail -c "$(block quickstart)" > "$work/quickstart.out"
 grep -q '"rank":1' "$work/quickstart.out" || { echo "FATAL: the quickstart showed no ranked entry" >&2; cat "$work/quickstart.out" >&2; exit 1; }
 stop_all
