@@ -53,6 +53,8 @@ fn refusal(row: Option<&UserRow>, by: Poster) -> Option<ErrorCode> {
 #[derive(Default)]
 pub(super) struct Changed {
     pub rows: Vec<UserRow>,
+    /// Review items the batch queued.
+    pub queued: u64,
 }
 
 /// Locks the rows of every player of the batch, in id order: a post to any
@@ -152,7 +154,7 @@ pub(super) async fn apply(
             Some(Held { hold, board_id: "best", score: score.value(), metadata: None })
         })
         .collect();
-    holds::queue(store, conn, &held_posts, now).await?;
+    let queued = holds::queue(store, conn, &held_posts, now).await?;
 
     let mut applied = Vec::with_capacity(new_posts.len());
     for (((index, user_id, score), score_id), rule) in new_posts.iter().zip(ids).zip(&held) {
@@ -198,7 +200,7 @@ pub(super) async fn apply(
     if first_scores > 0 {
         store.add_board_players(conn, first_scores as i64).await?;
     }
-    Ok(Changed { rows: changed })
+    Ok(Changed { rows: changed, queued })
 }
 
 /// Counts one post into a player's aggregates: the sum, the count, and the

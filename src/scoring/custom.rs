@@ -41,6 +41,8 @@ pub(super) struct Locked {
 #[derive(Default)]
 pub(super) struct Changed {
     pub changes: Vec<(EntryChange, Option<Timestamp>)>,
+    /// Review items the batch queued (not the fed posts held with their original).
+    pub queued: u64,
 }
 
 fn custom_target(post: &Post) -> Option<&Arc<CustomBoard>> {
@@ -267,7 +269,7 @@ impl Locked {
                 Some(Held { hold, board_id: &board.spec.id, score: post.score, metadata: post.metadata })
             })
             .collect();
-        holds::queue(store, conn, &held_posts, now).await?;
+        let queued = holds::queue(store, conn, &held_posts, now).await?;
 
         let mut current = self.entries.clone();
         let mut applied = Vec::with_capacity(new_posts.len());
@@ -384,7 +386,7 @@ impl Locked {
             .iter()
             .map(|(entry, board)| (entry_change(board, entry, true), self.periods[&entry.board].end))
             .collect();
-        Ok(Changed { changes })
+        Ok(Changed { changes, queued })
     }
 }
 

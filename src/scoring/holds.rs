@@ -19,12 +19,13 @@ pub(super) struct Held<'a> {
     pub metadata: Option<&'a str>,
 }
 
+/// Returns how many review items it queued.
 pub(super) async fn queue(
     store: &Store,
     conn: &mut AnyConnection,
     held: &[Held<'_>],
     now: Timestamp,
-) -> StoreResult<()> {
+) -> StoreResult<u64> {
     let holds: Vec<NewHold> = held.iter().map(|held| held.hold).collect();
     store.insert_holds(conn, &holds).await?;
     for held in held {
@@ -44,5 +45,5 @@ pub(super) async fn queue(
         });
         store.enqueue_event(conn, Event::ScoreHeld.as_str(), &data.to_string(), now).await?;
     }
-    Ok(())
+    Ok(held.len() as u64)
 }

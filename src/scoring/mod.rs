@@ -447,8 +447,8 @@ impl Writer {
         .await;
         match outcome {
             Ok((mut pending, committed)) => {
-                let held = pending.iter().filter(|p| matches!(p, Pending::Held { .. })).count();
-                self.metrics.reviews.with_label_values(&["held"]).inc_by(held as u64);
+                let queued = committed.builtin.queued + committed.custom.queued;
+                self.metrics.reviews.with_label_values(&["held"]).inc_by(queued);
                 self.ranks.record(&committed.builtin.rows).await;
                 self.ranks.record_entries(&committed.custom.changes).await;
                 if let Some(users) = &self.caches.users {

@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use crate::backend_tests;
 use crate::helpers::{assert_error, spawn_app_on, Backend, Player, TestApp, TestDatabase, ADMIN};
 
-backend_tests!(feeds_are_validated_and_shown, every_fed_board_matches_its_model);
+backend_tests!(feeds_are_validated_and_shown, every_fed_board_matches_its_model, held_fed_posts_are_review_items_once);
 
 async fn instances(backend: &Backend, db: &TestDatabase) -> Vec<TestApp> {
     let mut apps = vec![spawn_app_on(db, &["--admin-token", ADMIN]).await];
@@ -381,4 +381,35 @@ async fn every_fed_board_matches_its_model(backend: Backend) {
         let (_, direct) = app.get_json(&format!("/api/users/{}/scores?board=fm&limit=100", player.id)).await;
         assert!(direct["scores"].as_array().unwrap().iter().all(|item| item["via"].is_null()), "{direct}");
     }
+}
+
+/// A fed post held by its own board's rule is a review item of its own; one
+/// held with its original is not (the original's decision is its): the
+/// queue and `hiscore_reviews_total{outcome="held"}` count items, not posts.
+async fn held_fed_posts_are_review_items_once(backend: Backend) {
+    let db = TestDatabase::new(&backend).await;
+    let app = spawn_app_on(&db, &["--admin-token", ADMIN]).await;
+    app.create_board(&board("own", json!({"hold_beyond": 5}))).await;
+    app.create_board(&board("plain", json!({"feeds": ["own"]}))).await;
+    app.create_board(&board("holding", json!({"feeds": ["own"], "hold_beyond": 5}))).await;
+    let player = app.register("heldfed").await;
+
+    let (status, answer) = app.post_board_score_raw(&player.token, "plain", &json!({"score": 9}), None).await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+    assert_eq!(answer["feeds"][0]["status"], "held", "{answer}");
+    let (status, answer) = app.post_board_score_raw(&player.token, "holding", &json!({"score": 9}), None).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{answer}");
+    assert_eq!(answer["feeds"][0]["status"], "held", "{answer}");
+
+    let (status, queue) = app.admin(Method::GET, "/api/admin/held?limit=100", None).await;
+    assert_eq!(status, StatusCode::OK, "{queue}");
+    let mut items: Vec<(String, Value)> = queue["held"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| (item["board"].as_str().unwrap().to_owned(), item["feeds"].clone()))
+        .collect();
+    items.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(items, [("holding".to_owned(), json!(["own"])), ("own".to_owned(), json!([]))], "{queue}");
+    assert_eq!(app.metric("hiscore_reviews_total{outcome=\"held\"}").await, 2.0);
 }
