@@ -1,11 +1,13 @@
 //! Caches in front of the database, never the source of truth: each entry
 //! can be rebuilt from the store and the rank engine at any time. In
-//! process: rendered pages and display names; in Redis: user rows.
+//! process: rendered pages and display names; user rows in process on a
+//! single instance, in Redis when instances share it.
 //! [`Caches::reset`] is the one place an initialize invalidates them.
 
 mod names;
 mod pages;
 mod single_flight;
+mod user_rows;
 mod users;
 
 use std::sync::Arc;
@@ -13,6 +15,7 @@ use std::sync::Arc;
 pub use names::NameCache;
 pub use pages::{CutoffKey, PageCache, PageKey, PageVersion, Rendered};
 pub use single_flight::SingleFlight;
+pub use user_rows::UserRows;
 pub use users::UserCache;
 
 use prometheus::IntCounterVec;
@@ -53,8 +56,9 @@ pub struct Caches {
     pub cutoffs: PageCache<CutoffKey>,
     /// Display names for ranking pages (they never change once registered).
     pub names: NameCache,
-    /// User rows in Redis for every instance, when Redis is configured.
-    pub users: Option<UserCache>,
+    /// User rows: in process, or in Redis for every instance when Redis is
+    /// configured.
+    pub users: UserRows,
 }
 
 impl Caches {
@@ -65,13 +69,13 @@ impl Caches {
             page_reads: SingleFlight::new(),
             cutoffs: PageCache::new(CUTOFF_CACHE_BYTES),
             names: NameCache::new(NAME_CACHE_ENTRIES),
-            users: redis.map(UserCache::new),
+            users: match redis {
+                Some(redis) => UserRows::Shared(UserCache::new(redis)),
+                None => UserRows::Local(Default::default()),
+            },
         }
     }
 
-    /// Forgets everything cached in process about the data that an
-    /// initialize replaced (user rows in Redis carry their generation and
-    /// need nothing: see `cache::users`).
     pub fn count_page(&self, outcome: PageOutcome) {
         let label = match outcome {
             PageOutcome::Hit => "hit",
@@ -81,7 +85,11 @@ impl Caches {
         self.page_outcomes.with_label_values(&[label]).inc();
     }
 
-    pub fn reset(&self) {
+    /// Forgets everything cached in process about the data that an
+    /// initialize replaced with `generation` (user rows in Redis carry
+    /// their generation and need nothing: see `cache::users`).
+    pub fn reset(&self, generation: i64) {
+        self.users.replaced(generation);
         self.names.clear();
         self.pages.clear();
         self.cutoffs.clear();

@@ -12,8 +12,9 @@
 //! and ignore entries of any other: a row of replaced data is a miss, never
 //! an answer.
 //!
-//! There is deliberately no in-process layer for user rows: another
-//! instance's post could not invalidate it in time for read-your-writes.
+//! There is deliberately no in-process layer in front of it: another
+//! instance's post could not invalidate it in time for read-your-writes
+//! (a single instance keeps its rows in process instead: `cache::user_rows`).
 
 use std::sync::Arc;
 use std::time::Duration;

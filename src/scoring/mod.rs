@@ -300,9 +300,7 @@ fn reconcile(
             drop(conn);
             ranks.record(&rows).await;
             ranks.record_entries(&entries).await;
-            if let Some(users) = &caches.users {
-                users.put_many(&rows).await;
-            }
+            caches.users.put_many(&rows).await;
             tracing::info!(players = players.len(), "a failed score batch's players were recorded again");
             return;
         }
@@ -451,10 +449,8 @@ impl Writer {
                 self.metrics.reviews.with_label_values(&["held"]).inc_by(queued);
                 self.ranks.record(&committed.builtin.rows).await;
                 self.ranks.record_entries(&committed.custom.changes).await;
-                if let Some(users) = &self.caches.users {
-                    // Before answering, so that players read their posts back from any instance.
-                    users.put_many(&committed.builtin.rows).await;
-                }
+                // Before answering, so that players read their posts back from any instance.
+                self.caches.users.put_many(&committed.builtin.rows).await;
                 pending.truncate(batch.len());
                 let answers = self.answers(&batch, pending).await;
                 for (job, answer) in batch.into_iter().zip(answers) {

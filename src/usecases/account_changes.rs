@@ -120,11 +120,9 @@ pub(super) async fn publish(state: &AppState, changed: Changed) {
         })
         .collect();
     state.ranks.record_entries(&entries).await;
-    if let Some(users) = &state.caches.users {
-        match &changed.erased {
-            Some(row) => users.forget(row).await,
-            None => users.put_many(&changed.users).await,
-        }
+    match &changed.erased {
+        Some(row) => state.caches.users.forget(row).await,
+        None => state.caches.users.put_many(&changed.users).await,
     }
     if let Some(row) = &changed.erased {
         state.limits.forget_player(&row.login_name.to_ascii_lowercase(), row.id).await;

@@ -119,7 +119,7 @@ pub async fn watch_shared_state(state: Data<AppState>) {
             tracing::debug!(%error, "the data generation could not be raised in Redis");
         }
         if generation.is_some_and(|seen| seen != now) {
-            state.caches.reset();
+            state.caches.reset(now);
             if let Err(error) = boards::reload_catalog(&state).await {
                 tracing::warn!(%error, "reloading the board catalog after an initialize elsewhere");
             }

@@ -45,20 +45,15 @@ pub async fn profile(state: &AppState, id: i64) -> Result<Option<(UserRow, UserR
     Ok(profiles(state, &[id]).await?.pop())
 }
 
-/// Rows from Redis where cached (one `MGET`), the rest from the database
-/// (one `IN (…)` query), which then refill Redis.
+/// Rows from the cache where kept (in process, or one `MGET` in Redis),
+/// the rest from the database (one `IN (…)` query), which then refill it.
 async fn rows(state: &AppState, ids: &[i64]) -> Result<Vec<UserRow>, ApiError> {
-    let (mut rows, missing) = match &state.caches.users {
-        Some(users) => users.get_many(ids).await,
-        None => (Vec::new(), ids.to_vec()),
-    };
+    let (mut rows, missing) = state.caches.users.get_many(ids).await;
     if !missing.is_empty() {
         let mut conn = state.store.conn().await?;
         let loaded = state.store.users(&mut conn, &missing).await?;
         drop(conn);
-        if let Some(users) = &state.caches.users {
-            users.put_many(&loaded).await;
-        }
+        state.caches.users.put_many(&loaded).await;
         rows.extend(loaded);
     }
     Ok(rows)
