@@ -304,6 +304,11 @@ static REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 /// Middleware around every request: a request id (taken from `X-Request-Id`
 /// when the proxy sent one), a tracing span, metrics by route pattern, and a
 /// JSON 500 instead of a dropped connection when a handler panics.
+/// The route (its path in OpenAPI's spelling) a request was routed to: the
+/// router's resources carry it, so the label needs no second match.
+#[derive(Debug, Clone, Copy)]
+pub struct RouteName(pub &'static str);
+
 pub async fn observe(
     req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
@@ -343,10 +348,10 @@ pub async fn observe(
     };
 
     let status = response.status().as_u16();
-    let route = response.request().match_pattern().unwrap_or_else(|| "unmatched".to_owned());
+    let route = response.request().app_data::<RouteName>().map_or("unmatched", |name| name.0);
     let elapsed = started.elapsed();
     if let Some(metrics) = metrics {
-        metrics.observe(response.request().method().as_str(), &route, status, elapsed.as_secs_f64());
+        metrics.observe(response.request().method().as_str(), route, status, elapsed.as_secs_f64());
         if let Some(Rejection(reason)) = response.response().extensions().get::<Rejection>().copied() {
             metrics.rejections.with_label_values(&[reason]).inc();
         }

@@ -13,7 +13,7 @@ mod users;
 use std::sync::Arc;
 
 pub use names::NameCache;
-pub use pages::{CutoffKey, PageCache, PageKey, PageVersion, Rendered};
+pub use pages::{CutoffKey, PageCache, PageKey, PageVersion, Rendered, WindowKey};
 pub use single_flight::SingleFlight;
 pub use user_rows::UserRows;
 pub use users::UserCache;
@@ -27,6 +27,8 @@ use crate::redis::RedisClient;
 const PAGE_CACHE_BYTES: usize = 4 << 20;
 /// Rendered cut-off lists kept, in bytes (each is under 1 KB).
 const CUTOFF_CACHE_BYTES: usize = 256 << 10;
+/// Rendered windows and friends boards kept, in bytes (2 KB to 18 KB each).
+const WINDOW_CACHE_BYTES: usize = 4 << 20;
 /// Display names kept in memory: about 10 MB at most.
 const NAME_CACHE_ENTRIES: usize = 200_000;
 
@@ -54,6 +56,9 @@ pub struct Caches {
     /// Rendered cut-off lists of a single instance, kept like pages (with
     /// Redis every request reads them: no stamp names them there).
     pub cutoffs: PageCache<CutoffKey>,
+    /// Rendered around-me windows and friends boards of a single instance,
+    /// kept like pages.
+    pub windows: PageCache<WindowKey>,
     /// Display names for ranking pages (they never change once registered).
     pub names: NameCache,
     /// User rows: in process, or in Redis for every instance when Redis is
@@ -68,6 +73,7 @@ impl Caches {
             page_outcomes,
             page_reads: SingleFlight::new(),
             cutoffs: PageCache::new(CUTOFF_CACHE_BYTES),
+            windows: PageCache::new(WINDOW_CACHE_BYTES),
             names: NameCache::new(NAME_CACHE_ENTRIES),
             users: match redis {
                 Some(redis) => UserRows::Shared(UserCache::new(redis)),
@@ -91,7 +97,15 @@ impl Caches {
     pub fn reset(&self, generation: i64) {
         self.users.replaced(generation);
         self.names.clear();
+        self.renderings_changed();
+    }
+
+    /// Forgets every rendered answer: for a change the rank engine's
+    /// version does not show (a period that ended, a board deleted, a
+    /// player renamed or banned).
+    pub fn renderings_changed(&self) {
         self.pages.clear();
         self.cutoffs.clear();
+        self.windows.clear();
     }
 }

@@ -33,6 +33,14 @@ pub struct CutoffKey {
     pub percents: Vec<Hundredths>,
 }
 
+/// What identifies a player's window (around-me) or a friends board, kept
+/// by a single instance like a page.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum WindowKey {
+    Around { board: BoardPeriod, user_id: i64, radius: i64 },
+    Friends { board: BoardPeriod, ids: Vec<i64> },
+}
+
 /// What a page was built at; it is served only at exactly the same.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PageVersion {

@@ -28,6 +28,11 @@ pub async fn body_deadline(
         .map_or(Duration::from_secs(10), |state| Duration::from_millis(state.settings.body_timeout_ms));
     let deadline = tokio::time::Instant::now() + timeout;
     let body = req.take_payload();
+    if matches!(body, Payload::None) {
+        // No body to wait for (a GET, or a request without one).
+        req.set_payload(body);
+        return next.call(req).await;
+    }
     // Ends after the timeout's error, as a stream must after a failure.
     let timed = futures_util::stream::unfold(Some(body), move |body| async move {
         let mut body = body?;

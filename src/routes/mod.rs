@@ -31,6 +31,7 @@ use actix_web::{web, HttpRequest};
 pub use self::deadline::body_deadline;
 pub use self::encoded_separators::refuse_encoded_separators;
 use crate::error::{ApiError, ErrorCode};
+use crate::telemetry::RouteName;
 
 /// Request bodies larger than this get 413.
 pub const BODY_LIMIT_BYTES: usize = 16 * 1024;
@@ -52,7 +53,7 @@ macro_rules! routes {
 
         fn register(cfg: &mut web::ServiceConfig) {
             let mut groups = Groups::default();
-            $( groups.add(cfg, $path, |path| resource(path, &[$(stringify!($method)),+]) $( .route(web::$method().to($handler)) )+ ); )+
+            $( groups.add(cfg, $path, |path| resource(path, $path, &[$(stringify!($method)),+]) $( .route(web::$method().to($handler)) )+ ); )+
             groups.mount(cfg);
         }
     };
@@ -312,10 +313,12 @@ impl Groups {
     }
 }
 
-/// A resource whose other methods get a JSON 405.
-fn resource(path: &str, methods: &[&str]) -> actix_web::Resource {
+/// A resource whose other methods get a JSON 405, named `route` (its
+/// full path) for the metrics: the name rides with the request, so the
+/// path is matched once, by the router, not again for the label.
+fn resource(path: &str, route: &'static str, methods: &[&str]) -> actix_web::Resource {
     let allow = methods.iter().map(|m| m.to_uppercase()).collect::<Vec<_>>().join(", ");
-    web::resource(path).default_service(web::to(move || {
+    web::resource(path).app_data(RouteName(route)).default_service(web::to(move || {
         let allow = allow.clone();
         async move { Err::<actix_web::HttpResponse, _>(ApiError::method_not_allowed(allow)) }
     }))

@@ -128,7 +128,7 @@ pub(super) async fn publish(state: &AppState, changed: Changed) {
         state.limits.forget_player(&row.login_name.to_ascii_lowercase(), row.id).await;
     }
     // Pages of ended periods and of boards whose engine did not move.
-    state.caches.pages.clear();
+    state.caches.renderings_changed();
     if !changed.renamed.is_empty() {
         state.caches.names.forget(&changed.renamed);
         if let Some(redis) = &state.redis {

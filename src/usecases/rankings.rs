@@ -14,7 +14,7 @@ use std::sync::Arc;
 use actix_web::web::Bytes;
 
 use super::boards::{resolve_period, BoardRef, ResolvedPeriod};
-use crate::cache::{CutoffKey, PageKey, PageOutcome, PageVersion, Rendered};
+use crate::cache::{CutoffKey, PageKey, PageOutcome, PageVersion, Rendered, WindowKey};
 use crate::domain::{BoardPeriod, Cursor, Percents, PeriodSelector};
 use crate::error::{ApiError, ErrorCode};
 use crate::rank::{Page, PageRead, PageStart};
@@ -135,9 +135,21 @@ pub async fn around(
     radius: i64,
 ) -> Result<Rendered, ApiError> {
     let resolved = resolve_period(state, board, selector).await?;
+    // A single instance keeps the window at the rank engine's version.
+    let key = WindowKey::Around { board: resolved.board, user_id, radius };
+    if state.redis.is_none() {
+        if let Some(kept) = state.caches.windows.get(&key, &PageVersion::Local(state.ranks.version())) {
+            return Ok(kept);
+        }
+    }
     if let Some(page) = state.ranks.around(resolved.board, user_id, radius).await? {
         let body = render(state, board, resolved.view, &page).await?;
-        return Ok(Rendered::new(body, &built_at(&page)));
+        let version = built_at(&page);
+        let rendered = Rendered::new(body, &version);
+        if matches!(version, PageVersion::Local(_)) && state.redis.is_none() {
+            state.caches.windows.put(key, version, rendered.clone());
+        }
+        return Ok(rendered);
     }
     let mut conn = state.store.conn().await?;
     match state.store.user(&mut conn, user_id).await? {
@@ -181,6 +193,13 @@ pub async fn friends(
     ids: &[i64],
 ) -> Result<Bytes, ApiError> {
     let ResolvedPeriod { board: period, view } = resolve_period(state, board, selector).await?;
+    // A single instance keeps the answer at the rank engine's version, read
+    // before the entries (a post during the read leaves the copy stale).
+    let key = WindowKey::Friends { board: period, ids: ids.to_vec() };
+    let version = state.redis.is_none().then(|| PageVersion::Local(state.ranks.version()));
+    if let Some(kept) = version.as_ref().and_then(|version| state.caches.windows.get(&key, version)) {
+        return Ok(kept.body);
+    }
     let ranked = state.ranks.ranked(period, ids).await?;
     let players = ranked.total as i64;
     let names = names(state, &ranked.entries.iter().map(|(_, entry)| entry.key.id).collect::<Vec<_>>()).await?;
@@ -200,7 +219,11 @@ pub async fn friends(
         next_offset: None,
         next_cursor: None,
     };
-    Ok(Bytes::from(serde_json::to_vec(&page).map_err(ApiError::internal)?))
+    let body = Bytes::from(serde_json::to_vec(&page).map_err(ApiError::internal)?);
+    if let Some(version) = version {
+        state.caches.windows.put(key, version.clone(), Rendered::new(body.clone(), &version));
+    }
+    Ok(body)
 }
 
 /// Reads of a cut-off list begun again, at most, when the board's size

@@ -657,7 +657,7 @@ pub async fn delete_custom(state: &AppState, actor: &Actor, board: &CustomBoard)
     .await?;
     state.boards.remove(&board.spec.id);
     state.ranks.forget_board(board.spec.number).await;
-    state.caches.pages.clear();
+    state.caches.renderings_changed();
     Ok(())
 }
 
