@@ -5,13 +5,17 @@
 # time of each, and the server's resident memory sampled every 50 ms
 # (its peak during each against its level before).
 #   scripts/export_bench.sh BINARY [PLAYERS]
+# SERVER_ARGS replaces the database (e.g. MariaDB + Redis):
+#   SERVER_ARGS="--database-url mysql://root@127.0.0.1:3306/hiscore_export --redis-url redis://127.0.0.1:6379 \
+#     --redis-prefix export-bench" scripts/export_bench.sh target/release/hiscore
 set -eu
 binary=$1; players=${2:-1000000}
 admin=export-bench-admin-token-long-enough-32
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+# shellcheck disable=SC2086 # SERVER_ARGS is a list of arguments
 RUST_LOG=warn STATIC_DIR=/nonexistent ADMIN_TOKEN=$admin "$binary" serve --bind 127.0.0.1:18096 \
-  --database-url "sqlite://$work/db.sqlite?mode=rwc" > "$work/server.log" 2>&1 &
+  ${SERVER_ARGS:---database-url sqlite://$work/db.sqlite?mode=rwc} > "$work/server.log" 2>&1 &
 server=$!
 for _ in $(seq 1 100); do curl -fsS 127.0.0.1:18096/healthz >/dev/null 2>&1 && break; sleep 0.1; done
 curl -fsS -XPOST 127.0.0.1:18096/api/admin/initialize -H "Authorization: Bearer $admin" \
