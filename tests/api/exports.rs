@@ -6,7 +6,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::backend_tests;
-use crate::helpers::{assert_error, json_of, spawn_admin_app, Backend, TestApp, ADMIN};
+use crate::helpers::{assert_error, json_of, spawn_admin_app, spawn_app_on, Backend, TestApp, TestDatabase, ADMIN};
 
 backend_tests!(
     an_export_equals_the_pages_of_its_period,
@@ -224,4 +224,42 @@ async fn a_player_exports_everything_held_about_them(backend: Backend) {
     assert!(!text.contains("bystander"), "{text}");
     let (status, body) = json_of(app.get("/api/me/export").await).await;
     assert_error(status, &body, 401, "session_required");
+}
+
+/// Two board exports run at once on an instance; a third is 429 with
+/// `Retry-After` while both stream, and a slot is free again once a
+/// client goes away. The board is large enough (about 250,000 entries,
+/// some 34 MB of NDJSON) that neither held export can finish into the
+/// sockets' buffers while its client reads nothing.
+#[actix_web::test]
+async fn a_third_board_export_waits_for_a_slot() {
+    let db = TestDatabase::new(&Backend::Sqlite).await;
+    let app = spawn_app_on(&db, &["--admin-token", ADMIN]).await;
+    let (status, body) = app.initialize(ADMIN, &json!({"users": 400_000, "scores": 400_000, "seed": 1})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let open = || async {
+        let url = app.url("/api/admin/boards/best/export?format=ndjson");
+        app.client.get(url).bearer_auth(ADMIN).send().await.unwrap()
+    };
+    let first = open().await;
+    let second = open().await;
+    assert_eq!((first.status(), second.status()), (StatusCode::OK, StatusCode::OK));
+    let third = open().await;
+    assert_eq!(third.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert!(third.headers().contains_key("retry-after"), "{:?}", third.headers());
+    let body: Value = third.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "too_many_requests", "{body}");
+
+    drop(first);
+    let mut freed = false;
+    for _ in 0..50 {
+        let again = open().await;
+        if again.status() == StatusCode::OK {
+            freed = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(freed, "the slot of an export whose client went away is given back");
+    drop(second);
 }
