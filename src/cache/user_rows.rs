@@ -125,10 +125,10 @@ impl Local {
             }
             None => {
                 if self.rows.len() >= LOCAL_ROWS {
-                    // Any one goes: a miss costs one database read.
-                    if let Some(evicted) = self.rows.keys().next().copied() {
-                        self.rows.remove(&evicted);
-                    }
+                    // Full: start over (constant work per row kept, where
+                    // evicting one at a time would scan the table each time);
+                    // a miss costs one database read.
+                    self.rows.clear();
                 }
                 self.rows.insert(id, kept);
             }
@@ -167,6 +167,16 @@ mod tests {
         assert_eq!(rows.get_many(&[1, 2]).1, [2]);
         rows.put_many(&[row(1, 0, 6, 60)]);
         assert_eq!(rows.get_many(&[1]).0[0].best_score, 60);
+    }
+
+    #[test]
+    fn a_full_cache_starts_over() {
+        let rows = LocalRows::default();
+        let all: Vec<UserRow> = (1..=LOCAL_ROWS as i64).map(|id| row(id, 0, 1, id)).collect();
+        rows.put_many(&all);
+        assert_eq!(rows.get_many(&[1, LOCAL_ROWS as i64]).0.len(), 2);
+        rows.put_many(&[row(0, 0, 1, 0)]);
+        assert_eq!(rows.get_many(&[0, 1]), (vec![row(0, 0, 1, 0)], vec![1]));
     }
 
     #[test]
