@@ -51,7 +51,7 @@ pub struct Application {
 impl Application {
     pub async fn build(mut settings: Settings) -> anyhow::Result<Self> {
         settings.admin_token = checked_admin_token(settings.admin_token.take())?;
-        let metrics = Metrics::new(crate::routes::ROUTES)?;
+        let metrics = Metrics::new()?;
         let migrations = if settings.database.no_migrate { Migrations::Require } else { Migrations::Apply };
         let store = Store::connect(
             &settings.database.database_url,

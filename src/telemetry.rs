@@ -39,9 +39,6 @@ pub fn init_logging() {
 #[derive(Clone)]
 pub struct Metrics {
     registry: Registry,
-    /// Every (method, path) the service answers: the request counters'
-    /// `route` label takes no other value.
-    routes: &'static [(&'static str, &'static str)],
     requests: IntCounterVec,
     latency: HistogramVec,
     /// Every SQL statement the store runs.
@@ -101,8 +98,7 @@ pub struct Gauges {
 }
 
 impl Metrics {
-    /// The registry of a server answering `routes` (`routes::ROUTES`).
-    pub fn new(routes: &'static [(&'static str, &'static str)]) -> anyhow::Result<Self> {
+    pub fn new() -> anyhow::Result<Self> {
         let registry = Registry::new();
         let labels = &["method", "route", "status"];
         let requests = IntCounterVec::new(Opts::new("hiscore_http_requests_total", "HTTP requests served"), labels)?;
@@ -218,7 +214,6 @@ impl Metrics {
         registry.register(Box::new(build_info))?;
         Ok(Self {
             registry,
-            routes,
             requests,
             latency,
             db_statements,
@@ -269,18 +264,18 @@ impl Metrics {
     }
 
     /// Counts a request. Labels come from fixed sets only, whatever the
-    /// client sends: a method the API does not use is `other`, a path that
-    /// is no route is `static` (a file served) or `unmatched`; otherwise
-    /// every odd method or path would add series that are never freed.
-    fn observe(&self, method: &str, route: &str, status: u16, seconds: f64) {
+    /// client sends: a method the API does not use is `other`; the route is
+    /// one of `routes::ROUTES` (a [`RouteName`]) or `panicked`, and a path
+    /// that is no route is `static` (a file served) or `unmatched`;
+    /// otherwise every odd method or path would add series that are never
+    /// freed.
+    fn observe(&self, method: &str, route: Option<&'static str>, status: u16, seconds: f64) {
         const METHODS: [&str; 7] = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
         let method = METHODS.iter().find(|known| **known == method).copied().unwrap_or("other");
-        let route = if self.routes.iter().any(|(_, path)| *path == route) || route == "panicked" {
-            route
-        } else if (200..400).contains(&status) && matches!(method, "GET" | "HEAD") {
-            "static"
-        } else {
-            "unmatched"
+        let route = match route {
+            Some(route) => route,
+            None if (200..400).contains(&status) && matches!(method, "GET" | "HEAD") => "static",
+            None => "unmatched",
         };
         let status = status.to_string();
         let labels = [method, route, status.as_str()];
@@ -301,14 +296,15 @@ fn process_usage() -> Option<(i64, i64)> {
 
 static REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
-/// Middleware around every request: a request id (taken from `X-Request-Id`
-/// when the proxy sent one), a tracing span, metrics by route pattern, and a
-/// JSON 500 instead of a dropped connection when a handler panics.
-/// The route (its path in OpenAPI's spelling) a request was routed to: the
-/// router's resources carry it, so the label needs no second match.
+/// The route (its path in OpenAPI's spelling, one of `routes::ROUTES`) a
+/// request was routed to: the router's resources carry it, so the label
+/// needs no second match.
 #[derive(Debug, Clone, Copy)]
 pub struct RouteName(pub &'static str);
 
+/// Middleware around every request: a request id (taken from `X-Request-Id`
+/// when the proxy sent one), a tracing span, metrics by route pattern, and a
+/// JSON 500 instead of a dropped connection when a handler panics.
 pub async fn observe(
     req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
@@ -334,21 +330,21 @@ pub async fn observe(
         Ok(Err(error)) => {
             if let Some(metrics) = &metrics {
                 let status = error.as_response_error().status_code().as_u16();
-                metrics.observe(method.as_str(), "unmatched", status, started.elapsed().as_secs_f64());
+                metrics.observe(method.as_str(), None, status, started.elapsed().as_secs_f64());
             }
             return Err(error);
         }
         Err(_panic) => {
             tracing::error!(parent: &span, "handler panicked");
             if let Some(metrics) = &metrics {
-                metrics.observe(method.as_str(), "panicked", 500, started.elapsed().as_secs_f64());
+                metrics.observe(method.as_str(), Some("panicked"), 500, started.elapsed().as_secs_f64());
             }
             return Err(ApiError::internal(anyhow::anyhow!("handler panicked")).into());
         }
     };
 
     let status = response.status().as_u16();
-    let route = response.request().app_data::<RouteName>().map_or("unmatched", |name| name.0);
+    let route = response.request().app_data::<RouteName>().map(|name| name.0);
     let elapsed = started.elapsed();
     if let Some(metrics) = metrics {
         metrics.observe(response.request().method().as_str(), route, status, elapsed.as_secs_f64());

@@ -74,6 +74,12 @@ impl Rendered {
         let hex: String = digest.finalize()[..10].iter().map(|byte| format!("{byte:02x}")).collect();
         Self { body, etag: format!("\"{hex}\"") }
     }
+
+    /// A body kept for an answer served without an entity tag (cut-off
+    /// lists, friends boards): no digest to compute.
+    pub fn untagged(body: Bytes) -> Self {
+        Self { body, etag: String::new() }
+    }
 }
 
 /// With several instances (Redis) other instances' posts do not bump the

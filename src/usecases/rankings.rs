@@ -146,7 +146,7 @@ pub async fn around(
         let body = render(state, board, resolved.view, &page).await?;
         let version = built_at(&page);
         let rendered = Rendered::new(body, &version);
-        if matches!(version, PageVersion::Local(_)) && state.redis.is_none() {
+        if state.redis.is_none() {
             state.caches.windows.put(key, version, rendered.clone());
         }
         return Ok(rendered);
@@ -221,7 +221,7 @@ pub async fn friends(
     };
     let body = Bytes::from(serde_json::to_vec(&page).map_err(ApiError::internal)?);
     if let Some(version) = version {
-        state.caches.windows.put(key, version.clone(), Rendered::new(body.clone(), &version));
+        state.caches.windows.put(key, version, Rendered::untagged(body.clone()));
     }
     Ok(body)
 }
@@ -249,7 +249,7 @@ pub async fn cutoffs(
     let list = read_cutoffs(state, board, period, view, percents).await?;
     let body = Bytes::from(serde_json::to_vec(&list).map_err(ApiError::internal)?);
     if let Some(version) = version {
-        state.caches.cutoffs.put(key, version.clone(), Rendered::new(body.clone(), &version));
+        state.caches.cutoffs.put(key, version, Rendered::untagged(body.clone()));
     }
     Ok(body)
 }
