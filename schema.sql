@@ -373,3 +373,43 @@ CREATE TABLE IF NOT EXISTS league_placements (
   KEY league_placements_member (board, user_id, period),
   KEY league_placements_user (user_id)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+-- Reward bands of boards, the bands each close granted, and the grants
+-- (v4; comments in migrations/mysql/0019_rewards.sql).
+CREATE TABLE IF NOT EXISTS board_rewards (
+  board BIGINT NOT NULL,
+  band BIGINT NOT NULL,
+  rank_from BIGINT NULL,
+  rank_to BIGINT NULL,
+  top_percent BIGINT NULL,
+  reward VARCHAR(1024) NOT NULL,
+  PRIMARY KEY (board, band)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+CREATE TABLE IF NOT EXISTS granted_bands (
+  board BIGINT NOT NULL,
+  period BIGINT NOT NULL,
+  band BIGINT NOT NULL,
+  board_id VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  league BIGINT NOT NULL,
+  starts_at BIGINT NOT NULL,
+  ends_at BIGINT NOT NULL,
+  reward VARCHAR(1024) NOT NULL,
+  PRIMARY KEY (board, period, band)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
+CREATE TABLE IF NOT EXISTS reward_grants (
+  id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
+  user_id BIGINT NOT NULL,
+  board BIGINT NOT NULL,
+  period BIGINT NOT NULL,
+  band BIGINT NOT NULL,
+  final_rank BIGINT NOT NULL,
+  tier BIGINT NULL,
+  cohort BIGINT NULL,
+  granted_at BIGINT NOT NULL,
+  claimed_at BIGINT NULL,
+  KEY reward_grants_player (user_id, id),
+  KEY reward_grants_period (board, period, id),
+  KEY reward_grants_claimed (claimed_at)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;

@@ -8,7 +8,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::boards::{BoardSpec, Period, PostRules, Tournament};
-use crate::domain::{Board, BoardKey, CursorKeys, Hundredths, PostStatus, Timestamp};
+use crate::domain::{Board, BoardKey, CursorKeys, Hundredths, PostStatus, RewardBand, Rewards, Timestamp};
 use crate::rank::{Page, UserRanks};
 use crate::store::{ScoreRow, ServerKeyRow, UserRow};
 
@@ -346,6 +346,9 @@ pub struct BoardView {
     /// posted to, in the same transaction (v4).
     #[schema(example = json!(["level-3-daily", "level-3-weekly"]))]
     pub feeds: Vec<String>,
+    /// Reward bands granted when a period closes (v4; `[]` on `best` and `total`).
+    #[schema(value_type = Vec<RewardBand>)]
+    pub rewards: Rewards,
     /// The v4 fields this version does not build yet, at their defaults
     /// (a board that sets them is refused with 422).
     #[serde(flatten)]
@@ -353,7 +356,7 @@ pub struct BoardView {
 }
 
 /// The v4 board fields this version shows at their defaults only:
-/// subscores, partitions and rewards are not built yet.
+/// subscores and partitions are not built yet.
 #[derive(Debug, Default, Serialize, ToSchema)]
 pub struct UnbuiltFields {
     /// Tie-breakers (not built yet: always `[]`).
@@ -367,14 +370,10 @@ pub struct UnbuiltFields {
     /// The partition values allowed (not built yet: always null).
     #[schema(required = true, value_type = Option<Vec<String>>)]
     pub partition_values: Option<()>,
-    /// Reward bands paid at a period's close (not built yet: always `[]`).
-    #[schema(value_type = Vec<Object>)]
-    pub rewards: [(); 0],
 }
 
 impl UnbuiltFields {
-    const DEFAULTS: Self =
-        Self { subscores: [], partition_by: None, max_partitions: 1_000, partition_values: None, rewards: [] };
+    const DEFAULTS: Self = Self { subscores: [], partition_by: None, max_partitions: 1_000, partition_values: None };
 }
 
 /// A board's tournament fields (v3), as in force in one period.
@@ -446,6 +445,7 @@ impl BoardView {
             tournament: tournament.into(),
             pending_change,
             feeds,
+            rewards: spec.rewards.clone(),
             unbuilt: UnbuiltFields::DEFAULTS,
         }
     }
@@ -476,6 +476,7 @@ impl BoardView {
             entrants: None,
             pending_change: None,
             feeds,
+            rewards: Rewards::default(),
             unbuilt: UnbuiltFields::DEFAULTS,
         }
     }
@@ -757,6 +758,45 @@ pub struct HeldList {
     pub next_after: Option<i64>,
 }
 
+/// A reward granted at the close of a period (v4).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RewardView {
+    pub id: i64,
+    /// The player it was granted to.
+    pub user_id: i64,
+    /// The board whose close granted it (absent on a league's grant).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub board: Option<String>,
+    /// The league whose close granted it (absent on a board's grant).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub league: Option<String>,
+    pub period: PeriodView,
+    /// The player's final rank (in their cohort, for a league).
+    pub rank: i64,
+    /// The band's reward as the close granted it.
+    #[schema(value_type = Object, example = json!({"gems": 100}))]
+    pub reward: serde_json::Value,
+    pub granted_at: Timestamp,
+    /// Null until claimed.
+    #[schema(required = true)]
+    pub claimed_at: Option<Timestamp>,
+    /// A league's grant: the player's tier (its index, lowest 0).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tier: Option<i64>,
+    /// A league's grant: the player's cohort (its id).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cohort: Option<String>,
+}
+
+/// A list of rewards, oldest grant first.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RewardList {
+    pub rewards: Vec<RewardView>,
+    /// Pass as `after` for the next page; null at the end.
+    #[schema(required = true)]
+    pub next_after: Option<i64>,
+}
+
 /// `POST /api/admin/held/{score_id}`: the post as decided, and the
 /// player's entry on its board and period now (null when none).
 #[derive(Debug, Serialize, ToSchema)]
@@ -796,7 +836,7 @@ pub struct WebhookView {
     pub id: i64,
     #[schema(example = "https://game.example.com/hooks/hiscore")]
     pub url: String,
-    /// Of `period.closed`, `period.amended`, `league.closed`, `score.held`.
+    /// Of `period.closed`, `period.amended`, `league.closed`, `score.held`, `reward.granted`.
     pub events: Vec<String>,
     pub created_at: Timestamp,
 }
@@ -893,9 +933,9 @@ pub struct LeagueView {
     pub created_at: Timestamp,
     pub period: PeriodView,
     pub tier_stats: Vec<TierStats>,
-    /// Reward bands per cohort at a period's close (not built yet: always `[]`).
-    #[schema(value_type = Vec<Object>)]
-    pub rewards: [(); 0],
+    /// Reward bands granted in each cohort when a period closes (v4).
+    #[schema(value_type = Vec<RewardBand>)]
+    pub rewards: Rewards,
 }
 
 /// `GET /api/leagues`: oldest first.

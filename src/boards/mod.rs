@@ -14,7 +14,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, RwLock};
 
 pub use self::schedule::{parse_timezone, Schedule};
-use crate::domain::{Board, BoardPeriod, Operator, Order, Timestamp, Writers};
+use crate::domain::{Board, BoardPeriod, Operator, Order, Rewards, Timestamp, Writers};
 
 /// The default score range of a custom board (the contract's).
 pub const DEFAULT_MIN_SCORE: i64 = 0;
@@ -227,6 +227,8 @@ pub struct BoardSpec {
     /// A league's own board: its periods, posts and entries are the
     /// league's; it is not listed or served as a board.
     pub league: bool,
+    /// What a close pays (v4; a close reads them from the database).
+    pub rewards: Rewards,
 }
 
 impl BoardSpec {
@@ -425,12 +427,12 @@ impl Registry {
     }
 
     /// A board's new name, rules and terms, keeping its clock.
-    pub fn amend(&self, id: &str, name: &str, rules: PostRules, terms: Terms) {
+    pub fn amend(&self, id: &str, name: &str, rules: PostRules, terms: Terms, rewards: Rewards) {
         if let Ok(mut catalog) = self.boards.write() {
             let Some(old) = catalog.by_id.get(id).cloned() else { return };
             let renamed = Arc::new(CustomBoard {
                 clock: old.clock.with_terms(terms.clone()),
-                spec: BoardSpec { name: name.to_owned(), rules, terms, ..old.spec.clone() },
+                spec: BoardSpec { name: name.to_owned(), rules, terms, rewards, ..old.spec.clone() },
             });
             catalog.by_id.insert(id.to_owned(), Arc::clone(&renamed));
             catalog.by_number.insert(renamed.spec.number, renamed);
@@ -507,6 +509,7 @@ mod tests {
             rules: PostRules::default(),
             terms: Terms::default(),
             league: false,
+            rewards: Rewards::default(),
         }
     }
 
@@ -627,7 +630,7 @@ mod tests {
         let registry = Registry::default();
         registry.insert(CustomBoard::new(every_minute.clone(), start).unwrap());
         registry.get("b").unwrap().period_at(now);
-        registry.amend("b", "B", PostRules::default(), terms.clone());
+        registry.amend("b", "B", PostRules::default(), terms.clone(), Rewards::default());
         let board = registry.get("b").unwrap();
         let ends: Vec<_> = [60_500, 120_500, 150_500]
             .map(|s| board.period_at(Timestamp::from_millis(1_796_112_000_000 + s)))

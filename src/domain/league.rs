@@ -113,6 +113,11 @@ impl Ladder {
     }
 }
 
+/// A cohort's id: opaque to clients, `<period>-<tier>-<number>` here.
+pub fn cohort_id(period: i64, tier: i64, cohort: i64) -> String {
+    format!("{period}-{tier}-{cohort}")
+}
+
 /// Competition ranks (1, 2, 2, 4) of keys already in board order: equal
 /// keys share the rank of the first of them.
 pub fn competition_ranks(keys: &[i64]) -> Vec<i64> {

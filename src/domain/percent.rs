@@ -43,6 +43,16 @@ impl Hundredths {
         (1..=WHOLE as u32).contains(&value).then_some(Self(value))
     }
 
+    /// The whole number of hundredths (as stored).
+    pub fn hundredths(self) -> u32 {
+        self.0
+    }
+
+    /// A stored number of hundredths, if in (0, 100 %].
+    pub fn from_hundredths(value: i64) -> Option<Self> {
+        (1..=WHOLE as i64).contains(&value).then_some(Self(value as u32))
+    }
+
     /// The 1-based position of the last entry inside this percent of
     /// `players`: `floor(players × percent ÷ 100)`, exactly (0: none).
     pub fn position_in(self, players: i64) -> i64 {

@@ -84,6 +84,7 @@ error_codes! {
     LeagueNotFound = (404, "league_not_found", "no league with that id"),
     CohortNotFound = (404, "cohort_not_found", "no such cohort of this league (never opened, or its period no longer kept)"),
     WebhookNotFound = (404, "webhook_not_found", "no webhook with that id"),
+    RewardNotFound = (404, "reward_not_found", "no reward with that id for this player"),
     // 405, 408, 409, 413, 415.
     MethodNotAllowed = (405, "method_not_allowed", "method not allowed"),
     RequestTimeout = (408, "request_timeout", "the request body did not arrive in time"),
@@ -141,7 +142,9 @@ error_codes! {
         "max_partitions is not supported by this version yet: leave it out or null"),
     InvalidPartitionValues = (422, "invalid_partition_values",
         "partition_values is not supported by this version yet: leave it out or null"),
-    InvalidRewards = (422, "invalid_rewards", "rewards are not supported by this version yet: leave them out or []"),
+    InvalidRewards = (422, "invalid_rewards",
+        "rewards must be at most 20 bands, each with `ranks` [a, b] (1 <= a <= b <= 10000) or `top_percent` (0 < p <= 100, two decimals at most) and a `reward` object of at most 1 KiB"),
+    InvalidStatus = (422, "invalid_status", "status must be `unclaimed` (default), `claimed` or `all`"),
     InvalidFormat = (422, "invalid_format", "format must be `csv` (default) or `ndjson`"),
     InvalidRole = (422, "invalid_role", "role must be `server` (default), `moderator` or `viewer`"),
     InvalidFeeds = (422, "invalid_feeds",
@@ -159,7 +162,7 @@ error_codes! {
         "url must be an absolute http or https URL of at most 2048 characters whose host resolves to public \
          addresses (loopback, private and link-local ones only with WEBHOOK_ALLOW_PRIVATE=true)"),
     InvalidEvents = (422, "invalid_events",
-        "events must be a non-empty list of period.closed, period.amended, league.closed, score.held"),
+        "events must be a non-empty list of period.closed, period.amended, league.closed, score.held, reward.granted"),
     InvalidTiers = (422, "invalid_tiers", "tiers must be a list of 2 to 20 names, lowest first, each 1 to 64 characters"),
     InvalidCohortSize = (422, "invalid_cohort_size", "cohort_size must be an integer from 2 to 200"),
     InvalidPromote = (422, "invalid_promote", "promote must be an integer from 0 to cohort_size"),

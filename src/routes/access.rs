@@ -15,6 +15,8 @@ pub const ADMIN_ROUTES: &[(&str, &str, Access)] = &[
     ("get", paths::ADMIN_AUDIT, Access::Viewer),
     ("get", paths::ADMIN_USERS, Access::Viewer),
     ("get", paths::ADMIN_BOARD_EXPORT, Access::Viewer),
+    ("get", paths::ADMIN_BOARD_REWARDS, Access::Viewer),
+    ("get", paths::ADMIN_LEAGUE_REWARDS, Access::Viewer),
     ("get", paths::ADMIN_HELD, Access::Viewer),
     ("get", paths::ADMIN_KEYS, Access::Viewer),
     ("get", paths::ADMIN_WEBHOOKS, Access::Viewer),

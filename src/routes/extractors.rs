@@ -96,6 +96,43 @@ impl FromRequest for Author {
     }
 }
 
+/// A game server acting for a player (v4 rewards): a live `server` key or
+/// the admin token. A player's session is 403 `server_only`, an admin key
+/// of another role 403 `forbidden_for_role`, anything else 401.
+pub struct GameServer;
+
+impl FromRequest for GameServer {
+    type Error = ApiError;
+    type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let state = req.app_data::<web::Data<AppState>>().cloned();
+        let token = bearer_token(req).map(str::to_owned);
+        let session = AuthUser::from_request(req, payload);
+        Box::pin(async move {
+            let state = state.ok_or_else(|| ApiError::internal(anyhow::anyhow!("AppState missing")))?;
+            if token.as_deref().is_some_and(|token| crate::usecases::admin::is_admin_token(&state, token)) {
+                return Ok(Self);
+            }
+            if let Some(key) = token.as_deref().and_then(ServerKey::from_bearer) {
+                if let Some((_, role)) = keys::authenticate(&state, &key).await? {
+                    return match role {
+                        Some(KeyRole::Server) => Ok(Self),
+                        _ => Err(ErrorCode::ForbiddenForRole.into()),
+                    };
+                }
+            }
+            match session.await {
+                Ok(_) => Err(ErrorCode::ServerOnly.into()),
+                Err(_) => Err(ApiError::with_message(
+                    ErrorCode::InvalidServerKey,
+                    "send Authorization: Bearer <a live server key> (or the admin token)",
+                )),
+            }
+        })
+    }
+}
+
 /// The operator behind an admin request (see `usecases::admin::authorize`):
 /// every `/api/admin/` handler takes one, so none runs its use case, or
 /// reads its body, without the admin token or a key whose role reaches

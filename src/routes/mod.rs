@@ -19,6 +19,7 @@ pub mod openapi;
 mod paths;
 mod rankings;
 mod reviews;
+mod rewards;
 mod schemas;
 mod scores;
 mod sessions;
@@ -35,6 +36,13 @@ use crate::telemetry::RouteName;
 
 /// Request bodies larger than this get 413.
 pub const BODY_LIMIT_BYTES: usize = 16 * 1024;
+/// ... except a board's or league's definition, which at the contract's
+/// maxima (20 reward bands of 1 KiB each, escaped as a client may) needs
+/// more: up to this (the shipped nginx's `client_max_body_size`).
+pub const DEFINITION_LIMIT_BYTES: usize = 64 * 1024;
+/// The routes that take a definition.
+const DEFINITION_ROUTES: [&str; 4] =
+    [paths::ADMIN_BOARDS, paths::ADMIN_BOARD, paths::ADMIN_LEAGUES, paths::ADMIN_LEAGUE];
 
 /// The route table: each path once (its text is a constant of `paths.rs`,
 /// which the handlers' OpenAPI attributes name too), with its methods,
@@ -77,6 +85,13 @@ routes! {
             DatabaseUnavailable],
     },
     paths::USER_BOARDS => { get: users::user_boards => [UserNotFound, DatabaseUnavailable] },
+    paths::USER_REWARDS => {
+        get: rewards::players => [InvalidStatus, InvalidLimit, InvalidQuery, InvalidServerKey, ServerOnly, ForbiddenForRole,
+            UserNotFound, DatabaseUnavailable],
+    },
+    paths::USER_REWARD_CLAIM => {
+        post: rewards::claim_players => [InvalidServerKey, ServerOnly, ForbiddenForRole, RewardNotFound, DatabaseUnavailable],
+    },
     paths::SESSIONS => {
         post: sessions::login => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, InvalidCredentials, Banned,
             InvalidLoginName, InvalidPassword, TooManyRequests, HashingBusy, DatabaseUnavailable],
@@ -91,6 +106,12 @@ routes! {
             InvalidSession, Banned, InvalidCredentials, InvalidPassword, TooManyRequests, HashingBusy, DatabaseUnavailable],
     },
     paths::ME_EXPORT => { get: me::export => [SessionRequired, InvalidSession, Banned, TooManyRequests, DatabaseUnavailable] },
+    paths::ME_REWARDS => {
+        get: rewards::mine => [InvalidStatus, InvalidLimit, InvalidQuery, SessionRequired, InvalidSession, Banned, DatabaseUnavailable],
+    },
+    paths::ME_REWARD_CLAIM => {
+        post: rewards::claim_mine => [SessionRequired, InvalidSession, Banned, RewardNotFound, DatabaseUnavailable],
+    },
     paths::SCORES => {
         post: scores::post_score => [InvalidJson, InvalidBody, InvalidIdempotencyKey, SessionRequired, InvalidSession,
             InvalidServerKey, ForbiddenForRole, Banned, ServerOnly, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, UserNotFound, InvalidScore,
@@ -162,6 +183,10 @@ routes! {
         get: boards::export => [InvalidPeriod, InvalidFormat, InvalidQuery, AdminTokenRequired, InvalidAdminToken,
             ForbiddenForRole, TooManyRequests, NotFound, BoardNotFound, PeriodNotFound, PartitionNotFound,
             DatabaseUnavailable],
+    },
+    paths::ADMIN_BOARD_REWARDS => {
+        get: rewards::board_grants => [InvalidPeriod, InvalidLimit, InvalidQuery, AdminTokenRequired, InvalidAdminToken,
+            ForbiddenForRole, TooManyRequests, NotFound, BoardNotFound, BuiltinBoard, DatabaseUnavailable],
     },
     paths::ADMIN_SCORE => {
         delete: moderation::delete_score => [AdminTokenRequired, InvalidAdminToken, ForbiddenForRole, TooManyRequests, NotFound, ScoreNotFound,
@@ -235,6 +260,10 @@ routes! {
             DatabaseUnavailable],
         delete: leagues::delete => [InvalidPath, AdminTokenRequired, InvalidAdminToken, ForbiddenForRole, TooManyRequests, NotFound, LeagueNotFound,
             DatabaseUnavailable],
+    },
+    paths::ADMIN_LEAGUE_REWARDS => {
+        get: rewards::league_grants => [InvalidPeriod, InvalidLimit, InvalidQuery, AdminTokenRequired, InvalidAdminToken,
+            ForbiddenForRole, TooManyRequests, NotFound, LeagueNotFound, DatabaseUnavailable],
     },
     paths::ADMIN_WEBHOOKS => {
         post: webhooks::create => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, UnsupportedMediaType,
@@ -318,7 +347,11 @@ impl Groups {
 /// path is matched once, by the router, not again for the label.
 fn resource(path: &str, route: &'static str, methods: &[&str]) -> actix_web::Resource {
     let allow = methods.iter().map(|m| m.to_uppercase()).collect::<Vec<_>>().join(", ");
-    web::resource(path).app_data(RouteName(route)).default_service(web::to(move || {
+    let mut resource = web::resource(path).app_data(RouteName(route));
+    if DEFINITION_ROUTES.contains(&route) {
+        resource = resource.app_data(json_config().limit(DEFINITION_LIMIT_BYTES));
+    }
+    resource.default_service(web::to(move || {
         let allow = allow.clone();
         async move { Err::<actix_web::HttpResponse, _>(ApiError::method_not_allowed(allow)) }
     }))

@@ -278,9 +278,10 @@ pub struct UpdateBoardRequest {
 pub struct UpdateLeagueRequest {
     #[schema(example = "Weekly league", min_length = 1, max_length = 128)]
     pub name: Option<String>,
-    /// Reward bands per cohort: not built yet, only `[]` (else 422 `invalid_rewards`).
-    #[schema(value_type = Option<Vec<Object>>, max_items = 0)]
-    pub rewards: Option<Vec<serde_json::Value>>,
+    /// Reward bands granted in each cohort at a period's close (v4): the
+    /// whole list, replacing the league's; 422 `invalid_rewards` otherwise.
+    #[schema(max_items = 20)]
+    pub rewards: Option<Vec<crate::domain::RewardBand>>,
 }
 
 /// `POST /api/admin/held/{score_id}`.
@@ -316,7 +317,7 @@ pub struct CreateWebhookRequest {
     /// `WEBHOOK_ALLOW_PRIVATE=true`.
     #[schema(example = "https://game.example.com/hooks/hiscore", max_length = 2048)]
     pub url: String,
-    /// Any of `period.closed`, `period.amended`, `league.closed`, `score.held`.
+    /// Any of `period.closed`, `period.amended`, `league.closed`, `score.held`, `reward.granted`.
     #[schema(example = json!(["period.closed", "score.held"]), min_items = 1)]
     pub events: Vec<EventName>,
 }
@@ -447,6 +448,8 @@ pub enum EventName {
     LeagueClosed,
     #[serde(rename = "score.held")]
     ScoreHeld,
+    #[serde(rename = "reward.granted")]
+    RewardGranted,
 }
 
 /// A tier's name: 1..64 characters, no control characters.

@@ -11,7 +11,7 @@ const USER_ROWS_PER_INSERT: usize = 2_000;
 const SCORE_ROWS_PER_INSERT: usize = 5_000;
 
 /// Everything initialize replaces (not `data_generation`, which counts them).
-const TABLES: [&str; 21] = [
+const TABLES: [&str; 24] = [
     "users",
     "scores",
     "sessions",
@@ -33,6 +33,9 @@ const TABLES: [&str; 21] = [
     "league_members",
     "league_cohorts",
     "league_placements",
+    "board_rewards",
+    "granted_bands",
+    "reward_grants",
 ];
 
 impl Store {

@@ -182,6 +182,21 @@ pub struct NewBoard<'a> {
     pub ends_at: Option<Timestamp>,
     /// The ladder, when the board is a league's own.
     pub league: Option<&'a LadderRow>,
+    /// The reward bands (v4).
+    pub rewards: &'a [BandRow],
+}
+
+/// A reward band of a board (`board_rewards`): ranks `rank_from..=rank_to`,
+/// or a `top_percent` in hundredths; the reward's JSON text.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct BandRow {
+    pub board: i64,
+    /// The band's place in the board's list, from 0.
+    pub band: i64,
+    pub rank_from: Option<i64>,
+    pub rank_to: Option<i64>,
+    pub top_percent: Option<i64>,
+    pub reward: String,
 }
 
 /// A league's ladder as stored (`leagues`).
@@ -254,6 +269,7 @@ impl Store {
             .bind(board.ends_at)
             .bind(i64::from(board.league.is_some()));
         let number = self.insert_returning_id(tx, query).await.map_err(StoreError::taken_as(UniqueKey::BoardId))?;
+        self.set_rewards(tx, number, board.rewards).await?;
         if let Some(ladder) = board.league {
             self.sql("INSERT INTO leagues (board, tiers, cohort_size, promote, demote) VALUES (?, ?, ?, ?, ?)")
                 .bind(number)
@@ -272,6 +288,48 @@ impl Store {
             .await?;
         self.bump_catalog_version(tx).await?;
         Ok(number)
+    }
+
+    /// Replaces a board's reward bands (their `board` and `band` are
+    /// `number` and their place in `bands`).
+    async fn set_rewards(&self, tx: &mut AnyConnection, number: i64, bands: &[BandRow]) -> StoreResult<()> {
+        self.sql("DELETE FROM board_rewards WHERE board = ?").bind(number).execute(&mut *tx).await?;
+        for (index, band) in bands.iter().enumerate() {
+            self.sql(
+                "INSERT INTO board_rewards (board, band, rank_from, rank_to, top_percent, reward) \
+                 VALUES (?, ?, ?, ?, ?, ?)",
+            )
+            .bind(number)
+            .bind(index as i64)
+            .bind(band.rank_from)
+            .bind(band.rank_to)
+            .bind(band.top_percent)
+            .bind(&band.reward)
+            .execute(&mut *tx)
+            .await?;
+        }
+        Ok(())
+    }
+
+    /// Every board's reward bands, by board and band.
+    pub async fn board_rewards(&self) -> StoreResult<Vec<BandRow>> {
+        let mut conn = self.conn().await?;
+        Ok(self
+            .sql_as(
+                "SELECT board, band, rank_from, rank_to, top_percent, reward FROM board_rewards ORDER BY board, band",
+            )
+            .fetch_all(&mut *conn)
+            .await?)
+    }
+
+    /// One board's reward bands as they stand in the caller's transaction
+    /// (what a close grants).
+    pub async fn rewards_of(&self, conn: &mut AnyConnection, number: i64) -> StoreResult<Vec<BandRow>> {
+        Ok(self
+            .sql_as("SELECT board, band, rank_from, rank_to, top_percent, reward FROM board_rewards WHERE board = ? ORDER BY band")
+            .bind(number)
+            .fetch_all(&mut *conn)
+            .await?)
     }
 
     /// Every board of the catalog.
@@ -307,6 +365,7 @@ impl Store {
         id: &str,
         name: &str,
         rules: &RulesRow,
+        rewards: Option<&[BandRow]>,
         change: Option<&TermsChange>,
     ) -> StoreResult<bool> {
         let done = self
@@ -325,6 +384,11 @@ impl Store {
             .await?;
         if done.rows_affected() == 0 {
             return Ok(false);
+        }
+        if let Some(rewards) = rewards {
+            let number: i64 =
+                self.sql_scalar("SELECT number FROM boards WHERE id = ?").bind(id).fetch_one(&mut *tx).await?;
+            self.set_rewards(tx, number, rewards).await?;
         }
         if let Some(change) = change {
             self.change_terms(tx, change).await?;
@@ -646,10 +710,13 @@ impl Store {
         let mut conn = self.conn().await?;
         let mut deleted = 0;
         // A league's rows go with its board's (they name it `board` too),
-        // and a deleted board's tournament changes with it.
+        // and a deleted board's tournament changes and reward bands with it
+        // (the rewards it granted stay: they are the players').
         let more_tables: &[&str] = match purge {
             Purge::Period { .. } => &["league_cohorts", "league_placements"],
-            Purge::Board(_) => &["league_cohorts", "league_placements", "league_members", "leagues", "board_terms"],
+            Purge::Board(_) => {
+                &["league_cohorts", "league_placements", "league_members", "leagues", "board_terms", "board_rewards"]
+            }
         };
         for table in ["board_entries", "board_scores", "board_entrants"].iter().chain(more_tables) {
             let sql = self.dialect.delete_chunk(table, condition);

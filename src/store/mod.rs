@@ -22,6 +22,7 @@ mod idempotency;
 mod leagues;
 mod moderation;
 mod player_data;
+mod rewards;
 mod rows;
 mod scores;
 mod secrets;
@@ -49,13 +50,14 @@ use sqlx::{Any, AnyConnection, AnyPool, ConnectOptions, Executor, Transaction};
 pub use self::board_reads::{KeyWithMetadata, MiddleRead, WalkedKey};
 pub use self::board_writes::{EntryWrite, NewBoardPost, PeriodPlayers};
 pub use self::custom_boards::{
-    BoardRow, BoardScoreRow, BuiltinRulesRow, EntryRow, LadderRow, NewBoard, PeriodRow, Purge, RulesRow, TermsChange,
-    TermsRow, TournamentRow, WarmEntry, WarmPeriod,
+    BandRow, BoardRow, BoardScoreRow, BuiltinRulesRow, EntryRow, LadderRow, NewBoard, PeriodRow, Purge, RulesRow,
+    TermsChange, TermsRow, TournamentRow, WarmEntry, WarmPeriod,
 };
 pub use self::held::{HeldRow, NewHold, BUILTIN_LOG};
 pub use self::leagues::{ClosingMember, CohortMember, Move, NewPlacement, Placement, PlacementHistory};
 pub use self::moderation::{AuditRecord, AuditRow, FedPostRow};
 pub use self::player_data::{json_text, OwnEntryRow, PlacementRow, PostRow};
+pub use self::rewards::{ClaimState, ClosedPeriod, GrantRow, GrantedBand, NewGrant};
 pub use self::rows::{LongText, ScoreRow, Standing, UserRow};
 pub use self::scores::PostLog;
 pub use self::server_keys::ServerKeyRow;

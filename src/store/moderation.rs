@@ -390,6 +390,7 @@ impl Store {
             "league_members",
             "board_entrants",
             "held_posts",
+            "reward_grants",
         ] {
             self.sql(&format!("DELETE FROM {table} WHERE user_id = ?")).bind(user_id).execute(&mut *conn).await?;
         }

@@ -161,9 +161,11 @@ impl Store {
         Ok(())
     }
 
-    /// Up to `limit` listed entries of a period after `after`, in board order.
+    /// Up to `limit` listed entries of a period after `after`, in board
+    /// order, read on `conn` (a close reads them in its transaction).
     pub async fn standing_keys_after(
         &self,
+        conn: &mut AnyConnection,
         board: i64,
         period: i64,
         after: Option<StandingKey>,
@@ -176,7 +178,6 @@ impl Store {
         );
         let query = self.sql_as(&sql).bind(board).bind(period);
         let query = after.iter().flat_map(key_binds).fold(query, |query, value| query.bind(value));
-        let mut conn = self.conn().await?;
         Ok(query.bind(limit).fetch_all(&mut *conn).await?)
     }
 

@@ -39,9 +39,7 @@ pub async fn authorize(
         return Err(ErrorCode::NotFound.into());
     };
     let presented = presented.ok_or(ErrorCode::AdminTokenRequired)?;
-    let (a, b) = (Sha256::digest(presented.as_bytes()), Sha256::digest(expected.as_bytes()));
-    let difference = a.iter().zip(b.iter()).fold(0u8, |acc, (x, y)| acc | (x ^ y));
-    if difference == 0 {
+    if same_secret(presented, expected) {
         return Ok(Actor { name: "admin".to_owned(), access: Access::Admin });
     }
     if let Some(key) = ServerKey::from_bearer(presented) {
@@ -54,6 +52,18 @@ pub async fn authorize(
     }
     state.limits.check(Limit::AdminPerAddress, address).await?;
     Err(ErrorCode::InvalidAdminToken.into())
+}
+
+/// Whether `presented` is the configured admin token.
+pub fn is_admin_token(state: &AppState, presented: &str) -> bool {
+    state.settings.admin_token.as_ref().is_some_and(|expected| same_secret(presented, expected.expose()))
+}
+
+/// Compares two secrets in constant time (their digests, so their lengths
+/// do not show either).
+fn same_secret(presented: &str, expected: &str) -> bool {
+    let (a, b) = (Sha256::digest(presented.as_bytes()), Sha256::digest(expected.as_bytes()));
+    a.iter().zip(b.iter()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 /// How long an initialize took (its warm-up is logged).

@@ -3,7 +3,8 @@
 //! whichever instance gets there first, and what the close does is done
 //! in the same transaction: a board's `period.closed` event; a league's
 //! moves (every member's final rank, move and next tier) and its
-//! `league.closed` event. Every instance runs it every second, so an idle
+//! `league.closed` event; and the rewards its bands grant (v4), with their
+//! `reward.granted` event. Every instance runs it every second, so an idle
 //! service still closes a period within a few seconds.
 
 use std::collections::{BTreeMap, HashMap};
@@ -14,9 +15,10 @@ use sqlx::AnyConnection;
 use crate::domain::{competition_ranks, Ladder, Movement, PeriodSelector, Timestamp};
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
-use crate::store::{ClosingMember, EndedPeriod, Move, StoreError};
+use crate::store::{ClosedPeriod, ClosingMember, EndedPeriod, Move, StoreError};
 use crate::usecases::boards::BoardRef;
 use crate::usecases::rankings::{self, PageRequest};
+use crate::usecases::rewards::{self, Standings};
 use crate::views::PeriodView;
 use crate::webhooks::Event;
 
@@ -127,7 +129,10 @@ pub async fn close_before(state: &AppState, board: i64, period: i64) -> Result<(
 
 /// What closing a period does.
 enum Closing {
-    Board(Value),
+    Board {
+        id: String,
+        data: Value,
+    },
     League {
         id: String,
         ladder: Ladder,
@@ -144,24 +149,37 @@ async fn close(state: &AppState, ended: EndedPeriod, now: Timestamp) -> Result<b
             Some(row) => Closing::League { id: board.spec.id.clone(), ladder: row.ladder() },
             None => Closing::Nothing,
         },
-        Some(board) => Closing::Board(closed_data(state, BoardRef::Custom(board), ended).await?),
+        Some(board) => Closing::Board {
+            id: board.spec.id.clone(),
+            data: closed_data(state, BoardRef::Custom(board), ended).await?,
+        },
         None => Closing::Nothing,
     };
     let mut tx = state.store.begin_write().await?;
     if !state.store.close_period(&mut tx, ended.board, ended.period, now).await? {
         return Ok(false);
     }
+    let closed = |id, league| ClosedPeriod {
+        board: ended.board,
+        period: ended.period,
+        board_id: id,
+        league,
+        starts_at: ended.starts_at,
+        ends_at: ended.ends_at,
+    };
     match closing {
-        Closing::Board(data) => {
+        Closing::Board { id, data } => {
             state.store.enqueue_event(&mut tx, Event::PeriodClosed.as_str(), &data.to_string(), now).await?;
+            rewards::grant_at_close(state, &mut tx, closed(&id, false), Standings::Board, now).await?;
         }
         Closing::League { id, ladder } => {
             let started = std::time::Instant::now();
-            let tiers = make_moves(state, &mut tx, &ladder, ended).await?;
+            let (members, tiers) = make_moves(state, &mut tx, &ladder, ended).await?;
             let millis = started.elapsed().as_millis() as u64;
             tracing::info!(league = %id, period = ended.period, millis, "league moves made");
             let data = json!({"league": id, "period": period_view(ended), "tiers": tiers});
             state.store.enqueue_event(&mut tx, Event::LeagueClosed.as_str(), &data.to_string(), now).await?;
+            rewards::grant_at_close(state, &mut tx, closed(&id, true), Standings::League(&members), now).await?;
         }
         Closing::Nothing => {}
     }
@@ -174,14 +192,15 @@ fn period_view(ended: EndedPeriod) -> PeriodView {
 }
 
 /// A league's moves for a closed period, from each cohort's final ranks,
-/// recorded in the closing transaction; per tier, how many went up, down
-/// and stayed.
+/// recorded in the closing transaction: the members in board order (what
+/// the rewards are granted from), and per tier how many went up, down and
+/// stayed.
 async fn make_moves(
     state: &AppState,
     conn: &mut AnyConnection,
     ladder: &Ladder,
     ended: EndedPeriod,
-) -> Result<Vec<Value>, ApiError> {
+) -> Result<(Vec<ClosingMember>, Vec<Value>), ApiError> {
     let started = std::time::Instant::now();
     let mut members = state.store.period_members(conn, ended.board, ended.period).await?;
     let read_ms = started.elapsed().as_millis() as u64;
@@ -199,10 +218,11 @@ async fn make_moves(
         };
         counts.entry(member.tier).or_default()[slot] += 1;
     }
-    Ok(counts
+    let tiers = counts
         .into_iter()
         .map(|(index, [up, down, stay])| json!({"index": index, "up": up, "down": down, "stay": stay}))
-        .collect())
+        .collect();
+    Ok((members, tiers))
 }
 
 /// Each member's move, in `members`' order (in board order): ranked among

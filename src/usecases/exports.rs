@@ -16,8 +16,8 @@ use crate::error::{ApiError, ErrorCode};
 use crate::export_slots::{PlayerSlot, MAX_BOARD_EXPORTS};
 use crate::rank::{Page, PageStart};
 use crate::state::AppState;
-use crate::store::{json_text, PostRow};
-use crate::views::RankingEntry;
+use crate::store::{json_text, ClaimState, PostRow};
+use crate::views::{RankingEntry, RewardView};
 
 /// Entries read per step of the walk.
 const CHUNK: i64 = 1_000;
@@ -241,6 +241,16 @@ async fn rest_json(state: &AppState, user_id: i64) -> Result<String, ApiError> {
         .into_iter()
         .map(|(board, period, joined_at)| serde_json::json!({"board": board, "period": period, "joined_at": joined_at}))
         .collect();
+    let mut rewards = Vec::new();
+    loop {
+        let after = rewards.last().map_or(0, |reward: &RewardView| reward.id);
+        let page = store.player_rewards(user_id, ClaimState::All, after, CHUNK).await?;
+        let done = (page.len() as i64) < CHUNK;
+        rewards.extend(page.into_iter().map(super::rewards::view));
+        if done {
+            break;
+        }
+    }
     let audit: Vec<_> = store
         .audit_about(user_id)
         .await?
@@ -254,8 +264,7 @@ async fn rest_json(state: &AppState, user_id: i64) -> Result<String, ApiError> {
         "entries": entries,
         "leagues": {"memberships": memberships, "history": history},
         "entrants": entrants,
-        // Rewards are not built yet: there are none to hold.
-        "rewards": [],
+        "rewards": rewards,
         "audit": audit,
     });
     // The rest's fields follow the posts in the same object.

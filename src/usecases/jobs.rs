@@ -140,8 +140,9 @@ const DELIVERY_RETENTION_MS: i64 = 7 * 24 * 3600 * 1000;
 const DELIVERY_PURGE_CHUNK: i64 = 500;
 const JANITOR_INTERVAL: Duration = Duration::from_secs(600);
 
-/// Now and then: deletes expired sessions, old idempotency keys and old
-/// webhook deliveries (a log that would otherwise grow with every event),
+/// Now and then: deletes expired sessions, old idempotency keys, old
+/// webhook deliveries (a log that would otherwise grow with every event)
+/// and rewards claimed more than 90 days ago (a chunk of each per round),
 /// and lets the rate limiters forget keys back at a full allowance.
 pub async fn purge_expired_regularly(state: Data<AppState>) {
     let mut interval = actix_web::rt::time::interval(JANITOR_INTERVAL);
@@ -157,6 +158,11 @@ pub async fn purge_expired_regularly(state: Data<AppState>) {
         match state.store.purge_deliveries(deliveries_before, DELIVERY_PURGE_CHUNK).await {
             Ok(purged) => tracing::debug!(purged, "old webhook deliveries deleted"),
             Err(error) => tracing::warn!(%error, "deleting old webhook deliveries failed"),
+        }
+        let claimed_before = now.plus_millis(-super::rewards::CLAIMED_KEPT_MS);
+        match state.store.purge_claimed_rewards(claimed_before, DELIVERY_PURGE_CHUNK).await {
+            Ok(purged) => tracing::debug!(purged, "rewards claimed long ago deleted"),
+            Err(error) => tracing::warn!(%error, "deleting rewards claimed long ago failed"),
         }
     }
 }

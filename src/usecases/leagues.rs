@@ -9,13 +9,13 @@ use std::sync::Arc;
 use serde_json::{json, Map, Value};
 
 use crate::boards::CustomBoard;
-use crate::domain::{competition_ranks, BoardKey, BoardName, Hundredths, IdempotencyKey, Ladder, Timestamp};
+use crate::domain::{competition_ranks, BoardKey, Hundredths, IdempotencyKey, Ladder, Timestamp};
 use crate::error::{ApiError, ErrorCode};
 use crate::scoring::Posted;
 use crate::state::AppState;
 use crate::store::{CohortMember, LadderRow, NewPlacement, Placement};
 use crate::usecases::account_changes::{in_transaction, Failure};
-use crate::usecases::boards::{create_for_league, delete_custom, find_custom, post_to, rename_for_league};
+use crate::usecases::boards::{amend_for_league, create_for_league, delete_custom, find_custom, post_to};
 use crate::usecases::closings;
 use crate::usecases::moderation::Actor;
 use crate::usecases::rankings::names;
@@ -51,9 +51,9 @@ async fn find(state: &AppState, id: &str) -> Result<League, ApiError> {
     Ok(League { board, ladder: row.ladder() })
 }
 
-/// A cohort's id: opaque to clients, `<period>-<tier>-<number>` here.
+/// A cohort's id (see [`crate::domain::cohort_id`]).
 fn cohort_id(period: i64, placement: Placement) -> String {
-    format!("{period}-{}-{}", placement.tier, placement.cohort)
+    crate::domain::cohort_id(period, placement.tier, placement.cohort)
 }
 
 fn parse_cohort_id(id: &str) -> Option<(i64, Placement)> {
@@ -64,22 +64,11 @@ fn parse_cohort_id(id: &str) -> Option<(i64, Placement)> {
 
 /// The board fields a league's definition takes (a board's others, its
 /// rules and tournament fields, are not a league's and are ignored).
-const BOARD_FIELDS: [&str; 9] =
-    ["id", "name", "order", "operator", "min_score", "max_score", "reset", "timezone", "archive_periods"];
-
-/// Rewards are not built yet: a league that asks for some is refused,
-/// never made without them.
-fn refuse_rewards(body: &Map<String, Value>) -> Result<(), ApiError> {
-    match body.get("rewards") {
-        None | Some(Value::Null) => Ok(()),
-        Some(Value::Array(bands)) if bands.is_empty() => Ok(()),
-        Some(_) => Err(ErrorCode::InvalidRewards.into()),
-    }
-}
+const BOARD_FIELDS: [&str; 10] =
+    ["id", "name", "order", "operator", "min_score", "max_score", "reset", "timezone", "archive_periods", "rewards"];
 
 /// `POST /api/admin/leagues`.
 pub async fn create(state: &AppState, actor: &Actor, body: &Map<String, Value>) -> Result<LeagueView, ApiError> {
-    refuse_rewards(body)?;
     let ladder = Ladder::parse(body)?;
     let row = LadderRow::of(&ladder);
     let board_fields: Map<String, Value> = body
@@ -108,8 +97,8 @@ const FIXED_AT_CREATION: [(&str, ErrorCode); 12] = [
     ("archive_periods", ErrorCode::InvalidArchivePeriods),
 ];
 
-/// `PATCH /api/admin/leagues/{id}` (v4): the name (and `rewards`, not
-/// built yet: only `[]`); a field fixed at creation is 422.
+/// `PATCH /api/admin/leagues/{id}` (v4): the name and `rewards` (the whole
+/// list); a field fixed at creation is 422.
 pub async fn update(
     state: &AppState,
     actor: &Actor,
@@ -120,10 +109,8 @@ pub async fn update(
     if let Some((field, code)) = FIXED_AT_CREATION.iter().find(|(field, _)| body.contains_key(*field)) {
         return Err(ApiError::with_message(*code, format!("`{field}` is set at creation and does not change")));
     }
-    refuse_rewards(body)?;
-    if body.contains_key("name") {
-        let name = BoardName::parse(body.get("name"))?;
-        rename_for_league(state, actor, &league.board, &name).await?;
+    if body.contains_key("name") || body.contains_key("rewards") {
+        amend_for_league(state, actor, &league.board, body).await?;
     }
     get(state, id).await
 }
@@ -178,7 +165,7 @@ async fn view(state: &AppState, league: &League) -> Result<LeagueView, ApiError>
         created_at: spec.created_at,
         period: PeriodView::from(period),
         tier_stats,
-        rewards: [],
+        rewards: spec.rewards.clone(),
     })
 }
 

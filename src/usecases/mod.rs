@@ -20,6 +20,7 @@ pub mod operations;
 pub mod players;
 pub mod rankings;
 pub mod reviews;
+pub mod rewards;
 pub mod scores;
 pub mod sessions;
 pub mod standings;

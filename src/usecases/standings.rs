@@ -51,7 +51,10 @@ pub(crate) async fn settle_in_chunks(
     // and rank (the next chunk's entries tied with it share that rank).
     let mut last: Option<(StandingKey, i64)> = None;
     loop {
-        let keys = store.standing_keys_after(board, period, last.map(|(key, _)| key), chunk as i64).await?;
+        let keys = {
+            let mut conn = store.conn().await?;
+            store.standing_keys_after(&mut conn, board, period, last.map(|(key, _)| key), chunk as i64).await?
+        };
         let Some(&final_key) = keys.last() else { break };
         let tie = last.map(|(key, rank)| (key.rank_score, rank));
         store.write_standings(board, period, last.map(|(key, _)| key), final_key, position, tie).await?;

@@ -145,7 +145,10 @@ impl Default for Outbox {
         let lane =
             |events| Lane { events, in_flight: Arc::new(Semaphore::new(SENDS_PER_LANE)), per_webhook: Arc::default() };
         Self {
-            lanes: [lane(&[Event::PeriodClosed, Event::LeagueClosed, Event::PeriodAmended]), lane(&[Event::ScoreHeld])],
+            lanes: [
+                lane(&[Event::PeriodClosed, Event::LeagueClosed, Event::PeriodAmended, Event::RewardGranted]),
+                lane(&[Event::ScoreHeld]),
+            ],
         }
     }
 }

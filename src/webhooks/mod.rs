@@ -21,10 +21,12 @@ pub enum Event {
     PeriodAmended,
     LeagueClosed,
     ScoreHeld,
+    RewardGranted,
 }
 
 impl Event {
-    pub const ALL: [Event; 4] = [Event::PeriodClosed, Event::PeriodAmended, Event::LeagueClosed, Event::ScoreHeld];
+    pub const ALL: [Event; 5] =
+        [Event::PeriodClosed, Event::PeriodAmended, Event::LeagueClosed, Event::ScoreHeld, Event::RewardGranted];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -32,6 +34,7 @@ impl Event {
             Event::PeriodAmended => "period.amended",
             Event::LeagueClosed => "league.closed",
             Event::ScoreHeld => "score.held",
+            Event::RewardGranted => "reward.granted",
         }
     }
 

@@ -238,7 +238,8 @@ backend_tests!(a_close_killed_midway_is_made_once_after_a_restart);
 /// service process SIGKILLed while it closes the period, a new one
 /// started: every member's move is made exactly once, as the contract's
 /// rule computes it here from the same entries (a move made twice would
-/// shift a tier twice; one lost would leave a placement without a move).
+/// shift a tier twice; one lost would leave a placement without a move),
+/// and so is every reward the league's bands grant per cohort (v4).
 async fn a_close_killed_midway_is_made_once_after_a_restart(backend: Backend) {
     use crate::crash::{start_server, wait_until_healthy};
     const MEMBERS: i64 = 20_000;
@@ -249,7 +250,8 @@ async fn a_close_killed_midway_is_made_once_after_a_restart(backend: Backend) {
     let mut server = start_server(&db, port, &["--admin-token", ADMIN]);
     wait_until_healthy(&client, &base).await;
     let definition = json!({"id": "big", "name": "Big", "tiers": ["B", "S", "G"], "cohort_size": 30,
-        "promote": 7, "demote": 5, "reset": "*/10 * * * * *"});
+        "promote": 7, "demote": 5, "reset": "*/10 * * * * *",
+        "rewards": [{"ranks": [1, 1], "reward": {"band": 0}}, {"top_percent": 30, "reward": {"band": 1}}]});
     let created =
         client.post(format!("{base}/api/admin/leagues")).bearer_auth(ADMIN).json(&definition).send().await.unwrap();
     assert_eq!(created.status(), StatusCode::CREATED);
@@ -342,15 +344,33 @@ async fn a_close_killed_midway_is_made_once_after_a_restart(backend: Backend) {
         cohorts.entry((*tier, *seq)).or_default().push((*score, *user));
     }
     let mut expected = std::collections::HashMap::new();
+    // And the rewards: rank 1 of each cohort, then its top 30 %.
+    let mut expected_grants = std::collections::BTreeSet::new();
     for ((tier, _), mut members) in cohorts {
         members.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
         let keys: Vec<i64> = members.iter().map(|(score, _)| -score).collect();
         let ranks = hiscore::domain::competition_ranks(&keys);
+        let players = members.len() as i64;
         for ((_, user), rank) in members.iter().zip(ranks) {
-            let movement = ladder.movement(tier, rank, members.len() as i64);
+            let movement = ladder.movement(tier, rank, players);
             expected.insert(*user, (movement.as_str().to_owned(), ladder.next_tier(tier, movement)));
+            let top = (10_000 * rank + players - 1) / players;
+            if rank == 1 {
+                expected_grants.insert((*user, 0_i64, rank));
+            } else if top <= 3_000 {
+                expected_grants.insert((*user, 1_i64, rank));
+            }
         }
     }
+    let granted: Vec<(i64, i64, i64)> =
+        sqlx::query_as("SELECT user_id, band, final_rank FROM reward_grants WHERE board = ? AND period = ?")
+            .bind(board)
+            .bind(period)
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+    assert_eq!(granted.len(), expected_grants.len(), "rewards granted once each, none missing");
+    assert_eq!(granted.into_iter().collect::<std::collections::BTreeSet<_>>(), expected_grants);
     let moved: Vec<(i64, Option<String>, i64)> = sqlx::query_as(
         // In a closed period, a placement without a movement stayed.
         "SELECT p.user_id, CASE WHEN b.closed_at IS NULL THEN NULL ELSE COALESCE(p.movement, 'stay') END, m.tier \

@@ -36,6 +36,7 @@ mod percentiles;
 mod pool;
 mod rankings;
 mod restarts;
+mod rewards;
 mod scoped_keys;
 mod scores;
 mod security;

@@ -12,11 +12,13 @@ use crate::boards::{
     DEFAULT_ARCHIVE_PERIODS, DEFAULT_MAX_SCORE, DEFAULT_MIN_SCORE, MAX_ARCHIVE_PERIODS, MAX_FEEDS, MAX_MIN_INTERVAL_MS,
     SCORE_LIMIT,
 };
-use crate::domain::{Board, BoardId, BoardName, Operator, Order, Timestamp, Writers};
+use crate::domain::{
+    BandMatch, Board, BoardId, BoardName, Hundredths, Operator, Order, RewardBand, Rewards, Timestamp, Writers,
+};
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
 use crate::store::{
-    BoardRow, BuiltinRulesRow, LadderRow, NewBoard, PeriodRow, RulesRow, TermsChange, TermsRow, TournamentRow,
+    BandRow, BoardRow, BuiltinRulesRow, LadderRow, NewBoard, PeriodRow, RulesRow, TermsChange, TermsRow, TournamentRow,
 };
 use crate::usecases::moderation::{audited, Actor, Audit};
 use crate::views::{BoardList, BoardView, PeriodEntry, PeriodList};
@@ -34,6 +36,7 @@ struct Definition {
     max_score: i64,
     rules: PostRules,
     tournament: Tournament,
+    rewards: Rewards,
 }
 
 /// The most entrants a period may take, and attempts a player may make.
@@ -228,12 +231,11 @@ type UnbuiltField = (&'static str, fn(&Value) -> bool, ErrorCode);
 /// The v4 board fields this version does not build yet, with the value
 /// each may take meanwhile (its default) and the code that refuses any
 /// other: a board is never created without what it asked for.
-const NOT_YET: [UnbuiltField; 5] = [
+const NOT_YET: [UnbuiltField; 4] = [
     ("subscores", |v| v.is_null() || v.as_array().is_some_and(Vec::is_empty), ErrorCode::InvalidSubscores),
     ("partition_by", Value::is_null, ErrorCode::InvalidPartitionBy),
     ("max_partitions", Value::is_null, ErrorCode::InvalidMaxPartitions),
     ("partition_values", Value::is_null, ErrorCode::InvalidPartitionValues),
-    ("rewards", |v| v.is_null() || v.as_array().is_some_and(Vec::is_empty), ErrorCode::InvalidRewards),
 ];
 
 /// The fields a board takes at creation only, each with the code `PATCH`
@@ -314,6 +316,7 @@ fn definition(body: &Map<String, Value>) -> Result<Definition, ApiError> {
         integer(body.get("max_score"), DEFAULT_MAX_SCORE, min_score..=SCORE_LIMIT, ErrorCode::InvalidMaxScore)?;
     let rules = amended_rules(body, PostRules::default())?;
     let tournament = amended_tournament(body, Tournament::default())?;
+    let rewards = Rewards::parse(body.get("rewards"))?;
     Ok(Definition {
         id,
         name,
@@ -326,7 +329,38 @@ fn definition(body: &Map<String, Value>) -> Result<Definition, ApiError> {
         max_score,
         rules,
         tournament,
+        rewards,
     })
+}
+
+/// Reward bands as stored (`board_rewards`), for board `number`.
+fn band_rows(number: i64, rewards: &Rewards) -> Vec<BandRow> {
+    rewards
+        .bands()
+        .iter()
+        .enumerate()
+        .map(|(index, band)| {
+            let (rank_from, rank_to, top_percent) = match band.matches {
+                BandMatch::Ranks(a, b) => (Some(a), Some(b), None),
+                BandMatch::TopPercent(percent) => (None, None, Some(i64::from(percent.hundredths()))),
+            };
+            BandRow { board: number, band: index as i64, rank_from, rank_to, top_percent, reward: band.reward.clone() }
+        })
+        .collect()
+}
+
+/// Reward bands from their rows (in band order); a row this version
+/// cannot read is left out.
+pub fn rewards_of(rows: &[BandRow]) -> Rewards {
+    let band = |row: &BandRow| {
+        let matches = match (row.rank_from, row.rank_to, row.top_percent) {
+            (Some(a), Some(b), None) => BandMatch::Ranks(a, b),
+            (None, None, Some(hundredths)) => BandMatch::TopPercent(Hundredths::from_hundredths(hundredths)?),
+            _ => return None,
+        };
+        Some(RewardBand { matches, reward: row.reward.clone() })
+    };
+    Rewards::new(rows.iter().filter_map(band).collect())
 }
 
 fn tournament_of(row: &TournamentRow) -> Tournament {
@@ -339,8 +373,9 @@ fn tournament_of(row: &TournamentRow) -> Tournament {
     }
 }
 
-/// A board as stored, with the changes to its tournament's fields.
-fn spec_of(row: BoardRow, changes: &[TermsRow]) -> Result<BoardSpec, ApiError> {
+/// A board as stored, with the changes to its tournament's fields and its
+/// reward bands.
+fn spec_of(row: BoardRow, changes: &[TermsRow], rewards: Rewards) -> Result<BoardSpec, ApiError> {
     let corrupt = |what: &str| ApiError::internal(anyhow::anyhow!("board {}: bad {what} in the catalog", row.id));
     let order = match row.sort_order.as_str() {
         "asc" => Order::Asc,
@@ -367,6 +402,7 @@ fn spec_of(row: BoardRow, changes: &[TermsRow]) -> Result<BoardSpec, ApiError> {
             changes.iter().map(|change| (change.from_period, tournament_of(&change.fields))).collect(),
         ),
         league: row.league != 0,
+        rewards,
     })
 }
 
@@ -385,11 +421,16 @@ pub async fn reload_catalog(state: &AppState) -> Result<(), ApiError> {
     for change in state.store.board_terms().await? {
         changes.entry(change.board).or_default().push(change);
     }
+    let mut bands: HashMap<i64, Vec<BandRow>> = HashMap::new();
+    for band in state.store.board_rewards().await? {
+        bands.entry(band.board).or_default().push(band);
+    }
     let mut boards = Vec::with_capacity(rows.len());
     for row in rows {
         let number = row.number;
         let created_at = row.created_at;
-        let spec = spec_of(row, changes.get(&number).map_or(&[], Vec::as_slice))?;
+        let rewards = rewards_of(bands.get(&number).map_or(&[], Vec::as_slice));
+        let spec = spec_of(row, changes.get(&number).map_or(&[], Vec::as_slice), rewards)?;
         let known = known.get(&number).map_or(Period { index: 0, start: created_at, end: None }, |row| Period {
             index: row.period,
             start: row.starts_at,
@@ -448,6 +489,7 @@ async fn insert(
 ) -> Result<Arc<CustomBoard>, ApiError> {
     let created_at = Timestamp::now();
     let rules_row = row_of(definition.rules);
+    let band_rows = band_rows(0, &definition.rewards);
     let new = NewBoard {
         id: definition.id.as_str(),
         name: definition.name.as_str(),
@@ -466,6 +508,7 @@ async fn insert(
         starts_at: definition.tournament.starts_at,
         ends_at: definition.tournament.ends_at,
         league,
+        rewards: &band_rows,
     };
     let spec = BoardSpec {
         number: 0,
@@ -482,6 +525,7 @@ async fn insert(
         rules: definition.rules,
         terms: Terms::new(definition.tournament, Vec::new()),
         league: league.is_some(),
+        rewards: definition.rewards.clone(),
     };
     let first = Period { index: 0, start: created_at, end: None };
     let first_end = CustomBoard::new(spec.clone(), first)?.period_at(created_at).end;
@@ -535,16 +579,27 @@ pub async fn update(
         Some(change) => board.spec.terms.with_change(change.row.from_period, tournament_of(&change.row.fields)),
         None => board.spec.terms.clone(),
     };
+    let rewards = amended_rewards(body, &board.spec.rewards)?;
+    let band_rows = band_rows(board.spec.number, &rewards);
+    let new_bands = body.contains_key("rewards").then_some(band_rows.as_slice());
     audited(state, actor, "update_board", async |conn| {
-        if !state.store.amend_board(conn, id, &name, &row_of(rules), change.as_ref()).await? {
+        if !state.store.amend_board(conn, id, &name, &row_of(rules), new_bands, change.as_ref()).await? {
             return Err(ErrorCode::BoardNotFound.into());
         }
         Ok(((), Audit { target: format!("board:{id}"), detail: Value::Object(body.clone()) }))
     })
     .await?;
-    state.boards.amend(id, &name, rules, terms);
+    state.boards.amend(id, &name, rules, terms, rewards);
     let board = state.boards.get(id).ok_or(ErrorCode::BoardNotFound)?;
     custom_view(state, &board).await
+}
+
+/// The bands a `PATCH` leaves: the body's whole list, or `current`.
+fn amended_rewards(body: &Map<String, Value>, current: &Rewards) -> Result<Rewards, ApiError> {
+    match body.get("rewards") {
+        None => Ok(current.clone()),
+        raw => Rewards::parse(raw),
+    }
 }
 
 /// The change a body makes to a tournament's fields, if any. A change
@@ -616,22 +671,30 @@ async fn update_builtin(
     Ok(BoardView::builtin(board, state.settings.max_score, rules, feed_ids(state, rules)))
 }
 
-/// A league's new name, its own board's: audited as `update_league`.
-pub async fn rename_for_league(
+/// A league's `PATCH` (its name and reward bands, its own board's):
+/// audited as `update_league`.
+pub async fn amend_for_league(
     state: &AppState,
     actor: &Actor,
     board: &CustomBoard,
-    name: &BoardName,
+    body: &Map<String, Value>,
 ) -> Result<(), ApiError> {
     let id = &board.spec.id;
+    let name = match body.get("name") {
+        None => board.spec.name.clone(),
+        raw => BoardName::parse(raw)?.as_str().to_owned(),
+    };
+    let rewards = amended_rewards(body, &board.spec.rewards)?;
+    let band_rows = band_rows(board.spec.number, &rewards);
+    let new_bands = body.contains_key("rewards").then_some(band_rows.as_slice());
     audited(state, actor, "update_league", async |conn| {
-        if !state.store.amend_board(conn, id, name.as_str(), &row_of(board.spec.rules), None).await? {
+        if !state.store.amend_board(conn, id, &name, &row_of(board.spec.rules), new_bands, None).await? {
             return Err(ErrorCode::LeagueNotFound.into());
         }
-        Ok(((), Audit { target: format!("league:{id}"), detail: serde_json::json!({"name": name.as_str()}) }))
+        Ok(((), Audit { target: format!("league:{id}"), detail: Value::Object(body.clone()) }))
     })
     .await?;
-    state.boards.amend(id, name.as_str(), board.spec.rules, board.spec.terms.clone());
+    state.boards.amend(id, &name, board.spec.rules, board.spec.terms.clone(), rewards);
     Ok(())
 }
 

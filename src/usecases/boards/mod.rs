@@ -8,7 +8,8 @@ mod posts;
 mod purges;
 
 pub use self::catalog::{
-    create, create_for_league, delete, delete_custom, get, list, periods, reload_catalog, rename_for_league, update,
+    amend_for_league, create, create_for_league, delete, delete_custom, get, list, periods, reload_catalog,
+    rewards_of as catalog_rewards, update,
 };
 pub use self::posts::{history, post, post_to, user_boards};
 pub(in crate::usecases) use self::purges::{purge_deleted_boards, purge_expired};
