@@ -2,6 +2,7 @@
 the way the contract says it is called, on rows that exist.
 
 - Authentication per operation: the admin token on /api/admin/ routes, a
+  server key on a player's rewards (the game servers' routes), a
   player's session on the player's routes, a fresh throwaway player for
   the routes that end a session or an account (so the run's own player
   never logs out, changes its password or erases itself), and a server
@@ -110,9 +111,15 @@ class ThrowawayPlayer(Bearer):
         return throwaway_player()[1]
 
 
+@schemathesis.auth().apply_to(path_regex="^/api/users/[^/]+/rewards")
+class GameServerKey(Bearer):
+    def get(self, case, context):
+        return FIXTURE["server_key"]
+
+
 @schemathesis.auth().skip_for(path_regex="^/api/admin/").skip_for(
     path_regex="^/api/(me|sessions)$", method=["DELETE", "PATCH"]
-)
+).skip_for(path_regex="^/api/users/[^/]+/rewards")
 class RunPlayer(Bearer):
     def get(self, case, context):
         return FIXTURE["token"]
@@ -159,8 +166,10 @@ def made_for(case):
         return {"id": FIXTURE["league"], "cohort": FIXTURE["cohort"], "user_id": FIXTURE["user_id"]}
     if path.startswith("/api/rankings/{board}"):
         return {"board": FIXTURE["board"], "user_id": FIXTURE["user_id"]}
+    if path == "/api/me/rewards/{id}/claim":
+        return {"id": FIXTURE["reward"]}
     if path.startswith("/api/users/{id}"):
-        return {"id": FIXTURE["user_id"]}
+        return {"id": FIXTURE["user_id"], "reward": FIXTURE["reward"]}
     return {}
 
 
@@ -237,6 +246,18 @@ def repair(path, method, body):
         if isinstance(body.get("feeds"), list):
             # Boards that exist and feed none (no schema can name them).
             body["feeds"] = [fresh_board() for _ in body["feeds"][:3]]
+    if isinstance(body.get("rewards"), list):
+        # A band's ranks in order, its percent to two decimals and its
+        # reward within 1 KiB: rules a JSON Schema states loosely at best.
+        for band in body["rewards"]:
+            if not isinstance(band, dict):
+                continue
+            if isinstance(band.get("ranks"), list) and len(band["ranks"]) == 2:
+                band["ranks"] = sorted(band["ranks"], key=lambda rank: rank if isinstance(rank, int) else 0)
+            if isinstance(band.get("top_percent"), (int, float)):
+                band["top_percent"] = min(100, max(0.01, round(band["top_percent"], 2)))
+            if isinstance(band.get("reward"), dict) and len(json.dumps(band["reward"])) > 1000:
+                band["reward"] = {}
     if path == "/api/admin/leagues" and isinstance(body.get("cohort_size"), int):
         for field in ("promote", "demote"):
             if isinstance(body.get(field), int):

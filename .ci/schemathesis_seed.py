@@ -1,11 +1,12 @@
 """Seeds the server under schemathesis (.ci/schemathesis.sh) and prints
 the fixture .ci/schemathesis_hooks.py reads: a generated dataset, the
 run's player with posts on every kind of board, a tournament it joined,
-a league it plays in, a board that holds posts, a server key and a
-webhook. HISCORE_URL and HISCORE_ADMIN say where and who."""
+a league it plays in, a board that holds posts, a server key, a
+webhook and a reward the player was granted. HISCORE_URL and HISCORE_ADMIN say where and who."""
 
 import json
 import os
+import time
 
 from hiscore_api import call, ok
 
@@ -41,6 +42,21 @@ ok(call("POST", "/api/boards/sprint/scores", {"score": 30, "metadata": {"level":
 ok(call("POST", "/api/boards/cup/entrants", None, token))
 placed = ok(call("POST", "/api/leagues/weekly/scores", {"score": 40}, token))
 
+# A reward for the run's player to claim: a board whose periods last a
+# second pays rank 1; once a period it played closed, the board goes (its
+# grants stay the player's).
+admin("POST", "/api/admin/boards", {"id": "paid", "name": "Paid", "reset": "* * * * * *",
+                                    "rewards": [{"ranks": [1, 1], "reward": {"gems": 5}}]})
+ok(call("POST", "/api/boards/paid/scores", {"score": 1}, token))
+for _ in range(100):
+    rewards = ok(call("GET", "/api/me/rewards", None, token))["rewards"]
+    if rewards:
+        break
+    time.sleep(0.1)
+else:
+    raise SystemExit("no reward was granted to the run's player within 10 s")
+admin("DELETE", "/api/admin/boards/paid")
+
 print(json.dumps({
     "password": PASSWORD,
     "login": ["schemathesis_login", RUN_PASSWORD],
@@ -57,4 +73,5 @@ print(json.dumps({
     "server_key_id": key["id"],
     "webhook": webhook,
     "webhook_url": webhook_url,
+    "reward": rewards[0]["id"],
 }))

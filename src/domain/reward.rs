@@ -136,13 +136,15 @@ impl Serialize for RewardBand {
 
 impl utoipa::PartialSchema for RewardBand {
     fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-        use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Type};
+        use utoipa::openapi::schema::{AdditionalProperties, ArrayBuilder, ObjectBuilder, OneOfBuilder, Type};
+        let reward = || {
+            ObjectBuilder::new()
+                .schema_type(Type::Object)
+                .description(Some("A JSON object of at most 1 KiB, stored and never interpreted"))
+                .examples([serde_json::json!({"gems": 100})])
+        };
         let rank = ObjectBuilder::new().schema_type(Type::Integer).minimum(Some(1)).maximum(Some(Rewards::MAX_RANK));
-        ObjectBuilder::new()
-            .description(Some(
-                "A reward band (v4): exactly one of `ranks` or `top_percent`, and the `reward`. The first band an \
-                 entry matches is its reward; tied entries share a fate.",
-            ))
+        let by_ranks = ObjectBuilder::new()
             .property(
                 "ranks",
                 ArrayBuilder::new()
@@ -151,15 +153,31 @@ impl utoipa::PartialSchema for RewardBand {
                     .max_items(Some(2))
                     .description(Some("Ranks [a, b], 1 <= a <= b <= 10000: an entry whose rank r has a <= r <= b")),
             )
-            .property("top_percent", <Hundredths as utoipa::PartialSchema>::schema())
-            .property(
-                "reward",
-                ObjectBuilder::new()
-                    .schema_type(Type::Object)
-                    .description(Some("A JSON object of at most 1 KiB, stored and never interpreted"))
-                    .examples([serde_json::json!({"gems": 100})]),
-            )
+            .property("reward", reward())
+            .required("ranks")
             .required("reward")
+            .additional_properties(Some(AdditionalProperties::FreeForm(false)));
+        let by_percent = ObjectBuilder::new()
+            .property(
+                "top_percent",
+                ObjectBuilder::new()
+                    .schema_type(Type::Number)
+                    .exclusive_minimum(Some(0))
+                    .maximum(Some(100))
+                    .multiple_of(Some(0.01))
+                    .description(Some("An entry whose `top_percent` is at most this (two decimals at most)")),
+            )
+            .property("reward", reward())
+            .required("top_percent")
+            .required("reward")
+            .additional_properties(Some(AdditionalProperties::FreeForm(false)));
+        OneOfBuilder::new()
+            .item(by_ranks)
+            .item(by_percent)
+            .description(Some(
+                "A reward band (v4): exactly one of `ranks` or `top_percent`, and the `reward`. The first band an \
+                 entry matches is its reward; tied entries share a fate.",
+            ))
             .into()
     }
 }

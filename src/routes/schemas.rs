@@ -178,6 +178,11 @@ pub struct BoardRequest {
     /// together feed at most 10. Default `[]`.
     #[schema(example = json!(["level-3-daily"]), max_items = 10)]
     pub feeds: Option<Vec<String>>,
+    /// Up to 20 reward bands granted when a period closes (v4; the first
+    /// band an entry matches is its reward); 422 `invalid_rewards`
+    /// otherwise. Default `[]`.
+    #[schema(max_items = 20)]
+    pub rewards: Option<Vec<crate::domain::RewardBand>>,
     #[serde(flatten)]
     pub tournament: TournamentFields,
 }
@@ -244,6 +249,10 @@ pub struct LeagueRequest {
     pub timezone: Option<String>,
     #[schema(minimum = 0, maximum = 1000)]
     pub archive_periods: Option<i64>,
+    /// Up to 20 reward bands granted in each cohort when a period closes
+    /// (v4); 422 `invalid_rewards` otherwise. Default `[]`.
+    #[schema(max_items = 20)]
+    pub rewards: Option<Vec<crate::domain::RewardBand>>,
 }
 
 /// `PATCH /api/admin/boards/{board}`: the fields to change; a field left
@@ -268,6 +277,10 @@ pub struct UpdateBoardRequest {
     /// together feed at most 10. Default `[]`.
     #[schema(example = json!(["level-3-daily"]), max_items = 10)]
     pub feeds: Option<Vec<String>>,
+    /// Custom boards only: the whole list of reward bands (v4), replacing
+    /// the board's; a close grants the bands the board has when it runs.
+    #[schema(max_items = 20)]
+    pub rewards: Option<Vec<crate::domain::RewardBand>>,
     #[serde(flatten)]
     pub tournament: TournamentFields,
 }

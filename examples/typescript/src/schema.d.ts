@@ -73,6 +73,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/boards/{board}/rewards": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The rewards a board's period granted */
+        get: operations["listBoardGrants"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/boards/{board}/scores/{id}": {
         parameters: {
             query?: never;
@@ -209,6 +226,23 @@ export interface paths {
         head?: never;
         /** Rename a league */
         patch: operations["updateLeague"];
+        trace?: never;
+    };
+    "/api/admin/leagues/{id}/rewards": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The rewards a league's period granted */
+        get: operations["listLeagueGrants"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/admin/scores/{id}": {
@@ -592,6 +626,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/me/rewards": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The player's rewards, oldest grant first */
+        get: operations["listMyRewards"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/me/rewards/{id}/claim": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Claim one of the player's rewards */
+        post: operations["claimMyReward"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/openapi.json": {
         parameters: {
             query?: never;
@@ -795,6 +863,40 @@ export interface paths {
         get: operations["getUserBoards"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/users/{id}/rewards": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A player's rewards, for game servers */
+        get: operations["listPlayerRewards"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/users/{id}/rewards/{reward}/claim": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Claim a player's reward, for game servers */
+        post: operations["claimPlayerReward"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1018,6 +1120,12 @@ export interface components {
              */
             reset?: string | null;
             /**
+             * @description Up to 20 reward bands granted when a period closes (v4; the first
+             *     band an entry matches is its reward); 422 `invalid_rewards`
+             *     otherwise. Default `[]`.
+             */
+            rewards?: components["schemas"]["RewardBand"][] | null;
+            /**
              * @description An IANA time zone, default `UTC`.
              * @example Europe/Paris
              */
@@ -1146,6 +1254,8 @@ export interface components {
             period: components["schemas"]["PeriodView"];
             /** @description A cron pattern (5 fields, or 6 with seconds first), or null: never resets. */
             reset: string | null;
+            /** @description Reward bands granted when a period closes (v4; `[]` on `best` and `total`). */
+            rewards: components["schemas"]["RewardBand"][];
             /** @example UTC */
             timezone: string;
             /**
@@ -1198,7 +1308,7 @@ export interface components {
         /** @description `POST /api/admin/webhooks`. */
         CreateWebhookRequest: {
             /**
-             * @description Any of `period.closed`, `period.amended`, `league.closed`, `score.held`.
+             * @description Any of `period.closed`, `period.amended`, `league.closed`, `score.held`, `reward.granted`.
              * @example [
              *       "period.closed",
              *       "score.held"
@@ -1319,7 +1429,7 @@ export interface components {
              * @description snake_case; each response lists the codes it can carry
              * @enum {string}
              */
-            code: "invalid_json" | "invalid_body" | "invalid_query" | "invalid_path" | "invalid_limit" | "invalid_offset" | "invalid_cursor" | "invalid_radius" | "invalid_before" | "invalid_ids" | "invalid_idempotency_key" | "invalid_period" | "session_required" | "invalid_session" | "invalid_credentials" | "invalid_server_key" | "admin_token_required" | "invalid_admin_token" | "forbidden_for_role" | "builtin_board" | "banned" | "not_joined" | "server_only" | "cross_origin" | "not_found" | "user_not_found" | "board_not_found" | "user_not_on_board" | "partition_not_found" | "period_not_found" | "score_not_found" | "key_not_found" | "league_not_found" | "cohort_not_found" | "webhook_not_found" | "method_not_allowed" | "request_timeout" | "login_name_taken" | "board_exists" | "league_exists" | "already_banned" | "not_banned" | "board_closed" | "board_full" | "attempts_exhausted" | "period_started" | "already_decided" | "ambiguous_score" | "payload_too_large" | "unsupported_media_type" | "invalid_login_name" | "invalid_password" | "invalid_display_name" | "invalid_score" | "invalid_users" | "invalid_scores" | "invalid_seed" | "idempotency_key_reused" | "invalid_id" | "invalid_name" | "invalid_order" | "invalid_operator" | "invalid_reset" | "invalid_timezone" | "invalid_archive_periods" | "invalid_min_score" | "invalid_max_score" | "invalid_min_interval_ms" | "invalid_hold_beyond" | "invalid_hold_jump" | "invalid_subscores" | "invalid_partition_by" | "invalid_max_partitions" | "invalid_partition_values" | "invalid_rewards" | "invalid_format" | "invalid_role" | "invalid_feeds" | "invalid_board" | "invalid_decision" | "invalid_starts_at" | "invalid_ends_at" | "invalid_join_required" | "invalid_max_entrants" | "invalid_max_attempts" | "join_not_required" | "invalid_writers" | "invalid_url" | "invalid_events" | "invalid_tiers" | "invalid_cohort_size" | "invalid_promote" | "invalid_demote" | "invalid_user_id" | "invalid_metadata" | "invalid_reason" | "invalid_current_password" | "invalid_change" | "invalid_percents" | "too_many_requests" | "internal_error" | "database_unavailable" | "hashing_busy" | "write_queue_full" | "write_failed" | "shutting_down" | "too_many_streams";
+            code: "invalid_json" | "invalid_body" | "invalid_query" | "invalid_path" | "invalid_limit" | "invalid_offset" | "invalid_cursor" | "invalid_radius" | "invalid_before" | "invalid_ids" | "invalid_idempotency_key" | "invalid_period" | "session_required" | "invalid_session" | "invalid_credentials" | "invalid_server_key" | "admin_token_required" | "invalid_admin_token" | "forbidden_for_role" | "builtin_board" | "banned" | "not_joined" | "server_only" | "cross_origin" | "not_found" | "user_not_found" | "board_not_found" | "user_not_on_board" | "partition_not_found" | "period_not_found" | "score_not_found" | "key_not_found" | "league_not_found" | "cohort_not_found" | "webhook_not_found" | "reward_not_found" | "method_not_allowed" | "request_timeout" | "login_name_taken" | "board_exists" | "league_exists" | "already_banned" | "not_banned" | "board_closed" | "board_full" | "attempts_exhausted" | "period_started" | "already_decided" | "ambiguous_score" | "payload_too_large" | "unsupported_media_type" | "invalid_login_name" | "invalid_password" | "invalid_display_name" | "invalid_score" | "invalid_users" | "invalid_scores" | "invalid_seed" | "idempotency_key_reused" | "invalid_id" | "invalid_name" | "invalid_order" | "invalid_operator" | "invalid_reset" | "invalid_timezone" | "invalid_archive_periods" | "invalid_min_score" | "invalid_max_score" | "invalid_min_interval_ms" | "invalid_hold_beyond" | "invalid_hold_jump" | "invalid_subscores" | "invalid_partition_by" | "invalid_max_partitions" | "invalid_partition_values" | "invalid_rewards" | "invalid_status" | "invalid_format" | "invalid_role" | "invalid_feeds" | "invalid_board" | "invalid_decision" | "invalid_starts_at" | "invalid_ends_at" | "invalid_join_required" | "invalid_max_entrants" | "invalid_max_attempts" | "join_not_required" | "invalid_writers" | "invalid_url" | "invalid_events" | "invalid_tiers" | "invalid_cohort_size" | "invalid_promote" | "invalid_demote" | "invalid_user_id" | "invalid_metadata" | "invalid_reason" | "invalid_current_password" | "invalid_change" | "invalid_percents" | "too_many_requests" | "internal_error" | "database_unavailable" | "hashing_busy" | "write_queue_full" | "write_failed" | "shutting_down" | "too_many_streams";
             /** @description Human text, never internals */
             message: string;
         };
@@ -1327,7 +1437,7 @@ export interface components {
          * @description The events a webhook may take.
          * @enum {string}
          */
-        EventName: "period.closed" | "period.amended" | "league.closed" | "score.held";
+        EventName: "period.closed" | "period.amended" | "league.closed" | "score.held" | "reward.granted";
         /** @description What became of a post on one board it fed (v4 `feeds`). */
         FeedResult: {
             /** @example level-3-daily */
@@ -1538,6 +1648,11 @@ export interface components {
              */
             reset: string;
             /**
+             * @description Up to 20 reward bands granted in each cohort when a period closes
+             *     (v4); 422 `invalid_rewards` otherwise. Default `[]`.
+             */
+            rewards?: components["schemas"]["RewardBand"][] | null;
+            /**
              * @description 2..20 names, lowest first, each 1..64 characters (no control characters).
              * @example [
              *       "Bronze",
@@ -1578,8 +1693,8 @@ export interface components {
             promote: number;
             /** @example 0 0 * * 1 */
             reset: string;
-            /** @description Reward bands per cohort at a period's close (not built yet: always `[]`). */
-            rewards: Record<string, never>[];
+            /** @description Reward bands granted in each cohort when a period closes (v4). */
+            rewards: components["schemas"]["RewardBand"][];
             tier_stats: components["schemas"]["TierStats"][];
             /** @description The tiers' names, lowest first. */
             tiers: string[];
@@ -1692,6 +1807,68 @@ export interface components {
         /** @description `PATCH /api/admin/users/{id}`. */
         RenameUserRequest: {
             display_name: string;
+        };
+        /** @description A reward band (v4): exactly one of `ranks` or `top_percent`, and the `reward`. The first band an entry matches is its reward; tied entries share a fate. */
+        RewardBand: {
+            /** @description Ranks [a, b], 1 <= a <= b <= 10000: an entry whose rank r has a <= r <= b */
+            ranks: number[];
+            /**
+             * @description A JSON object of at most 1 KiB, stored and never interpreted
+             * @example {
+             *       "gems": 100
+             *     }
+             */
+            reward: Record<string, never>;
+        } | {
+            /**
+             * @description A JSON object of at most 1 KiB, stored and never interpreted
+             * @example {
+             *       "gems": 100
+             *     }
+             */
+            reward: Record<string, never>;
+            /** @description An entry whose `top_percent` is at most this (two decimals at most) */
+            top_percent: number;
+        };
+        /** @description A list of rewards, oldest grant first. */
+        RewardList: {
+            /**
+             * Format: int64
+             * @description Pass as `after` for the next page; null at the end.
+             */
+            next_after: number | null;
+            rewards: components["schemas"]["RewardView"][];
+        };
+        /** @description A reward granted at the close of a period (v4). */
+        RewardView: {
+            /** @description The board whose close granted it (absent on a league's grant). */
+            board?: string | null;
+            claimed_at: null | components["schemas"]["Timestamp"];
+            /** @description A league's grant: the player's cohort (its id). */
+            cohort?: string | null;
+            granted_at: components["schemas"]["Timestamp"];
+            /** Format: int64 */
+            id: number;
+            /** @description The league whose close granted it (absent on a board's grant). */
+            league?: string | null;
+            period: components["schemas"]["PeriodView"];
+            /**
+             * Format: int64
+             * @description The player's final rank (in their cohort, for a league).
+             */
+            rank: number;
+            /** @description The band's reward as the close granted it. */
+            reward: Record<string, never>;
+            /**
+             * Format: int64
+             * @description A league's grant: the player's tier (its index, lowest 0).
+             */
+            tier?: number | null;
+            /**
+             * Format: int64
+             * @description The player it was granted to.
+             */
+            user_id: number;
         };
         ScoreHistory: {
             /** Format: int64 */
@@ -1869,7 +2046,7 @@ export interface components {
         };
         /**
          * @description The v4 board fields this version shows at their defaults only:
-         *     subscores, partitions and rewards are not built yet.
+         *     subscores and partitions are not built yet.
          */
         UnbuiltFields: {
             /**
@@ -1881,8 +2058,6 @@ export interface components {
             partition_by: string | null;
             /** @description The partition values allowed (not built yet: always null). */
             partition_values: string[] | null;
-            /** @description Reward bands paid at a period's close (not built yet: always `[]`). */
-            rewards: Record<string, never>[];
             /** @description Tie-breakers (not built yet: always `[]`). */
             subscores: Record<string, never>[];
         };
@@ -1911,6 +2086,11 @@ export interface components {
             min_interval_ms?: number | null;
             /** @description Custom boards only. */
             name?: string | null;
+            /**
+             * @description Custom boards only: the whole list of reward bands (v4), replacing
+             *     the board's; a close grants the bands the board has when it runs.
+             */
+            rewards?: components["schemas"]["RewardBand"][] | null;
             writers?: null | components["schemas"]["BoardWriters"];
         };
         /**
@@ -1920,8 +2100,11 @@ export interface components {
         UpdateLeagueRequest: {
             /** @example Weekly league */
             name?: string | null;
-            /** @description Reward bands per cohort: not built yet, only `[]` (else 422 `invalid_rewards`). */
-            rewards?: Record<string, never>[] | null;
+            /**
+             * @description Reward bands granted in each cohort at a period's close (v4): the
+             *     whole list, replacing the league's; 422 `invalid_rewards` otherwise.
+             */
+            rewards?: components["schemas"]["RewardBand"][] | null;
         };
         /** @description A player's current entry on one board. */
         UserBoardEntry: {
@@ -1973,7 +2156,7 @@ export interface components {
         /** @description A webhook (`GET /api/admin/webhooks`), without its secret. */
         WebhookView: {
             created_at: components["schemas"]["Timestamp"];
-            /** @description Of `period.closed`, `period.amended`, `league.closed`, `score.held`. */
+            /** @description Of `period.closed`, `period.amended`, `league.closed`, `score.held`, `reward.granted`. */
             events: string[];
             /** Format: int64 */
             id: number;
@@ -2618,6 +2801,119 @@ export interface operations {
             };
             /** @description `invalid_format` */
             422: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `too_many_requests` */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listBoardGrants: {
+        parameters: {
+            query?: {
+                /** @description `current` (default: nothing granted yet) or a period's index */
+                period?: string;
+                /** @description Grants per page (default 20) */
+                limit?: number;
+                /** @description A `next_after` from the previous page */
+                after?: number;
+            };
+            header?: never;
+            path: {
+                /** @description A custom board's id */
+                board: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The period's grants, bands in order, each in board order */
+            200: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RewardList"];
+                };
+            };
+            /** @description `invalid_period`, `invalid_limit`, `invalid_query`, `invalid_path` */
+            400: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `admin_token_required`, `invalid_admin_token` */
+            401: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden_for_role`, `builtin_board` */
+            403: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`, `board_not_found` */
+            404: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
                     "X-Request-Id"?: string;
@@ -3909,6 +4205,119 @@ export interface operations {
             };
             /** @description `invalid_name`, `invalid_id`, `invalid_tiers`, `invalid_cohort_size`, `invalid_promote`, `invalid_demote`, `invalid_order`, `invalid_operator`, `invalid_min_score`, `invalid_max_score`, `invalid_reset`, `invalid_timezone`, `invalid_archive_periods`, `invalid_rewards` */
             422: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `too_many_requests` */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listLeagueGrants: {
+        parameters: {
+            query?: {
+                /** @description `current` (default: nothing granted yet) or a period's index */
+                period?: string;
+                /** @description Grants per page (default 20) */
+                limit?: number;
+                /** @description A `next_after` from the previous page */
+                after?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The league's id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The period's grants, with each player's tier and cohort */
+            200: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RewardList"];
+                };
+            };
+            /** @description `invalid_period`, `invalid_limit`, `invalid_query`, `invalid_path` */
+            400: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `admin_token_required`, `invalid_admin_token` */
+            401: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden_for_role` */
+            403: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`, `league_not_found` */
+            404: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
                     "X-Request-Id"?: string;
@@ -6660,6 +7069,195 @@ export interface operations {
             };
         };
     };
+    listMyRewards: {
+        parameters: {
+            query?: {
+                /** @description `unclaimed` (default), `claimed` or `all` */
+                status?: string;
+                /** @description Rewards per page (default 20) */
+                limit?: number;
+                /** @description A `next_after` from the previous page */
+                after?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RewardList"];
+                };
+            };
+            /** @description `invalid_limit`, `invalid_query` */
+            400: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `session_required`, `invalid_session` */
+            401: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `banned` */
+            403: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `invalid_status` */
+            422: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    claimMyReward: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The reward's id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Claimed (claiming again answers the same `claimed_at`) */
+            200: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RewardView"];
+                };
+            };
+            /** @description `invalid_path` */
+            400: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `session_required`, `invalid_session` */
+            401: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `banned`, `cross_origin` */
+            403: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `reward_not_found` */
+            404: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     getOpenApiDocument: {
         parameters: {
             query?: never;
@@ -7914,6 +8512,212 @@ export interface operations {
                 };
             };
             /** @description `user_not_found` */
+            404: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listPlayerRewards: {
+        parameters: {
+            query?: {
+                /** @description `unclaimed` (default), `claimed` or `all` */
+                status?: string;
+                /** @description Rewards per page (default 20) */
+                limit?: number;
+                /** @description A `next_after` from the previous page */
+                after?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The player's id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description As `GET /api/me/rewards` for that player (an unknown player has none) */
+            200: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RewardList"];
+                };
+            };
+            /** @description `invalid_limit`, `invalid_query`, `invalid_path` */
+            400: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `invalid_server_key` */
+            401: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `server_only`, `forbidden_for_role` */
+            403: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `user_not_found` */
+            404: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `invalid_status` */
+            422: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    claimPlayerReward: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The player's id */
+                id: number;
+                /** @description The reward's id */
+                reward: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Claimed (claiming again answers the same `claimed_at`) */
+            200: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RewardView"];
+                };
+            };
+            /** @description `invalid_path` */
+            400: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `invalid_server_key` */
+            401: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `server_only`, `forbidden_for_role` */
+            403: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `reward_not_found` */
             404: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
