@@ -371,6 +371,22 @@ async fn a_close_killed_midway_is_made_once_after_a_restart(backend: Backend) {
             .unwrap();
     assert_eq!(granted.len(), expected_grants.len(), "rewards granted once each, none missing");
     assert_eq!(granted.into_iter().collect::<std::collections::BTreeSet<_>>(), expected_grants);
+    // The operators' list shows each grant with its tier and cohort.
+    let listed: Value = client
+        .get(format!("{base}/api/admin/leagues/big/rewards?period={period}&limit=100"))
+        .bearer_auth(ADMIN)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let first = &listed["rewards"][0];
+    assert_eq!(listed["rewards"].as_array().map(Vec::len), Some(100), "{listed}");
+    assert_eq!(first["league"], "big", "{first}");
+    assert!(first.get("board").is_none(), "{first}");
+    let (tier, cohort) = (first["tier"].as_i64().unwrap(), first["cohort"].as_str().unwrap());
+    assert!(cohort.starts_with(&format!("{period}-{tier}-")), "{first}");
     let moved: Vec<(i64, Option<String>, i64)> = sqlx::query_as(
         // In a closed period, a placement without a movement stayed.
         "SELECT p.user_id, CASE WHEN b.closed_at IS NULL THEN NULL ELSE COALESCE(p.movement, 'stay') END, m.tier \

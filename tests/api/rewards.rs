@@ -286,8 +286,12 @@ async fn a_close_grants_each_player_one_reward_and_they_claim_it(backend: Backen
     };
     assert_eq!(announced, [json!({"board": "sprint", "period": grants[0]["period"], "grants": 4})]);
 
-    // Erasure takes a player's rewards with them.
+    // The player's own export holds their rewards; erasure takes them.
     let dee = &players[3];
+    let (status, exported) = call(app, Method::GET, "/api/me/export", &dee.token).await;
+    assert_eq!(status, StatusCode::OK, "{exported}");
+    assert_eq!(exported["rewards"].as_array().map(Vec::len), Some(1), "{exported}");
+    assert_eq!(exported["rewards"][0]["reward"], json!({"gems": 100}));
     let response = app
         .client
         .delete(app.url("/api/me"))
@@ -475,6 +479,16 @@ async fn a_close_at_the_maxima_grants_the_first_hundred_thousand(backend: Backen
                 .await
                 .unwrap();
         if closed.is_some() {
+            // For the notes: how long after its due time the close committed
+            // (the job's start within a second of it, and the close itself).
+            let ends_at: i64 = sqlx::query_scalar("SELECT ends_at FROM board_periods WHERE board = ? AND period = ?")
+                .bind(board)
+                .bind(period)
+                .fetch_one(&pool)
+                .await
+                .unwrap();
+            let late = hiscore::domain::Timestamp::now().millis() - ends_at - 1_500;
+            eprintln!("the close granting 100,000 rewards was seen committed {late} ms after its due time");
             break;
         }
         assert!(pool_wait.elapsed() < Duration::from_secs(60), "the period did not close");
