@@ -107,8 +107,32 @@ impl Rewards {
     /// The worst rank any band can match among `players`: no entry ranked
     /// below it is rewarded, so a close reads no further.
     pub fn last_rank(&self, players: i64) -> i64 {
+        self.last_rank_of(self.0.len(), players)
+    }
+
+    /// The worst rank that can still change a close's grants, once the
+    /// grants so far (read in board order) number `granted[i]` for band
+    /// `i`. Grants are kept bands in order, each in board order, up to
+    /// [`Self::MAX_GRANTS`]: when bands `0..=k` already fill it, a later
+    /// entry of band `k` or after is cut off, so only bands before `k`
+    /// can still change anything. A close of a large board whose first
+    /// band is `top_percent: 100` reads 100,000 entries, not all of them.
+    pub fn last_rank_to_read(&self, granted: &[usize], players: i64) -> i64 {
+        let mut total = 0;
+        for (band, count) in granted.iter().enumerate() {
+            total += count;
+            if total >= Self::MAX_GRANTS {
+                return self.last_rank_of(band, players);
+            }
+        }
+        self.last_rank(players)
+    }
+
+    /// The worst rank the first `bands` bands can match among `players`.
+    fn last_rank_of(&self, bands: usize, players: i64) -> i64 {
         self.0
             .iter()
+            .take(bands)
             .map(|band| match band.matches {
                 BandMatch::Ranks(_, b) => b,
                 // `top(r) <= p` holds up to r = floor(players × p): the
@@ -248,6 +272,29 @@ mod tests {
         assert_eq!(bands.band_of(5, 10), Some(1));
         assert_eq!(bands.last_rank(10), 9);
         assert_eq!(bands.last_rank(2), 2, "never beyond the players");
+        // Once the first bands fill the grants, only their ranks matter.
+        let wide = rewards(json!([
+            {"ranks": [1, 10], "reward": {}},
+            {"top_percent": 100, "reward": {}},
+            {"ranks": [5_000, 9_000], "reward": {}}
+        ]))
+        .unwrap();
+        let players = 1_000_000;
+        assert_eq!(wide.last_rank_to_read(&[10, 5_000, 0], players), players);
+        assert_eq!(wide.last_rank_to_read(&[10, Rewards::MAX_GRANTS - 10, 0], players), 10);
+        assert_eq!(wide.last_rank_to_read(&[10, Rewards::MAX_GRANTS - 10], players), 10);
+        let first_fills = rewards(json!([{"top_percent": 50, "reward": {}}, {"ranks": [1, 10_000], "reward": {}}]))
+            .unwrap();
+        assert_eq!(first_fills.last_rank_to_read(&[0, 0], players), 500_000);
+        assert_eq!(first_fills.last_rank_to_read(&[Rewards::MAX_GRANTS, 0], players), 0);
+        let ranks_first =
+            rewards(json!([{"ranks": [1, 10_000], "reward": {}}, {"top_percent": 100, "reward": {}}])).unwrap();
+        assert_eq!(ranks_first.last_rank_to_read(&[9_000, 50_000], players), players);
+        assert_eq!(ranks_first.last_rank_to_read(&[10_000, Rewards::MAX_GRANTS - 10_000], players), 10_000);
+        let percent_first =
+            rewards(json!([{"top_percent": 100, "reward": {}}, {"ranks": [1, 10_000], "reward": {}}])).unwrap();
+        assert_eq!(percent_first.last_rank_to_read(&[99_999, 0], players), players);
+        assert_eq!(percent_first.last_rank_to_read(&[Rewards::MAX_GRANTS, 0], players), 0);
         // A band's last rank agrees with `top_percent` for every population.
         let percent = rewards(json!([{"top_percent": 3, "reward": {}}])).unwrap();
         for players in 1..400 {

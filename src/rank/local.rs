@@ -28,7 +28,8 @@ use crate::store::Standing;
 /// What a group of boards (written together) keeps per player: enough to
 /// derive the player's key on each board, and a version.
 pub trait Row: Clone + Default {
-    /// Orders updates of one player; 0: no row at all.
+    /// Orders updates of one player with the same change number (see
+    /// `changed`); 0: no row at all.
     fn version(&self) -> u32;
     /// Whether the player is on the group's boards. A row that is not is a
     /// tombstone: it keeps the version of the change that took the player
@@ -199,7 +200,11 @@ impl<R: Row> Group<R> {
             return false;
         }
         if let Some(old) = self.rows.stored(id).cloned() {
-            if old.version() >= row.version() {
+            // Newer is a later change number, else a higher version: a
+            // removed entry's tombstone keeps its version, and an entry
+            // the player's next post makes starts again at version 1 (with
+            // a later change number), which a version alone would refuse.
+            if (old.changed(), old.version()) >= (row.changed(), row.version()) {
                 return false;
             }
             if old.listed() {
@@ -662,6 +667,34 @@ mod tests {
         let around =
             boards.slice(BoardPeriod::builtin(Board::Best), SliceStart::Around { id: far, radius: 1 }, 3).unwrap();
         assert_eq!((around.position, around.first_rank), (0, 1));
+    }
+
+    /// An entry whose last post was removed leaves a tombstone; the
+    /// player's next post makes a new entry at version 1 with a later
+    /// change number, which shows at once (found by the integrity model
+    /// test: it showed only after the change-number gap was healed); an
+    /// older change arriving late still loses to the tombstone.
+    #[test]
+    fn an_entry_made_again_after_its_removal_shows_at_once() {
+        let board = BoardPeriod { board: Board::Custom(1), order: Order::Desc, period: 0 };
+        let change = |score: i64, version: i64, changed: i64, listed: bool| EntryChange {
+            board,
+            key: BoardKey { score, at: 1, id: 7 },
+            version,
+            listed,
+            metadata: None,
+            changed,
+        };
+        let mut boards = LocalBoards::default();
+        assert!(boards.apply_entry(&change(50, 1, 1, true)));
+        assert!(boards.apply_entry(&change(50, 2, 1, false)), "banned");
+        assert!(boards.apply_entry(&change(50, 3, 1, true)), "unbanned");
+        assert!(boards.apply_entry(&change(50, 4, 1, false)), "its post removed: a tombstone");
+        assert!(!boards.apply_entry(&change(50, 3, 1, true)), "an older change loses to the tombstone");
+        assert!(boards.apply_entry(&change(20, 1, 5, true)), "a new entry from the next post");
+        let Held::Custom(group) = boards.held(board) else { panic!("the period is held") };
+        assert_eq!(group.len(), 1);
+        assert!(!boards.apply_entry(&change(50, 4, 1, false)), "the old tombstone again changes nothing");
     }
 
     /// A board period's rows cost O(its entries), never O(the highest id):

@@ -77,8 +77,8 @@ pub async fn grant_at_close(
 }
 
 /// A board's grants with each entry's position: its listed entries read in
-/// board order, a chunk at a time, no further than the worst rank a band
-/// can match.
+/// board order, a chunk at a time, no further than the worst rank that can
+/// still be granted (see [`Rewards::last_rank_to_read`]).
 async fn board_grants(
     state: &AppState,
     tx: &mut AnyConnection,
@@ -86,14 +86,15 @@ async fn board_grants(
     closed: ClosedPeriod<'_>,
 ) -> Result<Vec<(i64, NewGrant)>, ApiError> {
     let players = state.store.period_state(tx, closed.board, closed.period).await?.map_or(0, |period| period.players);
-    let last_rank = rewards.last_rank(players);
     let mut grants = Vec::new();
+    let mut granted = vec![0; rewards.bands().len()];
     let mut position = 0;
     let mut previous: Option<(StandingKey, i64)> = None;
-    if last_rank == 0 {
-        return Ok(grants);
-    }
     loop {
+        let last_rank = rewards.last_rank_to_read(&granted, players);
+        if last_rank == 0 {
+            return Ok(grants);
+        }
         let after = previous.map(|(key, _)| key);
         let keys = state.store.standing_keys_after(tx, closed.board, closed.period, after, CHUNK).await?;
         for key in &keys {
@@ -107,6 +108,7 @@ async fn board_grants(
             if let Some(band) = rewards.band_of(rank, players) {
                 let grant = NewGrant { user_id: key.user_id, band: band as i64, rank, tier: None, cohort: None };
                 grants.push((position, grant));
+                granted[band] += 1;
             }
             previous = Some((*key, rank));
             position += 1;

@@ -51,7 +51,7 @@ async fn feeds_are_validated_and_shown(backend: Backend) {
         .await;
     assert_eq!(status, StatusCode::CREATED, "{league}");
     assert_eq!(league["rewards"], json!([]));
-    // PATCH of a league (v4) renames it; its ladder is fixed; rewards are not built yet.
+    // PATCH of a league (v4) renames it; its ladder is fixed (rewards: see rewards.rs).
     let (status, renamed) = app.admin(Method::PATCH, "/api/admin/leagues/lg", Some(&json!({"name": "Ladder"}))).await;
     assert_eq!(status, StatusCode::OK, "{renamed}");
     assert_eq!(renamed["name"], "Ladder");
@@ -59,14 +59,6 @@ async fn feeds_are_validated_and_shown(backend: Backend) {
     assert_eq!(read["name"], "Ladder");
     let (status, body) = app.admin(Method::PATCH, "/api/admin/leagues/lg", Some(&json!({"tiers": ["X", "Y"]}))).await;
     assert_error(status, &body, 422, "invalid_tiers");
-    let bands = json!({"rewards": [{"ranks": [1, 1], "reward": {}}]});
-    let (status, body) = app.admin(Method::PATCH, "/api/admin/leagues/lg", Some(&bands)).await;
-    assert_error(status, &body, 422, "invalid_rewards");
-    let mut with_rewards = json!({"id": "lg2", "name": "L", "tiers": ["A", "B"], "cohort_size": 3, "promote": 1,
-        "demote": 1, "reset": "0 0 * * *"});
-    with_rewards["rewards"] = bands["rewards"].clone();
-    let (status, body) = app.admin(Method::POST, "/api/admin/leagues", Some(&with_rewards)).await;
-    assert_error(status, &body, 422, "invalid_rewards");
     let (status, body) = app.admin(Method::PATCH, "/api/admin/leagues/nope", Some(&json!({"name": "N"}))).await;
     assert_error(status, &body, 404, "league_not_found");
     let eleven: Vec<String> = (1..=11).map(|i| format!("t{i}")).collect();
@@ -99,7 +91,6 @@ async fn feeds_are_validated_and_shown(backend: Backend) {
         ("partition_by", json!("country")),
         ("max_partitions", json!(10)),
         ("partition_values", json!(["FR"])),
-        ("rewards", json!([{"ranks": [1, 1], "reward": {}}])),
     ] {
         let (status, body) =
             app.admin(Method::POST, "/api/admin/boards", Some(&board("later", json!({field: value})))).await;
