@@ -283,8 +283,8 @@ mod tests {
         assert_eq!(wide.last_rank_to_read(&[10, 5_000, 0], players), players);
         assert_eq!(wide.last_rank_to_read(&[10, Rewards::MAX_GRANTS - 10, 0], players), 10);
         assert_eq!(wide.last_rank_to_read(&[10, Rewards::MAX_GRANTS - 10], players), 10);
-        let first_fills = rewards(json!([{"top_percent": 50, "reward": {}}, {"ranks": [1, 10_000], "reward": {}}]))
-            .unwrap();
+        let first_fills =
+            rewards(json!([{"top_percent": 50, "reward": {}}, {"ranks": [1, 10_000], "reward": {}}])).unwrap();
         assert_eq!(first_fills.last_rank_to_read(&[0, 0], players), 500_000);
         assert_eq!(first_fills.last_rank_to_read(&[Rewards::MAX_GRANTS, 0], players), 0);
         let ranks_first =
