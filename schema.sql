@@ -128,6 +128,9 @@ CREATE TABLE IF NOT EXISTS boards (
   league BIGINT NOT NULL DEFAULT 0,
   -- the boards posts are also posted to (v4): a JSON list of board numbers
   feeds VARCHAR(256) CHARACTER SET ascii COLLATE ascii_bin NOT NULL DEFAULT '[]',
+  -- the subscores entries are ranked by after the score (v4): a JSON list
+  -- of {"name", "order"}
+  subscores VARCHAR(256) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL DEFAULT '[]',
   UNIQUE KEY boards_id (id)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
@@ -175,6 +178,12 @@ CREATE TABLE IF NOT EXISTS board_entries (
   user_id BIGINT NOT NULL,
   score BIGINT NOT NULL,
   rank_score BIGINT NOT NULL,
+  -- the subscores as posted, and as the order index holds them (ascending
+  -- is better, as rank_score); 0 on boards without them
+  subscore1 BIGINT NOT NULL DEFAULT 0,
+  subscore2 BIGINT NOT NULL DEFAULT 0,
+  rank_sub1 BIGINT NOT NULL DEFAULT 0,
+  rank_sub2 BIGINT NOT NULL DEFAULT 0,
   -- when the entry's current score was reached
   achieved_at BIGINT NOT NULL,
   -- the post that set the score, and its metadata
@@ -191,7 +200,7 @@ CREATE TABLE IF NOT EXISTS board_entries (
   final_position BIGINT NULL,
   final_rank BIGINT NULL,
   PRIMARY KEY (board, period, user_id),
-  KEY board_entries_order (board, period, hidden, rank_score, achieved_at, user_id),
+  KEY board_entries_order (board, period, hidden, rank_score, rank_sub1, rank_sub2, achieved_at, user_id),
   KEY board_entries_user (user_id),
   KEY board_entries_final (board, period, final_position)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
@@ -203,6 +212,9 @@ CREATE TABLE IF NOT EXISTS board_scores (
   period BIGINT NOT NULL,
   user_id BIGINT NOT NULL,
   score BIGINT NOT NULL,
+  -- the post's subscores (NULL beyond its board's)
+  subscore1 BIGINT NULL,
+  subscore2 BIGINT NULL,
   metadata VARCHAR(1024) NULL,
   created_at BIGINT NOT NULL,
   status VARCHAR(8) CHARACTER SET ascii COLLATE ascii_bin NOT NULL DEFAULT 'accepted',

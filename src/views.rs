@@ -8,7 +8,9 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::boards::{BoardSpec, Period, PostRules, Tournament};
-use crate::domain::{Board, BoardKey, CursorKeys, Hundredths, PostStatus, RewardBand, Rewards, Timestamp};
+use crate::domain::{
+    Board, BoardKey, BoardPeriod, CursorKeys, Hundredths, PostStatus, Ranking, RewardBand, Rewards, Subscore, Timestamp,
+};
 use crate::rank::{Page, UserRanks};
 use crate::store::{ScoreRow, ServerKeyRow, UserRow};
 
@@ -187,6 +189,9 @@ pub struct RankingEntry {
     /// the cohort on league answers) at least as good as this entry.
     pub top_percent: Hundredths,
     pub score: i64,
+    /// The entry's subscores, on a board with them (v4; absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subscores: Option<Vec<i64>>,
     /// When the entry's score was reached: `best_at` on the best board,
     /// null on the total board; on custom boards the first post that
     /// reached it (`best`) or the last post (`latest`, `total`).
@@ -201,7 +206,7 @@ pub struct RankingEntry {
 impl RankingEntry {
     /// An entry ranked `rank` among `players`.
     pub fn new(
-        board: Board,
+        board: BoardPeriod,
         (rank, players): (i64, i64),
         key: BoardKey,
         display_name: &str,
@@ -211,7 +216,8 @@ impl RankingEntry {
             rank,
             top_percent: Hundredths::top(rank, players),
             score: key.score,
-            achieved_at: match board {
+            subscores: subscores_of(board.ranking, &key.subscores),
+            achieved_at: match board.board {
                 Board::Total => None,
                 Board::Best | Board::Custom(_) => Some(Timestamp::from_millis(key.at)),
             },
@@ -243,7 +249,7 @@ impl RankingPage {
         names: &HashMap<i64, Arc<str>>,
         cursor_keys: &CursorKeys,
     ) -> Self {
-        let board = page.board.board;
+        let board = page.board;
         let entries = page
             .entries
             .iter()
@@ -349,19 +355,42 @@ pub struct BoardView {
     /// Reward bands granted when a period closes (v4; `[]` on `best` and `total`).
     #[schema(value_type = Vec<RewardBand>)]
     pub rewards: Rewards,
+    /// Tie-breakers after the score, each in its own order (set at
+    /// creation; `[]` on boards without them and on `best`/`total`).
+    pub subscores: Vec<SubscoreView>,
     /// The v4 fields this version does not build yet, at their defaults
     /// (a board that sets them is refused with 422).
     #[serde(flatten)]
     pub unbuilt: UnbuiltFields,
 }
 
+/// A board's tie-breaker.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct SubscoreView {
+    /// 1..32 characters of `[a-z0-9_]`.
+    #[schema(example = "time_ms")]
+    pub name: String,
+    #[schema(example = "asc")]
+    pub order: &'static str,
+}
+
+impl SubscoreView {
+    pub fn list(subscores: &[Subscore]) -> Vec<Self> {
+        subscores.iter().map(|s| Self { name: s.name.clone(), order: s.order.as_str() }).collect()
+    }
+}
+
+/// A key's subscores as answers show them: those of a board with them,
+/// none on a board without.
+pub fn subscores_of(ranking: Ranking, subscores: &[i64]) -> Option<Vec<i64>> {
+    let count = ranking.subscores().len();
+    (count > 0).then(|| subscores[..count].to_vec())
+}
+
 /// The v4 board fields this version shows at their defaults only:
-/// subscores and partitions are not built yet.
+/// partitions are not built yet.
 #[derive(Debug, Default, Serialize, ToSchema)]
 pub struct UnbuiltFields {
-    /// Tie-breakers (not built yet: always `[]`).
-    #[schema(value_type = Vec<Object>)]
-    pub subscores: [(); 0],
     /// The metadata field posts are partitioned by (not built yet: always null).
     #[schema(required = true, value_type = Option<String>)]
     pub partition_by: Option<()>,
@@ -373,7 +402,7 @@ pub struct UnbuiltFields {
 }
 
 impl UnbuiltFields {
-    const DEFAULTS: Self = Self { subscores: [], partition_by: None, max_partitions: 1_000, partition_values: None };
+    const DEFAULTS: Self = Self { partition_by: None, max_partitions: 1_000, partition_values: None };
 }
 
 /// A board's tournament fields (v3), as in force in one period.
@@ -446,6 +475,7 @@ impl BoardView {
             pending_change,
             feeds,
             rewards: spec.rewards.clone(),
+            subscores: SubscoreView::list(&spec.subscores),
             unbuilt: UnbuiltFields::DEFAULTS,
         }
     }
@@ -477,6 +507,7 @@ impl BoardView {
             pending_change: None,
             feeds,
             rewards: Rewards::default(),
+            subscores: Vec::new(),
             unbuilt: UnbuiltFields::DEFAULTS,
         }
     }
@@ -511,6 +542,9 @@ pub struct PeriodList {
 pub struct BoardScoreView {
     pub id: i64,
     pub score: i64,
+    /// The post's subscores, on a board with them (v4; absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subscores: Option<Vec<i64>>,
     pub created_at: Timestamp,
     #[schema(required = true)]
     pub metadata: Option<Metadata>,
@@ -599,6 +633,9 @@ impl FeedResult {
 pub struct BoardHistoryItem {
     pub id: i64,
     pub score: i64,
+    /// The post's subscores, on a board with them (v4; absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subscores: Option<Vec<i64>>,
     pub created_at: Timestamp,
     #[schema(required = true)]
     pub metadata: Option<Metadata>,
@@ -629,6 +666,9 @@ pub struct UserBoardEntry {
     /// As on a ranking entry, among the board's entries in the period.
     pub top_percent: Hundredths,
     pub score: i64,
+    /// The entry's subscores, on a board with them (v4; absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subscores: Option<Vec<i64>>,
     #[schema(required = true)]
     pub achieved_at: Option<Timestamp>,
     #[schema(required = true)]

@@ -14,7 +14,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, RwLock};
 
 pub use self::schedule::{parse_timezone, Schedule};
-use crate::domain::{Board, BoardPeriod, Operator, Order, Rewards, Timestamp, Writers};
+use crate::domain::{Board, BoardPeriod, Operator, Order, Ranking, Rewards, Subscore, Timestamp, Writers};
 
 /// The default score range of a custom board (the contract's).
 pub const DEFAULT_MIN_SCORE: i64 = 0;
@@ -229,6 +229,8 @@ pub struct BoardSpec {
     pub league: bool,
     /// What a close pays (v4; a close reads them from the database).
     pub rewards: Rewards,
+    /// The tie-breakers after the score (v4; set at creation only).
+    pub subscores: Vec<Subscore>,
 }
 
 impl BoardSpec {
@@ -237,7 +239,13 @@ impl BoardSpec {
     }
 
     pub fn period(&self, index: i64) -> BoardPeriod {
-        BoardPeriod { board: self.board(), order: self.order, period: index }
+        BoardPeriod { board: self.board(), ranking: self.ranking(), period: index }
+    }
+
+    /// How the board orders its entries.
+    pub fn ranking(&self) -> Ranking {
+        let orders: Vec<Order> = self.subscores.iter().map(|subscore| subscore.order).collect();
+        Ranking::with_subscores(self.order, &orders)
     }
 }
 
@@ -510,6 +518,7 @@ mod tests {
             terms: Terms::default(),
             league: false,
             rewards: Rewards::default(),
+            subscores: Vec::new(),
         }
     }
 

@@ -151,18 +151,140 @@ impl fmt::Display for Board {
     }
 }
 
+/// The most subscores a board ranks by (the contract's limit).
+pub const MAX_SUBSCORES: usize = 2;
+
+/// The largest subscore (as the largest score: 2^53 − 1, exact in a JSON
+/// number everywhere).
+pub const MAX_SUBSCORE: i64 = (1 << 53) - 1;
+
+/// A board's tie-breaker (v4 `subscores`): ranks entries with equal scores.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct Subscore {
+    /// 1..=32 characters of `[a-z0-9_]`, distinct on a board.
+    pub name: String,
+    #[serde(with = "order_text")]
+    pub order: Order,
+}
+
+mod order_text {
+    use super::Order;
+
+    pub fn serialize<S: serde::Serializer>(order: &Order, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(order.as_str())
+    }
+
+    pub fn deserialize<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Order, D::Error> {
+        let text: String = serde::Deserialize::deserialize(deserializer)?;
+        Order::parse(Some(&serde_json::Value::String(text))).map_err(|_| serde::de::Error::custom("bad order"))
+    }
+}
+
+impl Subscore {
+    /// A board definition's `subscores`: absent, null or up to
+    /// [`MAX_SUBSCORES`] of `{"name", "order"}` (no other field), names
+    /// distinct; else 422 `invalid_subscores`.
+    pub fn parse_list(raw: Option<&Value>) -> Result<Vec<Self>, ApiError> {
+        let invalid = || ApiError::new(ErrorCode::InvalidSubscores);
+        let items = match raw {
+            None | Some(Value::Null) => return Ok(Vec::new()),
+            Some(Value::Array(items)) if items.len() <= MAX_SUBSCORES => items,
+            Some(_) => return Err(invalid()),
+        };
+        let mut subscores: Vec<Self> = Vec::with_capacity(items.len());
+        for item in items {
+            let Some(fields) = item.as_object() else { return Err(invalid()) };
+            if fields.keys().any(|key| key != "name" && key != "order") {
+                return Err(invalid());
+            }
+            let name = fields.get("name").and_then(Value::as_str).ok_or_else(invalid)?;
+            let well_formed = (1..=32).contains(&name.len())
+                && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
+            if !well_formed || subscores.iter().any(|other| other.name == name) {
+                return Err(invalid());
+            }
+            let order = match fields.get("order") {
+                Some(Value::String(text)) if text == "asc" => Order::Asc,
+                Some(Value::String(text)) if text == "desc" => Order::Desc,
+                _ => return Err(invalid()),
+            };
+            subscores.push(Self { name: name.to_owned(), order });
+        }
+        Ok(subscores)
+    }
+
+    /// A post's `subscores` on a board with `board` ones: exactly that
+    /// many integers in 0..=[`MAX_SUBSCORE`]; on a board without them,
+    /// absent (or null). Else 422 `invalid_subscores`.
+    pub fn parse_values(raw: Option<&Value>, board: &[Self]) -> Result<Vec<i64>, ApiError> {
+        let invalid = || ApiError::new(ErrorCode::InvalidSubscores);
+        match raw {
+            None | Some(Value::Null) if board.is_empty() => Ok(Vec::new()),
+            Some(Value::Array(values)) if !board.is_empty() && values.len() == board.len() => values
+                .iter()
+                .map(|value| value.as_i64().filter(|v| (0..=MAX_SUBSCORE).contains(v)).ok_or_else(invalid))
+                .collect(),
+            _ => Err(invalid()),
+        }
+    }
+}
+
+/// How a board orders its entries (the contract's entry order): the score
+/// in the board's order, then each subscore in its own, then `achieved_at`
+/// ascending, then user id ascending. Entries equal on the score and every
+/// subscore share a rank.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Ranking {
+    pub score: Order,
+    /// The subscores' orders: the first `subscores` of them are the board's.
+    orders: [Order; MAX_SUBSCORES],
+    subscores: u8,
+}
+
+impl Ranking {
+    /// A board ranked by its score alone.
+    pub const fn by_score(score: Order) -> Self {
+        Self { score, orders: [Order::Desc; MAX_SUBSCORES], subscores: 0 }
+    }
+
+    /// A board ranked by its score, then by these subscores (at most
+    /// [`MAX_SUBSCORES`]; more are a caller's bug, and left out).
+    pub fn with_subscores(score: Order, subscores: &[Order]) -> Self {
+        let mut ranking = Self::by_score(score);
+        for (slot, order) in ranking.orders.iter_mut().zip(subscores) {
+            *slot = *order;
+            ranking.subscores += 1;
+        }
+        ranking
+    }
+
+    /// The orders of the board's subscores, in turn.
+    pub fn subscores(&self) -> &[Order] {
+        &self.orders[..usize::from(self.subscores)]
+    }
+
+    /// Whether (score, subscores) `a` ranks strictly above `b`.
+    pub fn better(&self, a: (i64, [i64; MAX_SUBSCORES]), b: (i64, [i64; MAX_SUBSCORES])) -> bool {
+        if a.0 != b.0 {
+            return self.score.better(a.0, b.0);
+        }
+        let differing = self.subscores().iter().zip(a.1.into_iter().zip(b.1)).find(|(_, (a, b))| a != b);
+        differing.is_some_and(|(order, (a, b))| order.better(a, b))
+    }
+}
+
 /// A board as the rank engine sees it: which board, which period, and
-/// which way its scores run. Built-in boards have only period 0.
+/// how its entries are ordered. Built-in boards have only period 0.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct BoardPeriod {
     pub board: Board,
-    pub order: Order,
+    pub ranking: Ranking,
     pub period: i64,
 }
 
 impl BoardPeriod {
     pub fn builtin(board: Board) -> Self {
-        Self { board, order: Order::Desc, period: 0 }
+        Self { board, ranking: Ranking::by_score(Order::Desc), period: 0 }
     }
 }
 

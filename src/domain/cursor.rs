@@ -5,18 +5,32 @@ use base64::Engine as _;
 use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
 
-use super::{Board, BoardPeriod, Order};
+use super::{Board, BoardPeriod, Ranking, MAX_SUBSCORES};
 use crate::error::{ApiError, ErrorCode};
 
 /// A player's position in a board's order: the sort key of the board.
 ///
 /// On the best board `at` is `best_at` (ms); on the total board it is unused
-/// and always 0, so that one key type serves both boards.
+/// and always 0, so that one key type serves both boards. `subscores` are
+/// those of a board ranked by them (see [`Ranking`]), else 0.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct BoardKey {
     pub score: i64,
+    pub subscores: [i64; MAX_SUBSCORES],
     pub at: i64,
     pub id: i64,
+}
+
+impl BoardKey {
+    /// The key of a board ranked by its score alone.
+    pub const fn of(score: i64, at: i64, id: i64) -> Self {
+        Self { score, subscores: [0; MAX_SUBSCORES], at, id }
+    }
+
+    /// Whether two keys share a rank: the same score and subscores.
+    pub fn ties(&self, other: &Self) -> bool {
+        self.score == other.score && self.subscores == other.subscores
+    }
 }
 
 /// Where a walk of a `latest` board began: the board period's change count
@@ -52,6 +66,7 @@ const BUILTIN: u8 = 1;
 const CUSTOM: u8 = 2;
 /// Custom boards walked with a [`Walk`]: as [`CUSTOM`], then the change
 /// count. (Version 3 carried a source's own numbering and is refused.)
+/// On a board with subscores, the key carries them after the id.
 const CUSTOM_WALK: u8 = 4;
 const KEY_LEN: usize = 3 * 8;
 const SIGNATURE_LEN: usize = 8;
@@ -112,6 +127,9 @@ impl Cursor {
         for field in [self.after.score, self.after.at, self.after.id] {
             bytes.extend_from_slice(&field.to_be_bytes());
         }
+        for subscore in &self.after.subscores[..self.board.ranking.subscores().len()] {
+            bytes.extend_from_slice(&subscore.to_be_bytes());
+        }
         if let (Some(walk), Board::Custom(_)) = (self.walk, self.board.board) {
             bytes.extend_from_slice(&walk.changes.to_be_bytes());
         }
@@ -120,11 +138,12 @@ impl Cursor {
         URL_SAFE_NO_PAD.encode(bytes)
     }
 
-    /// Decodes a cursor for `board` (whose scores run `order`) signed under
+    /// Decodes a cursor for `board` (ordered by `ranking`) signed under
     /// `keys`; a cursor minted for another board is invalid too.
-    pub fn parse(raw: &str, board: Board, order: Order, keys: &CursorKeys) -> Result<Self, ApiError> {
+    pub fn parse(raw: &str, board: Board, ranking: Ranking, keys: &CursorKeys) -> Result<Self, ApiError> {
         let invalid = || ApiError::new(ErrorCode::InvalidCursor);
-        // The longest cursor is 78 characters: nothing longer is decoded.
+        // The longest cursor is 99 characters (a walk on a board with two
+        // subscores): nothing longer is decoded.
         if raw.len() > 100 {
             return Err(invalid());
         }
@@ -138,10 +157,14 @@ impl Cursor {
             let bytes: [u8; 8] = payload.get(at..at + 8)?.try_into().ok()?;
             Some(i64::from_be_bytes(bytes))
         };
+        let subscores = ranking.subscores().len();
+        let custom = 42 + 8 * subscores;
         let (cursor_board, period, key_at) = match (payload[0], payload[1], payload.len()) {
             (BUILTIN, b'b', 26) => (Board::Best, 0, 2),
             (BUILTIN, b't', 26) => (Board::Total, 0, 2),
-            (CUSTOM, b'c', 42) | (CUSTOM_WALK, b'c', 50) => {
+            (CUSTOM, b'c', len) | (CUSTOM_WALK, b'c', len)
+                if len == custom + 8 * usize::from(payload[0] == CUSTOM_WALK) =>
+            {
                 (Board::Custom(field(2).ok_or_else(invalid)?), field(10).ok_or_else(invalid)?, 18)
             }
             _ => return Err(invalid()),
@@ -150,15 +173,15 @@ impl Cursor {
             return Err(invalid());
         }
         let key = |i: usize| field(key_at + i * 8).ok_or_else(invalid);
+        let mut after = BoardKey::of(key(0)?, key(1)?, key(2)?);
+        for (index, subscore) in after.subscores[..subscores].iter_mut().enumerate() {
+            *subscore = key(3 + index)?;
+        }
         let walk = match payload[0] {
-            CUSTOM_WALK => Some(Walk { changes: u64::try_from(key(3)?).map_err(|_| invalid())? }),
+            CUSTOM_WALK => Some(Walk { changes: u64::try_from(key(3 + subscores)?).map_err(|_| invalid())? }),
             _ => None,
         };
-        Ok(Self {
-            board: BoardPeriod { board, order, period },
-            after: BoardKey { score: key(0)?, at: key(1)?, id: key(2)? },
-            walk,
-        })
+        Ok(Self { board: BoardPeriod { board, ranking, period }, after, walk })
     }
 }
 
@@ -171,11 +194,15 @@ pub fn derive_secret(seed: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::Order;
+
+    const DESC: Ranking = Ranking::by_score(Order::Desc);
+    const ASC: Ranking = Ranking::by_score(Order::Asc);
 
     fn sample() -> Cursor {
         Cursor {
             board: BoardPeriod::builtin(Board::Best),
-            after: BoardKey { score: 1200, at: 1_790_000_000_123, id: 42 },
+            after: BoardKey::of(1200, 1_790_000_000_123, 42),
             walk: None,
         }
     }
@@ -191,17 +218,36 @@ mod tests {
         let encoded = cursor.encode(keys);
         assert!(encoded.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_'));
         assert_eq!(encoded.len(), 46);
-        assert_eq!(Cursor::parse(&encoded, Board::Best, Order::Desc, keys).unwrap(), cursor);
+        assert_eq!(Cursor::parse(&encoded, Board::Best, DESC, keys).unwrap(), cursor);
         let custom = Cursor {
-            board: BoardPeriod { board: Board::Custom(7), order: Order::Asc, period: 12 },
-            after: BoardKey { score: -5, at: 3, id: 9 },
+            board: BoardPeriod { board: Board::Custom(7), ranking: ASC, period: 12 },
+            after: BoardKey::of(-5, 3, 9),
             walk: None,
         };
-        assert_eq!(Cursor::parse(&custom.encode(keys), Board::Custom(7), Order::Asc, keys).unwrap(), custom);
+        assert_eq!(Cursor::parse(&custom.encode(keys), Board::Custom(7), ASC, keys).unwrap(), custom);
         let walked = Cursor { walk: Some(Walk { changes: 1 << 40 }), ..custom };
         assert_eq!(walked.encode(keys).len(), 78, "the longest cursor (see the OpenAPI pattern)");
-        assert_eq!(Cursor::parse(&walked.encode(keys), Board::Custom(7), Order::Asc, keys).unwrap(), walked);
-        assert!(Cursor::parse(&custom.encode(keys), Board::Custom(8), Order::Asc, keys).is_err());
+        assert_eq!(Cursor::parse(&walked.encode(keys), Board::Custom(7), ASC, keys).unwrap(), walked);
+        assert!(Cursor::parse(&custom.encode(keys), Board::Custom(8), ASC, keys).is_err());
+    }
+
+    /// On a board with subscores the key carries them; a cursor of the
+    /// board before it had them (or of another shape) is refused.
+    #[test]
+    fn a_cursor_carries_the_subscores_of_its_board() {
+        let keys = &keys();
+        let ranking = Ranking::with_subscores(Order::Desc, &[Order::Asc, Order::Desc]);
+        let after = BoardKey { subscores: [(1 << 53) - 1, 0], ..BoardKey::of(7, 3, 9) };
+        let cursor = Cursor { board: BoardPeriod { board: Board::Custom(7), ranking, period: 2 }, after, walk: None };
+        assert_eq!(Cursor::parse(&cursor.encode(keys), Board::Custom(7), ranking, keys).unwrap(), cursor);
+        let walked = Cursor { walk: Some(Walk { changes: u64::MAX >> 1 }), ..cursor };
+        assert_eq!(walked.encode(keys).len(), 99, "the longest cursor (see the OpenAPI pattern)");
+        assert_eq!(Cursor::parse(&walked.encode(keys), Board::Custom(7), ranking, keys).unwrap(), walked);
+        let one = Ranking::with_subscores(Order::Desc, &[Order::Asc]);
+        assert!(Cursor::parse(&cursor.encode(keys), Board::Custom(7), one, keys).is_err());
+        assert!(Cursor::parse(&cursor.encode(keys), Board::Custom(7), DESC, keys).is_err());
+        let plain = Cursor { board: BoardPeriod { ranking: DESC, ..cursor.board }, ..cursor };
+        assert!(Cursor::parse(&plain.encode(keys), Board::Custom(7), ranking, keys).is_err());
     }
 
     /// A cursor signed under another secret, or forged from a real one
@@ -213,25 +259,25 @@ mod tests {
         let cursor = sample();
         let issued = cursor.encode(&old);
         let stranger = CursorKeys::new("somebody else's secret", None);
-        assert!(Cursor::parse(&issued, Board::Best, Order::Desc, &stranger).is_err());
+        assert!(Cursor::parse(&issued, Board::Best, DESC, &stranger).is_err());
         // Re-signed with a guessed key after moving the key: refused.
         let moved = Cursor { after: BoardKey { score: 5, ..cursor.after }, ..cursor };
-        assert!(Cursor::parse(&moved.encode(&stranger), Board::Best, Order::Desc, &old).is_err());
+        assert!(Cursor::parse(&moved.encode(&stranger), Board::Best, DESC, &old).is_err());
         let rotated = CursorKeys::new("new secret", Some("old secret"));
-        assert_eq!(Cursor::parse(&issued, Board::Best, Order::Desc, &rotated).unwrap(), cursor);
-        assert_eq!(Cursor::parse(&cursor.encode(&rotated), Board::Best, Order::Desc, &rotated).unwrap(), cursor);
+        assert_eq!(Cursor::parse(&issued, Board::Best, DESC, &rotated).unwrap(), cursor);
+        assert_eq!(Cursor::parse(&cursor.encode(&rotated), Board::Best, DESC, &rotated).unwrap(), cursor);
         let after_grace = CursorKeys::new("new secret", None);
-        assert!(Cursor::parse(&issued, Board::Best, Order::Desc, &after_grace).is_err());
-        assert!(Cursor::parse(&"A".repeat(10_000), Board::Best, Order::Desc, &old).is_err());
+        assert!(Cursor::parse(&issued, Board::Best, DESC, &after_grace).is_err());
+        assert!(Cursor::parse(&"A".repeat(10_000), Board::Best, DESC, &old).is_err());
     }
 
     #[test]
     fn rejects_garbage_tampering_and_the_other_board() {
         let keys = &keys();
         let encoded = sample().encode(keys);
-        assert!(Cursor::parse(&encoded, Board::Total, Order::Desc, keys).is_err());
+        assert!(Cursor::parse(&encoded, Board::Total, DESC, keys).is_err());
         for bad in ["", "abc", "!!!!", &encoded[1..], &format!("{encoded}A")] {
-            let error = Cursor::parse(bad, Board::Best, Order::Desc, keys).unwrap_err();
+            let error = Cursor::parse(bad, Board::Best, DESC, keys).unwrap_err();
             assert_eq!(error.code(), ErrorCode::InvalidCursor, "{bad}");
         }
         // Flip one character in the middle: the signature catches it.
@@ -239,6 +285,6 @@ mod tests {
         let i = tampered.len() / 2;
         tampered[i] = if tampered[i] == 'A' { 'B' } else { 'A' };
         let tampered: String = tampered.into_iter().collect();
-        assert!(Cursor::parse(&tampered, Board::Best, Order::Desc, keys).is_err());
+        assert!(Cursor::parse(&tampered, Board::Best, DESC, keys).is_err());
     }
 }

@@ -17,7 +17,10 @@ mod role;
 mod score;
 mod timestamp;
 
-pub use board::{Board, BoardId, BoardName, BoardPeriod, Metadata, Operator, Order, PeriodSelector, Writers};
+pub use board::{
+    Board, BoardId, BoardName, BoardPeriod, Metadata, Operator, Order, PeriodSelector, Ranking, Subscore, Writers,
+    MAX_SUBSCORES,
+};
 pub use credentials::{LoginName, Password};
 pub use cursor::{derive_secret, BoardKey, Cursor, CursorKeys, Walk};
 pub use display_name::DisplayName;

@@ -135,7 +135,7 @@ error_codes! {
     InvalidHoldJump = (422, "invalid_hold_jump", "hold_jump must be null or a number greater than 1 (at most 1000000)"),
     // v4 fields this version does not take yet: a board that sets them is
     // refused, never created without them.
-    InvalidSubscores = (422, "invalid_subscores", "subscores are not supported by this version yet: leave them out or []"),
+    InvalidSubscores = (422, "invalid_subscores", "subscores: a board takes up to 2 {\"name\", \"order\"} (not on `total`); a post on such a board takes exactly that many integers 0..2^53-1, and none elsewhere"),
     InvalidPartitionBy = (422, "invalid_partition_by",
         "partition_by is not supported by this version yet: leave it out or null"),
     InvalidMaxPartitions = (422, "invalid_max_partitions",

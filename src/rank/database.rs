@@ -89,7 +89,7 @@ impl DatabaseSource {
         }
         let total = to_usize(store.board_players(conn, board).await?);
         let first_rank = match looked.first() {
-            Some((first, _, _)) => rank_of_score(store, conn, board, first.score).await?,
+            Some((first, _, _)) => rank_of(store, conn, board, *first).await?,
             None => 0,
         };
         snapshot.commit().await?;
@@ -99,7 +99,7 @@ impl DatabaseSource {
         // The rank of the run of equal scores each looked-at key is in.
         let mut rank = first_rank;
         for (index, (key, metadata, changed)) in looked.iter().enumerate() {
-            if index > 0 && looked[index - 1].0.score != key.score {
+            if index > 0 && !looked[index - 1].0.ties(key) {
                 rank = (start + index) as i64 + 1;
             }
             if entries.len() < wanted && u64::try_from(*changed).unwrap_or(0) <= walk.changes {
@@ -207,37 +207,37 @@ impl DatabaseSource {
     }
 }
 
-/// The competition rank a score has on the board: 1 + the entries with a
-/// strictly better one.
-/// For each (board, score): its rank and the board's size, on `conn` (one
+/// For each (board, key): its rank and the board's size, on `conn` (one
 /// count of the entries above for all, one size per board asked).
-pub(super) async fn score_ranks(
+pub(super) async fn key_ranks(
     store: &Store,
     conn: &mut AnyConnection,
-    scores: &[(BoardPeriod, i64)],
+    keys: &[(BoardPeriod, BoardKey)],
     middle: MiddleRead,
 ) -> Result<Vec<ScoreRank>, StoreError> {
-    let above = store.board_players_above(conn, scores, middle).await?;
+    let above = store.board_players_above(conn, keys, middle).await?;
     let mut sizes: HashMap<BoardPeriod, i64> = HashMap::new();
-    for (board, _) in scores {
+    for (board, _) in keys {
         if !sizes.contains_key(board) {
             sizes.insert(*board, store.board_players(conn, *board).await?);
         }
     }
     Ok(above
         .into_iter()
-        .zip(scores)
+        .zip(keys)
         .map(|(above, (board, _))| ScoreRank { rank: above + 1, players: sizes[board] })
         .collect())
 }
 
-async fn rank_of_score(
+/// The competition rank a key has on the board: 1 + the entries strictly
+/// better (by score and subscores).
+async fn rank_of(
     store: &Store,
     conn: &mut AnyConnection,
     board: BoardPeriod,
-    score: i64,
+    key: BoardKey,
 ) -> Result<i64, StoreError> {
-    let above = store.board_players_above(conn, &[(board, score)], MiddleRead::Allowed).await?;
+    let above = store.board_players_above(conn, &[(board, key)], MiddleRead::Allowed).await?;
     Ok(above.first().copied().unwrap_or(0) + 1)
 }
 
@@ -289,7 +289,7 @@ impl BoardSource for DatabaseSource {
         };
         let total = store.board_players(conn, board).await?;
         let first_rank = match keys.first() {
-            Some((first, _)) => rank_of_score(store, conn, board, first.score).await?,
+            Some((first, _)) => rank_of(store, conn, board, *first).await?,
             None => 0,
         };
         let walk = self.walk_start(conn, board).await?;
@@ -306,9 +306,9 @@ impl BoardSource for DatabaseSource {
         }))
     }
 
-    async fn ranks_of_scores(&self, scores: &[(BoardPeriod, i64)]) -> Result<Vec<ScoreRank>, StoreError> {
+    async fn ranks_of_keys(&self, keys: &[(BoardPeriod, BoardKey)]) -> Result<Vec<ScoreRank>, StoreError> {
         let mut snapshot = self.store.begin_read().await?;
-        let ranks = score_ranks(&self.store, &mut snapshot, scores, MiddleRead::Allowed).await?;
+        let ranks = key_ranks(&self.store, &mut snapshot, keys, MiddleRead::Allowed).await?;
         snapshot.commit().await?;
         Ok(ranks)
     }
@@ -323,8 +323,8 @@ impl BoardSource for DatabaseSource {
         let mut snapshot = store.begin_read().await?;
         let conn = &mut *snapshot;
         let entries: Vec<Entry> = store.board_keys_of(conn, board, ids).await?.into_iter().map(entry).collect();
-        let scores: Vec<(BoardPeriod, i64)> = entries.iter().map(|entry| (board, entry.key.score)).collect();
-        let above = store.board_players_above(conn, &scores, MiddleRead::Allowed).await?;
+        let keys: Vec<(BoardPeriod, BoardKey)> = entries.iter().map(|entry| (board, entry.key)).collect();
+        let above = store.board_players_above(conn, &keys, MiddleRead::Allowed).await?;
         let total = store.board_players(conn, board).await?;
         snapshot.commit().await?;
         let ranks: std::collections::HashMap<i64, i64> =

@@ -22,7 +22,7 @@ use tokio::sync::RwLock;
 
 use super::key::Packed;
 use super::source::{rank_entries, BoardSource, Entry, Ranked, ScoreRank, Skipped, Slice, SliceStart, WALK_SCAN_LIMIT};
-use crate::domain::{Board, BoardKey, BoardPeriod, Order, Walk};
+use crate::domain::{Board, BoardKey, BoardPeriod, Order, Ranking, Walk, MAX_SUBSCORES};
 use crate::store::Standing;
 
 /// What a group of boards (written together) keeps per player: enough to
@@ -120,11 +120,65 @@ impl<R: Row> Rows<R> {
     }
 }
 
+/// One board's packed keys: the five words that vary on a board without
+/// subscores (20 bytes a key; most boards), all nine on one with them.
+enum KeySet {
+    Narrow(BTreeSet<[u32; 5]>),
+    Wide(BTreeSet<Packed>),
+}
+
+impl KeySet {
+    fn new(ranking: Ranking) -> Self {
+        if ranking.subscores().is_empty() {
+            Self::Narrow(BTreeSet::new())
+        } else {
+            Self::Wide(BTreeSet::new())
+        }
+    }
+
+    fn insert(&mut self, key: Packed) {
+        match self {
+            Self::Narrow(set) => set.insert(key.narrow()),
+            Self::Wide(set) => set.insert(key),
+        };
+    }
+
+    fn remove(&mut self, key: &Packed) {
+        match self {
+            Self::Narrow(set) => set.remove(&key.narrow()),
+            Self::Wide(set) => set.remove(key),
+        };
+    }
+
+    /// The number of keys below `key`.
+    fn rank(&self, key: &Packed) -> usize {
+        match self {
+            Self::Narrow(set) => set.rank(&key.narrow()),
+            Self::Wide(set) => set.rank(key),
+        }
+    }
+
+    /// The keys at positions `range`, in order.
+    fn range(&self, range: std::ops::Range<usize>) -> Box<dyn Iterator<Item = Packed> + '_> {
+        match self {
+            Self::Narrow(set) => Box::new(set.range_idx(range).map(|key| Packed::widen(*key))),
+            Self::Wide(set) => Box::new(set.range_idx(range).copied()),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Self::Narrow(set) => set.len(),
+            Self::Wide(set) => set.len(),
+        }
+    }
+}
+
 /// Boards written together, one row per player.
 pub struct Group<R> {
-    orders: Vec<Order>,
+    rankings: Vec<Ranking>,
     /// One set of packed keys per board.
-    sets: Vec<BTreeSet<Packed>>,
+    sets: Vec<KeySet>,
     rows: Rows<R>,
     applied: Applied,
 }
@@ -152,14 +206,14 @@ impl Applied {
 }
 
 impl<R: Row> Group<R> {
-    fn new(orders: Vec<Order>) -> Self {
-        let sets = orders.iter().map(|_| BTreeSet::new()).collect();
+    fn new(rankings: Vec<Ranking>) -> Self {
+        let sets = rankings.iter().map(|ranking| KeySet::new(*ranking)).collect();
         let rows = Rows::default();
-        Self { orders, sets, rows, applied: Applied::default() }
+        Self { rankings, sets, rows, applied: Applied::default() }
     }
 
     fn packed(&self, board: usize, row: &R, id: i64) -> Packed {
-        Packed::of(self.orders[board], row.key(board, id))
+        Packed::of(self.rankings[board], row.key(board, id))
     }
 
     /// Builds the group from many rows at once. Later duplicates of an id
@@ -170,8 +224,8 @@ impl<R: Row> Group<R> {
     /// sorted inserts alone leave every node half full; the second pass
     /// fills what the first left (measured: 149 → 112 bytes per player
     /// before rows were shared by the boards of a group, see BENCHMARKS.md).
-    fn build(orders: Vec<Order>, rows: impl Iterator<Item = (i64, R)>) -> Self {
-        let mut group = Self::new(orders);
+    fn build(rankings: Vec<Ranking>, rows: impl Iterator<Item = (i64, R)>) -> Self {
+        let mut group = Self::new(rankings);
         let rows: Vec<(i64, R)> = rows.filter(|(_, row)| row.version() > 0 && row.listed()).collect();
         group.rows.reserve(rows.iter().map(|(id, _)| *id).max().unwrap_or(0), rows.len());
         let mut players = Vec::with_capacity(rows.len());
@@ -181,7 +235,7 @@ impl<R: Row> Group<R> {
                 players.push((id, row));
             }
         }
-        for board in 0..group.orders.len() {
+        for board in 0..group.rankings.len() {
             let mut keys: Vec<Packed> = players.iter().map(|(id, row)| group.packed(board, row, *id)).collect();
             keys.sort_unstable();
             let set = &mut group.sets[board];
@@ -224,9 +278,10 @@ impl<R: Row> Group<R> {
         true
     }
 
-    /// Competition rank of `score`: 1 + entries with a strictly better one.
-    fn rank_of_score(&self, board: usize, score: i64) -> i64 {
-        self.sets[board].rank(&Packed::floor(self.orders[board], score)) as i64 + 1
+    /// Competition rank of `key`: 1 + entries strictly better (by the
+    /// score and subscores).
+    fn rank_of(&self, board: usize, key: &BoardKey) -> i64 {
+        self.sets[board].rank(&Packed::of(self.rankings[board], *key).floor()) as i64 + 1
     }
 
     fn entry(&self, key: BoardKey) -> Entry {
@@ -235,10 +290,10 @@ impl<R: Row> Group<R> {
     }
 
     fn slice(&self, board: usize, start: SliceStart, count: usize) -> Option<Slice> {
-        let (order, set) = (self.orders[board], &self.sets[board]);
+        let (ranking, set) = (self.rankings[board], &self.sets[board]);
         let position = match start {
             SliceStart::Offset(position) => position,
-            SliceStart::After { key, walk: None } => set.rank(&Packed::of(order, key).successor()),
+            SliceStart::After { key, walk: None } => set.rank(&Packed::of(ranking, key).successor()),
             SliceStart::After { key, walk: Some(walk) } => return Some(self.walk_after(board, key, walk, count)),
             SliceStart::Around { id, radius } => {
                 let row = self.rows.get(id)?;
@@ -248,11 +303,11 @@ impl<R: Row> Group<R> {
         let total = set.len();
         let end = position.saturating_add(count).min(total);
         let entries: Vec<Entry> = if position < end {
-            set.range_idx(position..end).map(|key| self.entry(key.unpack(order))).collect()
+            set.range(position..end).map(|key| self.entry(key.unpack(ranking))).collect()
         } else {
             Vec::new()
         };
-        let first_rank = entries.first().map_or(0, |first| self.rank_of_score(board, first.key.score));
+        let first_rank = entries.first().map_or(0, |first| self.rank_of(board, &first.key));
         // The engine counts this source's changes itself (`RankEngine::version`).
         Some(Slice { entries, position, first_rank, total, stamp: None, walk: Some(self.walk()), skipped: None })
     }
@@ -265,20 +320,20 @@ impl<R: Row> Group<R> {
     /// Up to `count` entries after `key` that did not change since `walk`
     /// began.
     fn walk_after(&self, board: usize, key: BoardKey, walk: Walk, count: usize) -> Slice {
-        let (order, set) = (self.orders[board], &self.sets[board]);
+        let (ranking, set) = (self.rankings[board], &self.sets[board]);
         let since = walk.changes;
-        let start = set.rank(&Packed::of(order, key).successor());
+        let start = set.rank(&Packed::of(ranking, key).successor());
         let total = set.len();
         let mut entries = Vec::new();
         let mut skipped = Skipped { positions: Vec::new(), ranks: Vec::new(), stopped_after: None };
         let end = start.saturating_add(count).saturating_add(WALK_SCAN_LIMIT).min(total);
         if start < end {
-            for (position, packed) in (start..end).zip(set.range_idx(start..end)) {
-                let key = packed.unpack(order);
+            for (position, packed) in (start..end).zip(set.range(start..end)) {
+                let key = packed.unpack(ranking);
                 if self.rows.get(key.id).is_some_and(|row| row.changed() <= since) {
                     let rank = match entries.last() {
-                        Some(Entry { key: last, .. }) if last.score == key.score => skipped.ranks[entries.len() - 1],
-                        _ => self.rank_of_score(board, key.score),
+                        Some(Entry { key: last, .. }) if last.ties(&key) => skipped.ranks[entries.len() - 1],
+                        _ => self.rank_of(board, &key),
                     };
                     entries.push(self.entry(key));
                     skipped.positions.push(position);
@@ -307,13 +362,13 @@ impl<R: Row> Group<R> {
     fn ranked(&self, board: usize, target: BoardPeriod, ids: &[i64]) -> Ranked {
         let entries: Vec<Entry> =
             ids.iter().filter_map(|id| self.rows.get(*id).map(|row| self.entry(row.key(board, *id)))).collect();
-        rank_entries(target, entries, |entry| self.rank_of_score(board, entry.key.score), self.sets[board].len())
+        rank_entries(target, entries, |entry| self.rank_of(board, &entry.key), self.sets[board].len())
     }
 
     /// Players on the group's boards.
     #[cfg(test)]
     fn len(&self) -> usize {
-        self.sets.first().map_or(0, BTreeSet::len)
+        self.sets.first().map_or(0, KeySet::len)
     }
 }
 
@@ -342,6 +397,9 @@ impl From<&Standing> for StandingRow {
     }
 }
 
+/// How both built-in boards rank.
+const BUILTIN_RANKING: Ranking = Ranking::by_score(Order::Desc);
+
 /// The built-in boards' numbers in their group.
 const BEST: usize = 0;
 const TOTAL: usize = 1;
@@ -357,8 +415,8 @@ impl Row for StandingRow {
 
     fn key(&self, board: usize, id: i64) -> BoardKey {
         match board {
-            BEST => BoardKey { score: i64::from(self.best), at: self.best_at, id },
-            _ => BoardKey { score: self.total, at: 0, id },
+            BEST => BoardKey::of(i64::from(self.best), self.best_at, id),
+            _ => BoardKey::of(self.total, 0, id),
         }
     }
 }
@@ -367,6 +425,7 @@ impl Row for StandingRow {
 #[derive(Debug, Clone, Default)]
 pub struct EntryRow {
     score: i64,
+    subscores: [i64; MAX_SUBSCORES],
     at: i64,
     version: u32,
     listed: bool,
@@ -384,7 +443,7 @@ impl Row for EntryRow {
     }
 
     fn key(&self, _: usize, id: i64) -> BoardKey {
-        BoardKey { score: self.score, at: self.at, id }
+        BoardKey { score: self.score, subscores: self.subscores, at: self.at, id }
     }
 
     fn metadata(&self) -> Option<Arc<str>> {
@@ -415,6 +474,7 @@ impl EntryChange {
     fn row(&self) -> EntryRow {
         EntryRow {
             score: self.key.score,
+            subscores: self.key.subscores,
             at: self.key.at,
             version: u32::try_from(self.version.max(0)).unwrap_or(u32::MAX),
             listed: self.listed,
@@ -440,7 +500,7 @@ pub struct LocalBoards {
 
 impl Default for LocalBoards {
     fn default() -> Self {
-        Self { builtin: Group::new(vec![Order::Desc, Order::Desc]), custom: HashMap::new() }
+        Self { builtin: Group::new(vec![BUILTIN_RANKING; 2]), custom: HashMap::new() }
     }
 }
 
@@ -462,9 +522,8 @@ enum Held<'a> {
 
 impl LocalBoards {
     pub fn from_standings(rows: &[Standing]) -> Self {
-        let orders = vec![Order::Desc, Order::Desc];
         Self {
-            builtin: Group::build(orders, rows.iter().map(|s| (s.id, StandingRow::from(s)))),
+            builtin: Group::build(vec![BUILTIN_RANKING; 2], rows.iter().map(|s| (s.id, StandingRow::from(s)))),
             custom: HashMap::new(),
         }
     }
@@ -480,7 +539,7 @@ impl LocalBoards {
     pub fn load_period(&mut self, board: BoardPeriod, changes: i64, entries: &[EntryChange]) {
         let Board::Custom(number) = board.board else { return };
         let rows = entries.iter().map(|entry| (entry.key.id, entry.row()));
-        let mut group = Group::build(vec![board.order], rows);
+        let mut group = Group::build(vec![board.ranking], rows);
         group.applied.through = u64::try_from(changes).unwrap_or(0);
         self.custom.insert(number, PeriodGroup { period: board.period, group });
     }
@@ -492,13 +551,13 @@ impl LocalBoards {
         let Board::Custom(number) = change.board.board else { return false };
         let held = self.custom.entry(number).or_insert_with(|| PeriodGroup {
             period: change.board.period,
-            group: Group::new(vec![change.board.order]),
+            group: Group::new(vec![change.board.ranking]),
         });
         if change.board.period < held.period {
             return false;
         }
         if change.board.period > held.period {
-            *held = PeriodGroup { period: change.board.period, group: Group::new(vec![change.board.order]) };
+            *held = PeriodGroup { period: change.board.period, group: Group::new(vec![change.board.ranking]) };
         }
         held.group.applied.note(u64::try_from(change.changed).unwrap_or(0));
         held.group.apply(change.key.id, change.row())
@@ -546,10 +605,10 @@ impl LocalBoards {
         }
     }
 
-    fn rank_of_score(&self, board: BoardPeriod, score: i64) -> i64 {
+    fn rank_of(&self, board: BoardPeriod, key: &BoardKey) -> i64 {
         match self.held(board) {
-            Held::Builtin(index) => self.builtin.rank_of_score(index, score),
-            Held::Custom(group) => group.rank_of_score(0, score),
+            Held::Builtin(index) => self.builtin.rank_of(index, key),
+            Held::Custom(group) => group.rank_of(0, key),
             Held::Empty => 1,
         }
     }
@@ -583,14 +642,11 @@ impl BoardSource for LocalSource {
         Ok(self.boards.read().await.slice(board, start, count))
     }
 
-    async fn ranks_of_scores(&self, scores: &[(BoardPeriod, i64)]) -> Result<Vec<ScoreRank>, Infallible> {
+    async fn ranks_of_keys(&self, keys: &[(BoardPeriod, BoardKey)]) -> Result<Vec<ScoreRank>, Infallible> {
         let boards = self.boards.read().await;
-        Ok(scores
+        Ok(keys
             .iter()
-            .map(|(board, score)| ScoreRank {
-                rank: boards.rank_of_score(*board, *score),
-                players: boards.players(*board) as i64,
-            })
+            .map(|(board, key)| ScoreRank { rank: boards.rank_of(*board, key), players: boards.players(*board) as i64 })
             .collect())
     }
 
@@ -635,7 +691,7 @@ mod tests {
         let mut boards = LocalBoards::default();
         assert!(boards.apply(&standing(1, 50, 10, 80, 2)));
         assert!(!boards.apply(&standing(1, 30, 5, 30, 1)));
-        assert_eq!(all_keys(&boards, Board::Total), [BoardKey { score: 80, at: 0, id: 1 }]);
+        assert_eq!(all_keys(&boards, Board::Total), [BoardKey::of(80, 0, 1)]);
         assert_eq!(boards.len(), 1);
     }
 
@@ -676,10 +732,14 @@ mod tests {
     /// older change arriving late still loses to the tombstone.
     #[test]
     fn an_entry_made_again_after_its_removal_shows_at_once() {
-        let board = BoardPeriod { board: Board::Custom(1), order: Order::Desc, period: 0 };
+        let board = BoardPeriod {
+            board: Board::Custom(1),
+            ranking: crate::domain::Ranking::by_score(crate::domain::Order::Desc),
+            period: 0,
+        };
         let change = |score: i64, version: i64, changed: i64, listed: bool| EntryChange {
             board,
-            key: BoardKey { score, at: 1, id: 7 },
+            key: BoardKey::of(score, 1, 7),
             version,
             listed,
             metadata: None,
@@ -703,10 +763,14 @@ mod tests {
     /// by id took 10M per board period: 2 GB for 20 boards).
     #[test]
     fn a_board_of_a_few_far_apart_players_costs_its_entries() {
-        let board = BoardPeriod { board: Board::Custom(1), order: Order::Desc, period: 0 };
+        let board = BoardPeriod {
+            board: Board::Custom(1),
+            ranking: crate::domain::Ranking::by_score(crate::domain::Order::Desc),
+            period: 0,
+        };
         let change = |id: i64| EntryChange {
             board,
-            key: BoardKey { score: id % 97, at: 1, id },
+            key: BoardKey::of(id % 97, 1, id),
             version: 1,
             listed: true,
             metadata: None,
@@ -745,10 +809,14 @@ mod tests {
         let before = resident_bytes();
         let mut boards = LocalBoards::default();
         for number in 1..=BOARDS {
-            let board = BoardPeriod { board: Board::Custom(number), order: Order::Desc, period: 0 };
+            let board = BoardPeriod {
+                board: Board::Custom(number),
+                ranking: crate::domain::Ranking::by_score(crate::domain::Order::Desc),
+                period: 0,
+            };
             for _ in 0..PLAYERS {
                 let id = rng.gen_range(1..10_000_000);
-                let key = BoardKey { score: rng.gen_range(0..1_000_000), at: 1, id };
+                let key = BoardKey::of(rng.gen_range(0..1_000_000), 1, id);
                 boards.apply_entry(&EntryChange { board, key, version: 1, listed: true, metadata: None, changed: 1 });
             }
         }

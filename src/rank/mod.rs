@@ -39,7 +39,7 @@ use self::source::{BoardSource, Slice, SliceRead, SliceStart};
 pub use self::source::{Entry, Ranked, ScoreRank};
 use crate::background::Background;
 use crate::boards::{CustomBoard, Registry};
-use crate::domain::{Board, BoardKey, BoardPeriod, Cursor, Operator, Timestamp, Walk};
+use crate::domain::{Board, BoardKey, BoardPeriod, Cursor, Operator, Ranking, Timestamp, Walk};
 use crate::redis::{RedisClient, RedisError};
 use crate::store::{MiddleRead, Standing, Store, StoreResult, UserRow};
 use futures_util::TryStreamExt as _;
@@ -284,7 +284,12 @@ impl RankEngine {
             .into_iter()
             .map(|row| EntryChange {
                 board,
-                key: BoardKey { score: row.score, at: row.achieved_at.millis(), id: row.user_id },
+                key: BoardKey {
+                    score: row.score,
+                    subscores: row.subscores,
+                    at: row.achieved_at.millis(),
+                    id: row.user_id,
+                },
                 version: row.version,
                 listed: true,
                 metadata: row.metadata.map(Arc::from),
@@ -315,7 +320,7 @@ impl RankEngine {
                         version: change.version,
                         changed: change.changed,
                         members: vec![(
-                            key::Packed::of(board.order, change.key).member(),
+                            key::member_of(board.ranking, change.key),
                             change.metadata.as_deref().map(str::to_owned),
                         )],
                     })
@@ -386,7 +391,7 @@ impl RankEngine {
             let entries: Vec<RebuildEntry> = match (board.board, &custom) {
                 (Board::Custom(number), Some(custom)) => {
                     let rows = self.store.listed_entries_of(&mut conn, number, period, &ids).await?;
-                    rows.iter().map(|row| custom_rebuild_entry(custom.spec.order, row)).collect()
+                    rows.iter().map(|row| custom_rebuild_entry(custom.spec.ranking(), row)).collect()
                 }
                 _ => self
                     .store
@@ -650,11 +655,8 @@ impl RankEngine {
             }
             Some(shared) => {
                 for (change, end) in changes {
-                    let member = if change.listed {
-                        key::Packed::of(change.board.order, change.key).member()
-                    } else {
-                        String::new()
-                    };
+                    let member =
+                        if change.listed { key::member_of(change.board.ranking, change.key) } else { String::new() };
                     let members = [(member, change.metadata.as_deref())];
                     let record = Record {
                         id: change.key.id,
@@ -690,40 +692,40 @@ impl RankEngine {
     /// profile's rank matches its own numbers even if the player posted a
     /// moment later).
     pub async fn ranks_of(&self, users: &[&UserRow]) -> StoreResult<Vec<UserRanks>> {
-        let ranks = self.ranks_of_scores(&builtin_scores(users)).await?;
+        let ranks = self.ranks_of_keys(&builtin_scores(users)).await?;
         Ok(pair_ranks(users, &ranks))
     }
 
     /// [`Self::ranks_of`] for the score writer, inside its transaction (see
-    /// [`Self::ranks_of_scores_on`]).
+    /// [`Self::ranks_of_keys_on`]).
     pub async fn ranks_of_on(&self, conn: &mut AnyConnection, users: &[&UserRow]) -> StoreResult<Vec<UserRanks>> {
-        let ranks = self.ranks_of_scores_on(conn, &builtin_scores(users)).await?;
+        let ranks = self.ranks_of_keys_on(conn, &builtin_scores(users)).await?;
         Ok(pair_ranks(users, &ranks))
     }
 
-    /// [`Self::ranks_of_scores`] for the score writer: when the database
+    /// [`Self::ranks_of_keys`] for the score writer: when the database
     /// answers, it counts on the writer's own connection, inside its
     /// transaction, never on the board-read pool (see
     /// `Store::for_board_reads`), so a crowd of anonymous board reads while
     /// Redis is down can slow a batch of posts but never fail it.
-    pub async fn ranks_of_scores_on(
+    pub async fn ranks_of_keys_on(
         &self,
         conn: &mut AnyConnection,
-        scores: &[(BoardPeriod, i64)],
+        keys: &[(BoardPeriod, BoardKey)],
     ) -> StoreResult<Vec<ScoreRank>> {
-        if !scores.is_empty() && matches!(self.source(scores.iter().map(|(board, _)| board)), Source::Database) {
-            return database::score_ranks(&self.store, conn, scores, MiddleRead::CachedOnly).await;
+        if !keys.is_empty() && matches!(self.source(keys.iter().map(|(board, _)| board)), Source::Database) {
+            return database::key_ranks(&self.store, conn, keys, MiddleRead::CachedOnly).await;
         }
-        self.ranks_of_scores(scores).await
+        self.ranks_of_keys(keys).await
     }
 
-    /// For each (board, score): its competition rank (1 + entries with a
-    /// strictly better score) and the board's size.
-    pub async fn ranks_of_scores(&self, scores: &[(BoardPeriod, i64)]) -> StoreResult<Vec<ScoreRank>> {
-        if scores.is_empty() {
+    /// For each (board, key): its competition rank (1 + entries strictly
+    /// better by score and subscores) and the board's size.
+    pub async fn ranks_of_keys(&self, keys: &[(BoardPeriod, BoardKey)]) -> StoreResult<Vec<ScoreRank>> {
+        if keys.is_empty() {
             return Ok(Vec::new());
         }
-        self.pick(scores.iter().map(|(board, _)| board)).ranks_of_scores(scores).await
+        self.pick(keys.iter().map(|(board, _)| board)).ranks_of_keys(keys).await
     }
 
     /// `count` entries from `start` plus one more, to tell whether there is
@@ -831,21 +833,23 @@ fn builtin_rebuild_entry(standing: &Standing) -> RebuildEntry {
 }
 
 /// A player's entry on a custom board, as a rebuild writes it.
-fn custom_rebuild_entry(order: crate::domain::Order, row: &crate::store::EntryRow) -> RebuildEntry {
-    let key = BoardKey { score: row.score, at: row.achieved_at.millis(), id: row.user_id };
+fn custom_rebuild_entry(ranking: Ranking, row: &crate::store::EntryRow) -> RebuildEntry {
+    let key = row.key();
     RebuildEntry {
         id: row.user_id,
         version: row.version,
         changed: row.changed,
-        members: vec![(key::Packed::of(order, key).member(), row.metadata.clone())],
+        members: vec![(key::member_of(ranking, key), row.metadata.clone())],
     }
 }
 
 /// The built-in boards' scores of the players on them, two per player
 /// (best, total), for one ranking call.
-fn builtin_scores(users: &[&UserRow]) -> Vec<(BoardPeriod, i64)> {
+fn builtin_scores(users: &[&UserRow]) -> Vec<(BoardPeriod, BoardKey)> {
     let (best, total) = (BoardPeriod::builtin(Board::Best), BoardPeriod::builtin(Board::Total));
-    users.iter().filter(|u| u.is_listed()).flat_map(|u| [(best, u.best_score), (total, u.total_score)]).collect()
+    let keys =
+        |u: &UserRow| [(best, BoardKey::of(u.best_score, 0, u.id)), (total, BoardKey::of(u.total_score, 0, u.id))];
+    users.iter().filter(|u| u.is_listed()).flat_map(|u| keys(u)).collect()
 }
 
 /// Each player's ranks from the answer to [`builtin_scores`].
@@ -902,8 +906,9 @@ fn page_of(board: BoardPeriod, slice: Option<Slice>, count: usize, version: u64,
             (skipped.ranks, last.map_or(slice.position, |last| last + 1))
         }
         None => {
-            let scores: Vec<i64> = slice.entries.iter().map(|entry| entry.key.score).collect();
-            (assign_ranks(slice.first_rank, slice.position as i64, &scores), slice.position + slice.entries.len())
+            // Entries share a rank when equal on the score and subscores.
+            let ranked: Vec<_> = slice.entries.iter().map(|entry| (entry.key.score, entry.key.subscores)).collect();
+            (assign_ranks(slice.first_rank, slice.position as i64, &ranked), slice.position + slice.entries.len())
         }
     };
     let after = match (stopped_after, slice.entries.last()) {
@@ -937,11 +942,12 @@ fn to_count(n: i64) -> usize {
 
 /// Competition ranks for a contiguous run of a board.
 ///
-/// `first_rank` is the rank of the first entry (1 + players with a strictly
-/// greater score) and `first_position` its 0-based position. An entry whose
-/// score equals the previous one shares its rank; any other entry has only
-/// strictly greater scores before it, so its rank is its position + 1.
-pub fn assign_ranks(first_rank: i64, first_position: i64, scores: &[i64]) -> Vec<i64> {
+/// `first_rank` is the rank of the first entry (1 + players strictly
+/// better) and `first_position` its 0-based position; `scores` are what
+/// ranks are taken by (the score, and subscores where the board has them).
+/// An entry equal to the previous one shares its rank; any other entry has
+/// only strictly better ones before it, so its rank is its position + 1.
+pub fn assign_ranks<T: PartialEq>(first_rank: i64, first_position: i64, scores: &[T]) -> Vec<i64> {
     let mut ranks: Vec<i64> = Vec::with_capacity(scores.len());
     for (i, score) in scores.iter().enumerate() {
         let rank = match i {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::source::{BoardSource, Ranked, ScoreRank, Slice, SliceRead, SliceStart};
 use super::{Failed, RankEngine, Shared, Source};
-use crate::domain::BoardPeriod;
+use crate::domain::{BoardKey, BoardPeriod};
 use crate::redis::RedisError;
 use crate::store::{StoreError, StoreResult};
 
@@ -74,15 +74,15 @@ impl BoardSource for Picked<'_> {
         }
     }
 
-    async fn ranks_of_scores(&self, scores: &[(BoardPeriod, i64)]) -> StoreResult<Vec<ScoreRank>> {
+    async fn ranks_of_keys(&self, keys: &[(BoardPeriod, BoardKey)]) -> StoreResult<Vec<ScoreRank>> {
         let database = &self.engine.database;
         match self.source {
-            Source::Local(local) => Ok(infallible(local.ranks_of_scores(scores).await)),
-            Source::Redis(shared) => match self.kept(shared, shared.redis.ranks_of_scores(scores).await) {
+            Source::Local(local) => Ok(infallible(local.ranks_of_keys(keys).await)),
+            Source::Redis(shared) => match self.kept(shared, shared.redis.ranks_of_keys(keys).await) {
                 Some(answer) => Ok(answer),
-                None => database.ranks_of_scores(scores).await,
+                None => database.ranks_of_keys(keys).await,
             },
-            Source::Database => database.ranks_of_scores(scores).await,
+            Source::Database => database.ranks_of_keys(keys).await,
         }
     }
 

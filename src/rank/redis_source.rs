@@ -30,11 +30,11 @@ use std::sync::Arc;
 
 use deadpool_redis::redis::{self, AsyncCommands as _, Script};
 
-use super::key::{Packed, MEMBER_SCORE_DIGITS};
+use super::key::{member_of, member_ranked_digits, Packed};
 use super::source::{
     rank_entries, BoardSource, Entry, Ranked, ScoreRank, Skipped, Slice, SliceRead, SliceStart, WALK_SCAN_LIMIT,
 };
-use crate::domain::{Board, BoardKey, BoardPeriod, Order, Timestamp, Walk};
+use crate::domain::{Board, BoardKey, BoardPeriod, Order, Ranking, Timestamp, Walk};
 use crate::redis::{bounded, BoardGroupKeys, Connection, RedisClient, RedisError, RedisResult};
 use crate::store::Standing;
 
@@ -87,16 +87,17 @@ pub struct RedisSource {
     extend_lock: Script,
 }
 
+/// How both built-in boards rank.
+const BUILTIN: Ranking = Ranking::by_score(Order::Desc);
+
 /// The members of a standing on the built-in boards (best, total); empty
 /// for a standing off the boards (the record script's tombstone).
 pub fn builtin_members(s: &Standing) -> [(String, Option<&'static str>); 2] {
     if !s.listed {
         return [(String::new(), None), (String::new(), None)];
     }
-    [
-        (Packed::of(Order::Desc, BoardKey { score: s.best, at: s.best_at, id: s.id }).member(), None),
-        (Packed::of(Order::Desc, BoardKey { score: s.total, at: 0, id: s.id }).member(), None),
-    ]
+    let member = |key| member_of(BUILTIN, key);
+    [(member(BoardKey::of(s.best, s.best_at, s.id)), None), (member(BoardKey::of(s.total, 0, s.id)), None)]
 }
 
 fn set_name(board: BoardPeriod) -> String {
@@ -345,7 +346,9 @@ impl RedisSource {
                 for entry in chunk {
                     let (member, metadata) = &entry.members[index];
                     set.arg(0).arg(member);
-                    hash.arg(entry.id).arg(format!("{member} {} {}", entry.version, metadata.as_deref().unwrap_or("")));
+                    // The value's stamp, as `record.lua` writes and compares it.
+                    let stamp = format!("{}:{}", entry.changed, entry.version);
+                    hash.arg(entry.id).arg(format!("{member} {stamp} {}", metadata.as_deref().unwrap_or("")));
                     // Entries never changed since the numbering began
                     // (number 0) are left out: a missing number reads as 0.
                     if rebuild.numbering.track && entry.changed > 0 {
@@ -505,8 +508,8 @@ pub struct LoggedChange {
 }
 
 fn parse_member(board: BoardPeriod, member: &str) -> RedisResult<BoardKey> {
-    Packed::from_member(member)
-        .map(|packed| packed.unpack(board.order))
+    Packed::from_member(board.ranking, member)
+        .map(|packed| packed.unpack(board.ranking))
         .ok_or_else(|| RedisError::Protocol(member.to_owned()))
 }
 
@@ -535,7 +538,7 @@ impl BoardSource for RedisSource {
     ) -> RedisResult<SliceRead> {
         let (mode, argument, radius) = match start {
             SliceStart::Offset(position) => ("offset", position.to_string(), 0),
-            SliceStart::After { key, .. } => ("after", Packed::of(board.order, key).member(), 0),
+            SliceStart::After { key, .. } => ("after", member_of(board.ranking, key), 0),
             SliceStart::Around { id, radius } => ("around", id.to_string(), radius),
         };
         let walk = match start {
@@ -558,7 +561,7 @@ impl BoardSource for RedisSource {
                 .arg(mode)
                 .arg(argument)
                 .arg(count)
-                .arg(MEMBER_SCORE_DIGITS)
+                .arg(member_ranked_digits(board.ranking))
                 .arg(radius)
                 .arg(board.period)
                 .arg(if board.board.is_builtin() { "0" } else { "1" })
@@ -610,23 +613,23 @@ impl BoardSource for RedisSource {
     }
 
     /// One pipelined round trip for all.
-    async fn ranks_of_scores(&self, scores: &[(BoardPeriod, i64)]) -> RedisResult<Vec<ScoreRank>> {
-        if scores.is_empty() {
+    async fn ranks_of_keys(&self, keys: &[(BoardPeriod, BoardKey)]) -> RedisResult<Vec<ScoreRank>> {
+        if keys.is_empty() {
             return Ok(Vec::new());
         }
         let mut pipe = redis::pipe();
-        for (board, _) in scores {
+        for (board, _) in keys {
             pipe.get(self.group(board.board).ready());
         }
-        for (board, score) in scores {
-            let floor = Packed::floor(board.order, *score).member();
+        for (board, key) in keys {
+            let floor = Packed::of(board.ranking, *key).floor().member(board.ranking);
             let set = self.group(board.board).set(&set_name(*board));
             pipe.cmd("ZLEXCOUNT").arg(&set).arg("-").arg(format!("({floor}"));
             pipe.cmd("ZCARD").arg(&set);
         }
         let values: Vec<redis::Value> = bounded(async { self.client.conn().await?.query(&pipe).await }).await?;
-        let (ready, counts) = values.split_at(scores.len());
-        for ((board, _), ready) in scores.iter().zip(ready) {
+        let (ready, counts) = values.split_at(keys.len());
+        for ((board, _), ready) in keys.iter().zip(ready) {
             let from: Option<i64> = redis::from_redis_value(ready.clone())?;
             if from.is_none_or(|from| board.period < from) {
                 return Err(RedisError::NotReady);
@@ -651,7 +654,7 @@ impl BoardSource for RedisSource {
             .key(group.entries(&name))
             .key(group.ready())
             .arg(board.period)
-            .arg(MEMBER_SCORE_DIGITS);
+            .arg(member_ranked_digits(board.ranking));
         for id in ids {
             invocation.arg(*id);
         }

@@ -114,8 +114,9 @@ pub(crate) trait BoardSource {
         Ok(SliceRead::Read(self.slice(board, start, count).await?))
     }
 
-    /// For each (board, score): its rank there, and the board's size.
-    async fn ranks_of_scores(&self, scores: &[(BoardPeriod, i64)]) -> Result<Vec<ScoreRank>, Self::Error>;
+    /// For each (board, key): the rank its score and subscores have there
+    /// (1 + the entries strictly better), and the board's size.
+    async fn ranks_of_keys(&self, keys: &[(BoardPeriod, BoardKey)]) -> Result<Vec<ScoreRank>, Self::Error>;
 
     /// The entries of those of `ids` who are on the board, ranked.
     async fn ranked(&self, board: BoardPeriod, ids: &[i64]) -> Result<Ranked, Self::Error>;
@@ -128,7 +129,7 @@ pub(super) fn rank_entries(
     rank_of: impl Fn(&Entry) -> i64,
     total: usize,
 ) -> Ranked {
-    let packed = |entry: &Entry| super::key::Packed::of(board.order, entry.key);
+    let packed = |entry: &Entry| super::key::Packed::of(board.ranking, entry.key);
     entries.sort_by_key(packed);
     Ranked { entries: entries.into_iter().map(|entry| (rank_of(&entry), entry)).collect(), total }
 }

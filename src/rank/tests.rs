@@ -62,7 +62,8 @@ fn random_standings(rng: &mut ChaCha8Rng) -> Vec<Standing> {
 }
 
 /// Entries of a custom board (board number 7, period 3): few distinct
-/// scores, negative ones too, and times.
+/// scores, negative ones too, subscores where the board has them (few
+/// distinct ones: ties), and times.
 fn random_entries(rng: &mut ChaCha8Rng, board: BoardPeriod) -> Vec<EntryChange> {
     let players = match rng.gen_range(0..10) {
         0 => 0,
@@ -74,9 +75,13 @@ fn random_entries(rng: &mut ChaCha8Rng, board: BoardPeriod) -> Vec<EntryChange> 
         if rng.gen_bool(0.2) {
             continue;
         }
+        let mut key = BoardKey::of(rng.gen_range(-3..4) * 10, rng.gen_range(1..4), id);
+        for subscore in &mut key.subscores[..board.ranking.subscores().len()] {
+            *subscore = rng.gen_range(0..3);
+        }
         entries.push(EntryChange {
             board,
-            key: BoardKey { score: rng.gen_range(-3..4) * 10, at: rng.gen_range(1..4), id },
+            key,
             version: rng.gen_range(1..5),
             // Some entries are of banned players: hidden.
             listed: rng.gen_bool(0.9),
@@ -140,8 +145,8 @@ fn brute_force(standings: &[Standing], board: Board) -> Vec<(i64, BoardKey)> {
         .iter()
         .filter(|s| s.listed)
         .map(|s| match board {
-            Board::Total => BoardKey { score: s.total, at: 0, id: s.id },
-            _ => BoardKey { score: s.best, at: s.best_at, id: s.id },
+            Board::Total => BoardKey::of(s.total, 0, s.id),
+            _ => BoardKey::of(s.best, s.best_at, s.id),
         })
         .collect();
     keys.sort_by(|a, b| b.score.cmp(&a.score).then(a.at.cmp(&b.at)).then(a.id.cmp(&b.id)));
@@ -187,7 +192,7 @@ async fn redis_source(
             id: e.key.id,
             version: e.version,
             changed: e.changed,
-            members: vec![(key::Packed::of(board.order, e.key).member(), e.metadata.as_deref().map(str::to_owned))],
+            members: vec![(key::member_of(board.ranking, e.key), e.metadata.as_deref().map(str::to_owned))],
         })
         .collect();
     let changes = entries.iter().map(|e| e.changed).max().unwrap_or(0);
@@ -235,18 +240,18 @@ where
             let ranked = source.ranked(board, friends).await.unwrap();
             record(format!("{board:?} ranked {friends:?}"), format!("{ranked:?}"));
         }
-        let scores: Vec<(BoardPeriod, i64)> = (-35..=75).map(|score| (board, score)).collect();
-        let scores: Vec<(BoardPeriod, i64)> = if board.board.is_builtin() {
+        let scores: Vec<(BoardPeriod, BoardKey)> = (-35..=75).map(|score| (board, BoardKey::of(score, 0, 0))).collect();
+        let scores: Vec<(BoardPeriod, BoardKey)> = if board.board.is_builtin() {
             // Built-in scores are never negative (the database counts rather than filters).
-            scores.into_iter().filter(|(_, score)| *score >= 0).collect()
+            scores.into_iter().filter(|(_, key)| key.score >= 0).collect()
         } else {
             scores
         };
-        record(format!("{board:?} ranks"), format!("{:?}", source.ranks_of_scores(&scores).await.unwrap()));
+        record(format!("{board:?} ranks"), format!("{:?}", source.ranks_of_keys(&scores).await.unwrap()));
         // Asked only below the middle, the database counts from the bottom.
         let lower = &keys[(keys.len() / 2 + 1).min(keys.len())..];
-        let scores: Vec<(BoardPeriod, i64)> = lower.iter().map(|key| (board, key.score)).collect();
-        record(format!("{board:?} lower ranks"), format!("{:?}", source.ranks_of_scores(&scores).await.unwrap()));
+        let scores: Vec<(BoardPeriod, BoardKey)> = lower.iter().map(|key| (board, *key)).collect();
+        record(format!("{board:?} lower ranks"), format!("{:?}", source.ranks_of_keys(&scores).await.unwrap()));
         let lower: Vec<i64> = lower.iter().map(|key| key.id).collect();
         let ranked = source.ranked(board, &lower).await.unwrap();
         record(format!("{board:?} ranked lower {lower:?}"), format!("{ranked:?}"));
@@ -259,8 +264,12 @@ async fn every_source_answers_exactly_like_a_brute_force_sort() {
     for seed in 0..16 {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let standings = random_standings(&mut rng);
-        let order = if seed % 2 == 0 { crate::domain::Order::Asc } else { crate::domain::Order::Desc };
-        let custom = BoardPeriod { board: Board::Custom(7), order, period: 3 };
+        use crate::domain::{Order, Ranking};
+        let order = if seed % 2 == 0 { Order::Asc } else { Order::Desc };
+        // A quarter of the boards rank by one subscore, a quarter by two.
+        let subscores = [&[][..], &[], &[Order::Asc], &[Order::Desc, Order::Asc]][(seed as usize / 2) % 4];
+        let ranking = Ranking::with_subscores(order, subscores);
+        let custom = BoardPeriod { board: Board::Custom(7), ranking, period: 3 };
         let entries = random_entries(&mut rng, custom);
         let local = LocalSource::default();
         {
@@ -277,19 +286,21 @@ async fn every_source_answers_exactly_like_a_brute_force_sort() {
             let keys: Vec<BoardKey> = all.entries.iter().map(|e| e.key).collect();
             assert_eq!(keys, expected.iter().map(|(_, k)| *k).collect::<Vec<_>>(), "seed {seed} {board}");
             assert_eq!(all.total, expected.len());
-            let scores: Vec<(BoardPeriod, i64)> =
-                expected.iter().map(|(_, k)| (BoardPeriod::builtin(board), k.score)).collect();
-            let ranks = local.ranks_of_scores(&scores).await.unwrap();
+            let scores: Vec<(BoardPeriod, BoardKey)> =
+                expected.iter().map(|(_, k)| (BoardPeriod::builtin(board), *k)).collect();
+            let ranks = local.ranks_of_keys(&scores).await.unwrap();
             let players = expected.len() as i64;
             let expected: Vec<ScoreRank> =
                 expected.iter().map(|(rank, _)| ScoreRank { rank: *rank, players }).collect();
             assert_eq!(ranks, expected, "seed {seed} {board}");
         }
         let mut sorted: Vec<BoardKey> = entries.iter().filter(|e| e.listed).map(|e| e.key).collect();
+        let in_order = |order: Order, a: i64, b: i64| if order == Order::Asc { a.cmp(&b) } else { b.cmp(&a) };
         sorted.sort_by(|a, b| {
-            let by_score =
-                if order == crate::domain::Order::Asc { a.score.cmp(&b.score) } else { b.score.cmp(&a.score) };
-            by_score.then(a.at.cmp(&b.at)).then(a.id.cmp(&b.id))
+            let by_subscores = subscores.iter().enumerate().fold(std::cmp::Ordering::Equal, |so_far, (i, o)| {
+                so_far.then(in_order(*o, a.subscores[i], b.subscores[i]))
+            });
+            in_order(order, a.score, b.score).then(by_subscores).then(a.at.cmp(&b.at)).then(a.id.cmp(&b.id))
         });
         let all = local.slice(custom, SliceStart::Offset(0), usize::MAX / 2).await.unwrap().unwrap();
         assert_eq!(all.entries.iter().map(|e| e.key).collect::<Vec<_>>(), sorted, "seed {seed} custom");
@@ -365,10 +376,14 @@ async fn later_posts_move_a_player_on_every_source_alike() {
     assert!(local.ranked(best, &[3]).await.unwrap().entries.is_empty());
 
     // A custom board: a later period replaces the one held; an earlier one is ignored.
-    let custom = BoardPeriod { board: Board::Custom(3), order: crate::domain::Order::Asc, period: 1 };
+    let custom = BoardPeriod {
+        board: Board::Custom(3),
+        ranking: crate::domain::Ranking::by_score(crate::domain::Order::Asc),
+        period: 1,
+    };
     let entry = |period: i64, id: i64, score: i64| EntryChange {
         board: BoardPeriod { period, ..custom },
-        key: BoardKey { score, at: 5, id },
+        key: BoardKey::of(score, 5, id),
         version: 1,
         listed: true,
         metadata: None,
@@ -420,7 +435,11 @@ async fn later_posts_move_a_player_on_every_source_alike() {
 async fn a_redis_stamp_holds_until_the_board_changes_or_is_rebuilt() {
     let client = redis_client().expect("TEST_REDIS_URL is set");
     let best = BoardPeriod::builtin(Board::Best);
-    let custom = BoardPeriod { board: Board::Custom(4), order: crate::domain::Order::Desc, period: 0 };
+    let custom = BoardPeriod {
+        board: Board::Custom(4),
+        ranking: crate::domain::Ranking::by_score(crate::domain::Order::Desc),
+        period: 0,
+    };
     let standing = |id, best, best_at, version| Standing { id, best, best_at, total: best, version, listed: true };
     let standings = [standing(1, 50, 1, 1), standing(2, 40, 2, 1)];
     let redis = redis_source(&client, &standings, custom, &[]).await;
@@ -454,6 +473,55 @@ async fn a_redis_stamp_holds_until_the_board_changes_or_is_rebuilt() {
         stamp_of(redis.slice_unless(best, top, 5, &rebuilt).await.unwrap())
     };
     assert_ne!(rebuilt_again, rebuilt, "every rebuild is a new epoch");
+    client.delete_matching(&client.keys().everything()).await.unwrap();
+}
+
+/// Redis orders an entry's changes as the in-process index does: by change
+/// number, then version. A removed post's tombstone keeps its entry's
+/// number, and the entry the player's next post makes starts again at
+/// version 1 with a later number: it shows at once (a version alone refused
+/// it until something rebuilt the board), and the old tombstone, replayed
+/// late, changes nothing. Metadata reads back from the stamped value, in
+/// pages and in `ranked`, written live and by a rebuild alike.
+#[tokio::test]
+#[cfg_attr(not(hiscore_test_redis), ignore = "set TEST_REDIS_URL to run the Redis variants")]
+async fn a_redis_entry_made_again_after_its_removal_shows_at_once() {
+    let client = redis_client().expect("TEST_REDIS_URL is set");
+    let board = BoardPeriod {
+        board: Board::Custom(11),
+        ranking: crate::domain::Ranking::by_score(crate::domain::Order::Desc),
+        period: 0,
+    };
+    let change = |id: i64, score: i64, version: i64, changed: i64, listed: bool| EntryChange {
+        board,
+        key: BoardKey::of(score, 1, id),
+        version,
+        listed,
+        metadata: None,
+        changed,
+    };
+    let built = [EntryChange { metadata: Some("{\"car\":\"red\"}".into()), ..change(3, 90, 4, 2, true) }];
+    let redis = redis_source(&client, &[], board, &built).await;
+    let ids = |slice: Option<Slice>| slice.unwrap().entries.iter().map(|e| e.key.id).collect::<Vec<_>>();
+    let record = async |change: EntryChange| redis.record(board, &record_of(&change)).await.unwrap();
+
+    record(change(7, 50, 1, 3, true)).await;
+    record(change(7, 50, 2, 3, false)).await; // banned
+    record(change(7, 50, 3, 3, true)).await; // unbanned
+    record(change(7, 50, 4, 3, false)).await; // its post removed: a tombstone
+    record(change(7, 50, 3, 3, true)).await; // an older change, late
+    assert_eq!(ids(redis.slice(board, SliceStart::Offset(0), 10).await.unwrap()), [3], "the tombstone holds");
+    record(change(7, 20, 1, 5, true)).await; // the next post: a new entry
+    assert_eq!(ids(redis.slice(board, SliceStart::Offset(0), 10).await.unwrap()), [3, 7]);
+    record(change(7, 50, 4, 3, false)).await; // the old tombstone again
+    record(change(3, 10, 3, 1, true)).await; // older than the rebuilt entry
+    let page = redis.slice(board, SliceStart::Offset(0), 10).await.unwrap().unwrap();
+    let shown: Vec<_> = page.entries.iter().map(|e| (e.key.id, e.key.score)).collect();
+    assert_eq!(shown, [(3, 90), (7, 20)]);
+    assert_eq!(page.entries[0].metadata.as_deref(), Some("{\"car\":\"red\"}"), "a rebuilt entry's metadata");
+    let ranked = redis.ranked(board, &[7, 3]).await.unwrap();
+    let ranked: Vec<_> = ranked.entries.iter().map(|(rank, e)| (*rank, e.key.id, e.metadata.clone())).collect();
+    assert_eq!(ranked, [(1, 3, Some("{\"car\":\"red\"}".into())), (2, 7, None)]);
     client.delete_matching(&client.keys().everything()).await.unwrap();
 }
 
@@ -588,7 +656,7 @@ impl Everywhere {
         let listed = self.entries.get(&id).is_none_or(|entry| entry.listed);
         let change = EntryChange {
             board: self.board,
-            key: BoardKey { score, at, id },
+            key: BoardKey::of(score, at, id),
             version,
             listed,
             metadata: None,
@@ -650,7 +718,7 @@ impl Everywhere {
 
     /// The competition rank of `score` now: 1 + entries with a strictly better one.
     fn rank_of(&self, score: i64) -> i64 {
-        let better = |other: i64| match self.board.order {
+        let better = |other: i64| match self.board.ranking.score {
             crate::domain::Order::Desc => other > score,
             crate::domain::Order::Asc => other < score,
         };
@@ -666,7 +734,7 @@ impl Everywhere {
 
 /// The Redis record of an entry change.
 fn record_of(change: &EntryChange) -> Record<'static> {
-    let member = if change.listed { key::Packed::of(change.board.order, change.key).member() } else { String::new() };
+    let member = if change.listed { key::member_of(change.board.ranking, change.key) } else { String::new() };
     let members: &'static [(String, Option<&'static str>)] = Box::leak(Box::new([(member, None)]));
     Record {
         id: change.key.id,
@@ -682,19 +750,28 @@ fn record_of(change: &EntryChange) -> Record<'static> {
 /// One board_entries row.
 async fn load_entry_row(store: &Store, board: BoardPeriod, entry: &EntryChange) {
     let Board::Custom(number) = board.board else { return };
-    let rank_score = match board.order {
-        crate::domain::Order::Desc => -entry.key.score,
-        crate::domain::Order::Asc => entry.key.score,
+    let ranked = |order: crate::domain::Order, value: i64| match order {
+        crate::domain::Order::Desc => -value,
+        crate::domain::Order::Asc => value,
     };
+    let mut rank_subs = [0; 2];
+    for (index, order) in board.ranking.subscores().iter().enumerate() {
+        rank_subs[index] = ranked(*order, entry.key.subscores[index]);
+    }
     sqlx::query(
-        "INSERT INTO board_entries (board, period, user_id, score, rank_score, achieved_at, post_id, metadata, \
-         plays, version, hidden, changed) VALUES (?, ?, ?, ?, ?, ?, 0, ?, 1, ?, ?, ?)",
+        "INSERT INTO board_entries (board, period, user_id, score, rank_score, subscore1, subscore2, rank_sub1, \
+         rank_sub2, achieved_at, post_id, metadata, plays, version, hidden, changed) \
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, 1, ?, ?, ?)",
     )
     .bind(number)
     .bind(board.period)
     .bind(entry.key.id)
     .bind(entry.key.score)
-    .bind(rank_score)
+    .bind(ranked(board.ranking.score, entry.key.score))
+    .bind(entry.key.subscores[0])
+    .bind(entry.key.subscores[1])
+    .bind(rank_subs[0])
+    .bind(rank_subs[1])
     .bind(entry.key.at)
     .bind(entry.metadata.as_deref())
     .bind(entry.version)
@@ -713,10 +790,14 @@ async fn load_entry_row(store: &Store, board: BoardPeriod, entry: &EntryChange) 
 /// has recorded every change up to the walk's start.
 #[tokio::test]
 async fn a_walk_leaves_out_entries_changed_since_it_began_on_every_source() {
-    let board = BoardPeriod { board: Board::Custom(9), order: crate::domain::Order::Desc, period: 0 };
+    let board = BoardPeriod {
+        board: Board::Custom(9),
+        ranking: crate::domain::Ranking::by_score(crate::domain::Order::Desc),
+        period: 0,
+    };
     let entry = |id: i64, score: i64| EntryChange {
         board,
-        key: BoardKey { score, at: 7, id },
+        key: BoardKey::of(score, 7, id),
         version: 1,
         listed: true,
         metadata: None,
@@ -756,8 +837,7 @@ async fn a_walk_leaves_out_entries_changed_since_it_began_on_every_source() {
         // A change committed but not yet recorded in Redis: a walk that
         // began on the database after it is not Redis's to answer.
         world.changes += 1;
-        let late =
-            EntryChange { key: BoardKey { score: 1, at: 9, id: 6 }, version: 2, changed: world.changes, ..entry(6, 0) };
+        let late = EntryChange { key: BoardKey::of(1, 9, 6), version: 2, changed: world.changes, ..entry(6, 0) };
         let Board::Custom(number) = board.board else { unreachable!() };
         sqlx::query("UPDATE board_entries SET score = 1, rank_score = -1, achieved_at = 9, version = 2, changed = ? WHERE board = ? AND user_id = 6")
             .bind(world.changes)
@@ -786,11 +866,15 @@ async fn a_walk_leaves_out_entries_changed_since_it_began_on_every_source() {
 /// page stays one short read, on every source.
 #[tokio::test]
 async fn a_walk_through_many_changed_entries_stops_and_goes_on() {
-    let board = BoardPeriod { board: Board::Custom(10), order: crate::domain::Order::Desc, period: 0 };
+    let board = BoardPeriod {
+        board: Board::Custom(10),
+        ranking: crate::domain::Ranking::by_score(crate::domain::Order::Desc),
+        period: 0,
+    };
     let players = super::source::WALK_SCAN_LIMIT as i64 + 40;
     let entry = |id: i64| EntryChange {
         board,
-        key: BoardKey { score: 10 * players - id, at: 1, id },
+        key: BoardKey::of(10 * players - id, 1, id),
         version: 1,
         listed: true,
         metadata: None,
@@ -829,12 +913,16 @@ async fn walks_show_nobody_twice_and_skip_nobody_unchanged_whichever_source_answ
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let order = if seed % 3 == 0 { crate::domain::Order::Asc } else { crate::domain::Order::Desc };
         let sums = seed % 2 == 1; // a `total` board: posts add, some negative
-        let board = BoardPeriod { board: Board::Custom(30 + seed as i64), order, period: 1 };
+        let board = BoardPeriod {
+            board: Board::Custom(30 + seed as i64),
+            ranking: crate::domain::Ranking::by_score(order),
+            period: 1,
+        };
         let players = rng.gen_range(3..50_i64);
         let built: Vec<EntryChange> = (1..=players)
             .map(|id| EntryChange {
                 board,
-                key: BoardKey { score: rng.gen_range(-3..6) * 10, at: rng.gen_range(1..4), id },
+                key: BoardKey::of(rng.gen_range(-3..6) * 10, rng.gen_range(1..4), id),
                 version: 1,
                 listed: rng.gen_bool(0.9),
                 metadata: None,
@@ -985,10 +1073,14 @@ async fn the_change_log_holds_only_what_a_rebuild_replays() {
 /// count again, until the standings are written again.
 #[tokio::test]
 async fn an_ended_periods_reads_come_from_its_final_standings_while_they_hold() {
-    let board = BoardPeriod { board: Board::Custom(7), order: crate::domain::Order::Desc, period: 3 };
+    let board = BoardPeriod {
+        board: Board::Custom(7),
+        ranking: crate::domain::Ranking::by_score(crate::domain::Order::Desc),
+        period: 3,
+    };
     let entry = |id: i64, score: i64| EntryChange {
         board,
-        key: BoardKey { score, at: 1, id },
+        key: BoardKey::of(score, 1, id),
         version: 1,
         listed: true,
         metadata: None,

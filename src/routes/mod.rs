@@ -114,7 +114,7 @@ routes! {
     },
     paths::SCORES => {
         post: scores::post_score => [InvalidJson, InvalidBody, InvalidIdempotencyKey, SessionRequired, InvalidSession,
-            InvalidServerKey, ForbiddenForRole, Banned, ServerOnly, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, UserNotFound, InvalidScore,
+            InvalidServerKey, ForbiddenForRole, Banned, ServerOnly, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, UserNotFound, InvalidScore, InvalidSubscores,
             InvalidMetadata, InvalidUserId, IdempotencyKeyReused, TooManyRequests, DatabaseUnavailable, WriteQueueFull, WriteFailed,
             ShuttingDown],
     },
@@ -150,7 +150,7 @@ routes! {
     paths::BOARD_SCORES => {
         post: boards::post_score => [InvalidJson, InvalidBody, InvalidIdempotencyKey, SessionRequired, InvalidSession,
             InvalidServerKey, ForbiddenForRole, Banned, ServerOnly, NotJoined, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, BoardNotFound,
-            BuiltinBoard, BoardClosed, AttemptsExhausted, UserNotFound, InvalidScore, InvalidMetadata, InvalidUserId, IdempotencyKeyReused, TooManyRequests, DatabaseUnavailable,
+            BuiltinBoard, BoardClosed, AttemptsExhausted, UserNotFound, InvalidScore, InvalidSubscores, InvalidMetadata, InvalidUserId, IdempotencyKeyReused, TooManyRequests, DatabaseUnavailable,
             WriteQueueFull, WriteFailed, ShuttingDown],
     },
     paths::BOARD_ENTRANTS => {
@@ -241,7 +241,7 @@ routes! {
     paths::LEAGUE_SCORES => {
         post: leagues::post_score => [InvalidJson, InvalidBody, InvalidIdempotencyKey, SessionRequired, InvalidSession,
             InvalidServerKey, ForbiddenForRole, Banned, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, LeagueNotFound, UserNotFound,
-            InvalidScore, InvalidMetadata, InvalidUserId, IdempotencyKeyReused, TooManyRequests, DatabaseUnavailable,
+            InvalidScore, InvalidSubscores, InvalidMetadata, InvalidUserId, IdempotencyKeyReused, TooManyRequests, DatabaseUnavailable,
             WriteQueueFull, WriteFailed, ShuttingDown],
     },
     paths::LEAGUE_COHORT => { get: leagues::cohort => [InvalidPath, LeagueNotFound, CohortNotFound, DatabaseUnavailable] },

@@ -129,7 +129,7 @@ impl Modify for SessionAuth {
         views::WebhookList, views::DeliveryView, views::DeliveryList, LeagueRequest, views::TierRef, views::TierStats,
         views::LeagueView, views::LeagueList, views::CohortEntry, views::CohortPage, views::LeagueHistoryItem,
         views::LeagueMember, views::LeaguePostResult, UpdateLeagueRequest, views::WhoAmI, views::FoundPlayer, views::FoundPlayers,
-        views::RewardView, views::RewardList, crate::domain::RewardBand,
+        views::RewardView, views::RewardList, crate::domain::RewardBand, SubscoreRequest, views::SubscoreView,
     )),
     modifiers(&SessionAuth, &ErrorResponses, &ResponseHeaders),
 )]

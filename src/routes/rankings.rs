@@ -30,7 +30,7 @@ pub struct PageQuery {
         crate::routes::schemas::BoardPath,
         ("limit" = Option<i64>, Query, minimum = 1, maximum = 100, description = "1..100, default 10"),
         ("offset" = Option<i64>, Query, minimum = 0, description = "Position to start at, default 0 (not with `cursor`)"),
-        ("cursor" = Option<String>, Query, pattern = "^[A-Za-z0-9_-]{46,78}$", description = "A `next_cursor` (opaque, signed by the server: any other value is 400 `invalid_cursor`): keyset paging that never shows a player twice (on `latest` boards it leaves out players whose entry changed since the walk began); it goes on in the period it began in"),
+        ("cursor" = Option<String>, Query, pattern = "^[A-Za-z0-9_-]{46,99}$", description = "A `next_cursor` (opaque, signed by the server: any other value is 400 `invalid_cursor`): keyset paging that never shows a player twice (on `latest` boards it leaves out players whose entry changed since the walk began); it goes on in the period it began in"),
         ("period" = Option<String>, Query, pattern = "^(current|[0-9]{1,18})$", description = "`current` (default) or a kept period's index"),
         ("If-None-Match" = Option<String>, Header, description = "The `ETag` of a copy the client holds: 304 while it is current"),
     ),

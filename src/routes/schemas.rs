@@ -118,6 +118,11 @@ pub struct BoardScoreRequest {
     /// An integer in the board's `min_score..=max_score` (422 `invalid_score` outside).
     #[schema(example = 83_250)]
     pub score: i64,
+    /// On a board with subscores (v4), exactly that many integers in
+    /// 0..2^53-1, in the board's order of them; on a board without, none.
+    /// 422 `invalid_subscores` otherwise.
+    #[schema(max_items = 2)]
+    pub subscores: Option<Vec<u64>>,
     /// Any JSON object of at most 1 KiB serialized (422 `invalid_metadata`
     /// otherwise), stored with the post and shown with the entry it sets.
     #[schema(value_type = Option<Object>)]
@@ -183,8 +188,25 @@ pub struct BoardRequest {
     /// otherwise. Default `[]`.
     #[schema(max_items = 20)]
     pub rewards: Option<Vec<crate::domain::RewardBand>>,
+    /// Up to 2 tie-breakers after the score (v4; set at creation only;
+    /// not on `total`): entries order by score, then each subscore in its
+    /// own order, then `achieved_at`, then user id, and share a rank only
+    /// when equal on the score and every subscore. Posts must then carry
+    /// that many `subscores`. 422 `invalid_subscores` otherwise. Default `[]`.
+    #[schema(max_items = 2)]
+    pub subscores: Option<Vec<SubscoreRequest>>,
     #[serde(flatten)]
     pub tournament: TournamentFields,
+}
+
+/// A board's tie-breaker (v4).
+#[derive(Serialize, ToSchema)]
+pub struct SubscoreRequest {
+    /// 1..32 characters of `[a-z0-9_]`, distinct on the board.
+    #[schema(example = "time_ms", pattern = "^[a-z0-9_]{1,32}$")]
+    pub name: String,
+    #[schema(example = "asc", value_type = String, pattern = "^(asc|desc)$")]
+    pub order: String,
 }
 
 /// The tournament fields of a board (v3), each per period. `PATCH` may

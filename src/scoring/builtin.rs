@@ -178,7 +178,7 @@ pub(super) async fn apply(
         let user = Me::new(row, user_ranks);
         let result = ScoreResult { score: score.clone(), new_best: *new_best, user, feeds: Vec::new() };
         let held = score.status == PostStatus::Held.as_str();
-        pending[*index] = Pending::Taken { answer: Answer::Scores(result), held };
+        pending[*index] = Pending::Taken { answer: Box::new(Answer::Scores(result)), held };
     }
 
     // One UPDATE for every player whose aggregates changed.

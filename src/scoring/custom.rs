@@ -16,11 +16,13 @@ use super::holds::{self, Held};
 use super::{Answer, BatchError, Item, Pending, Post, Target};
 use crate::boards::{CustomBoard, HoldRule, Period};
 use crate::config::PlantedFault;
-use crate::domain::{BoardKey, Metadata, Operator, PostStatus, Timestamp};
+use crate::domain::{Metadata, Operator, PostStatus, Timestamp, MAX_SUBSCORES};
 use crate::error::ErrorCode;
 use crate::rank::{EntryChange, RankEngine, ScoreRank};
 use crate::store::{EntryRow, EntryWrite, NewBoardPost, NewHold, PeriodPlayers, Store};
-use crate::views::{BoardScoreResult, BoardScoreView, Metadata as MetadataView, PeriodView, RankingEntry};
+use crate::views::{
+    subscores_of, BoardScoreResult, BoardScoreView, Metadata as MetadataView, PeriodView, RankingEntry,
+};
 
 /// What the batch locked for its posts to custom boards.
 pub(super) struct Locked {
@@ -118,8 +120,34 @@ pub(super) async fn lock(
     Ok(Locked { periods, names, entries, entrants, attempts })
 }
 
-/// A new post: its item's index, board, player, score and metadata.
-type NewPost<'a> = (usize, &'a Arc<CustomBoard>, i64, i64, Option<&'a Metadata>);
+/// A new post: its item's index, board, player, points and metadata.
+type NewPost<'a> = (usize, &'a Arc<CustomBoard>, i64, Points, Option<&'a Metadata>);
+
+/// What a post ranks by: its score, and its subscores (0 beyond those of
+/// its board).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Points {
+    pub score: i64,
+    pub subscores: [i64; MAX_SUBSCORES],
+}
+
+impl Points {
+    pub fn new(score: i64, subscores: &[i64]) -> Self {
+        let mut points = Self { score, subscores: [0; MAX_SUBSCORES] };
+        for (slot, value) in points.subscores.iter_mut().zip(subscores) {
+            *slot = *value;
+        }
+        points
+    }
+
+    fn of(entry: &EntryRow) -> Self {
+        Self { score: entry.score, subscores: entry.subscores() }
+    }
+
+    fn pair(self) -> (i64, [i64; MAX_SUBSCORES]) {
+        (self.score, self.subscores)
+    }
+}
 
 /// Why a post is held for review.
 #[derive(Clone, Copy)]
@@ -197,7 +225,8 @@ impl Locked {
             .filter(|(index, _)| matches!(pending[*index], Pending::New))
             .filter_map(|(index, job)| {
                 let board = custom_target(job.post)?;
-                Some((index, board, job.post.user_id, job.post.score.value(), job.post.metadata.as_ref()))
+                let points = Points::new(job.post.score.value(), &job.post.subscores);
+                Some((index, board, job.post.user_id, points, job.post.metadata.as_ref()))
             })
             .collect();
         if new_posts.is_empty() {
@@ -210,7 +239,7 @@ impl Locked {
         let mut held_items: HashSet<usize> = (0..pending.len()).filter(|i| pending[*i].is_held()).collect();
         let held: Vec<Option<Hold>> = new_posts
             .iter()
-            .map(|(index, board, user_id, score, _)| {
+            .map(|(index, board, user_id, points, _)| {
                 let key = (board.spec.number, *user_id);
                 let entry = running.get(&key).cloned();
                 let rule = match batch[*index].fed_by {
@@ -218,14 +247,14 @@ impl Locked {
                     _ => board
                         .spec
                         .rules
-                        .holds(board.spec.order, *score, entry.as_ref().map(|e| e.score))
+                        .holds(board.spec.order, points.score, entry.as_ref().map(|e| e.score))
                         .map(Hold::Rule),
                 };
                 if rule.is_some() {
                     held_items.insert(*index);
                 } else {
                     let period = self.periods[&board.spec.number].index;
-                    running.insert(key, next_entry(board, entry, *user_id, period, *score, 0, None, now).0);
+                    running.insert(key, next_entry(board, entry, *user_id, period, *points, 0, None, now).0);
                 }
                 rule
             })
@@ -234,11 +263,12 @@ impl Locked {
         let mut log: Vec<NewBoardPost> = new_posts
             .iter()
             .zip(&held)
-            .map(|((_, board, user_id, score, metadata), rule)| NewBoardPost {
+            .map(|((_, board, user_id, points, metadata), rule)| NewBoardPost {
                 board: board.spec.number,
                 period: self.periods[&board.spec.number].index,
                 user_id: *user_id,
-                score: *score,
+                score: points.score,
+                subscores: &points.subscores[..board.spec.subscores.len()],
                 metadata: metadata.map(Metadata::as_str),
                 status: status_of(rule),
                 via: None,
@@ -273,7 +303,7 @@ impl Locked {
 
         let mut current = self.entries.clone();
         let mut applied = Vec::with_capacity(new_posts.len());
-        for (((index, board, user_id, score, metadata), post_id), rule) in new_posts.iter().zip(ids).zip(&held) {
+        for (((index, board, user_id, points, metadata), post_id), rule) in new_posts.iter().zip(ids).zip(&held) {
             let number = board.spec.number;
             let period = self.periods[&number];
             let metadata = metadata.map(|m| m.as_str().to_owned());
@@ -282,13 +312,14 @@ impl Locked {
                 (entry, false)
             } else {
                 let (entry, improved) =
-                    next_entry(board, entry, *user_id, period.index, *score, post_id, metadata.clone(), now);
+                    next_entry(board, entry, *user_id, period.index, *points, post_id, metadata.clone(), now);
                 current.insert((number, *user_id), entry.clone());
                 (Some(entry), improved)
             };
             let post = BoardScoreView {
                 id: post_id,
-                score: *score,
+                score: points.score,
+                subscores: subscores_of(board.spec.ranking(), &points.subscores),
                 created_at: now,
                 metadata: metadata.map(|m| MetadataView(Arc::from(m))),
                 status: status_of(rule).as_str(),
@@ -320,18 +351,20 @@ impl Locked {
         // one after the batch (its entries now).
         let ranked: Vec<(&Applied, &EntryRow)> =
             applied.iter().filter_map(|a| a.entry.as_ref().map(|entry| (a, entry))).collect();
-        let scores: Vec<_> = ranked.iter().map(|(a, entry)| (a.board.spec.period(entry.period), entry.score)).collect();
-        let board_ranks = ranks.ranks_of_scores_on(conn, &scores).await?;
+        let keys: Vec<_> = ranked.iter().map(|(a, entry)| (a.board.spec.period(entry.period), entry.key())).collect();
+        let board_ranks = ranks.ranks_of_keys_on(conn, &keys).await?;
         let mut entries: HashMap<usize, RankingEntry> = HashMap::new();
         for ((a, entry), ScoreRank { rank, players }) in ranked.iter().zip(board_ranks) {
             let board = a.board.spec.period(entry.period);
-            let own_above = a.before.as_ref().is_some_and(|before| board.order.better(before.score, entry.score));
+            let own_above = a
+                .before
+                .as_ref()
+                .is_some_and(|before| board.ranking.better(Points::of(before).pair(), Points::of(entry).pair()));
             let rank = rank - i64::from(own_above);
             let players = players + opened.get(&entry.board).copied().unwrap_or(0);
             let name = self.names.get(&entry.user_id).map_or("", String::as_str);
-            let key = BoardKey { score: entry.score, at: entry.achieved_at.millis(), id: entry.user_id };
             let metadata = entry.metadata.as_deref().map(Arc::from);
-            entries.insert(a.index, RankingEntry::new(board.board, (rank, players), key, name, metadata));
+            entries.insert(a.index, RankingEntry::new(board, (rank, players), entry.key(), name, metadata));
         }
         for a in &applied {
             let result = BoardScoreResult {
@@ -341,7 +374,7 @@ impl Locked {
                 period: PeriodView::from(self.periods[&a.board.spec.number]),
                 feeds: Vec::new(),
             };
-            pending[a.index] = Pending::Taken { answer: Answer::Board(result), held: a.held };
+            pending[a.index] = Pending::Taken { answer: Box::new(Answer::Board(result)), held: a.held };
         }
 
         // Each written entry takes the next change number of its period,
@@ -365,7 +398,7 @@ impl Locked {
             }
         }
         let writes: Vec<EntryWrite> =
-            finals.iter().map(|(entry, board)| EntryWrite { entry, order: board.spec.order }).collect();
+            finals.iter().map(|(entry, board)| EntryWrite { entry, ranking: board.spec.ranking() }).collect();
         store.write_entries(conn, &writes).await?;
         let counts: Vec<PeriodPlayers> = opened
             .into_iter()
@@ -401,7 +434,10 @@ fn original_of<'a>(
     match &batch[origin].post.target {
         Target::Custom { board } => Some((board.spec.id.as_str(), *custom_ids.get(&origin)?)),
         Target::Builtin => match &pending[origin] {
-            Pending::Taken { answer: Answer::Scores(result), .. } => Some(("best", result.score.id)),
+            Pending::Taken { answer, .. } => match answer.as_ref() {
+                Answer::Scores(result) => Some(("best", result.score.id)),
+                Answer::Board(_) => None,
+            },
             _ => None,
         },
     }
@@ -411,7 +447,7 @@ fn original_of<'a>(
 pub(crate) fn entry_change(board: &CustomBoard, entry: &EntryRow, listed: bool) -> EntryChange {
     EntryChange {
         board: board.spec.period(entry.period),
-        key: BoardKey { score: entry.score, at: entry.achieved_at.millis(), id: entry.user_id },
+        key: entry.key(),
         version: entry.version,
         listed,
         metadata: entry.metadata.as_deref().map(Arc::from),
@@ -420,25 +456,28 @@ pub(crate) fn entry_change(board: &CustomBoard, entry: &EntryRow, listed: bool) 
 }
 
 /// An entry after one more post, by the board's operator, and whether its
-/// score changed. A recount after a removed post replays the remaining
-/// posts through here too (`usecases::moderation`).
+/// score or subscores changed. A recount after a removed post replays the
+/// remaining posts through here too (`usecases::moderation`).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn next_entry(
     board: &CustomBoard,
     entry: Option<EntryRow>,
     user_id: i64,
     period: i64,
-    score: i64,
+    points: Points,
     post_id: i64,
     metadata: Option<String>,
     now: Timestamp,
 ) -> (EntryRow, bool) {
+    let [subscore1, subscore2] = points.subscores;
     let Some(old) = entry else {
         let entry = EntryRow {
             board: board.spec.number,
             period,
             user_id,
-            score,
+            score: points.score,
+            subscore1,
+            subscore2,
             achieved_at: now,
             post_id,
             metadata,
@@ -449,14 +488,23 @@ pub(crate) fn next_entry(
         return (entry, true);
     };
     let counted = EntryRow { plays: old.plays + 1, version: old.version + 1, ..old.clone() };
-    let reached =
-        |score: i64| EntryRow { score, achieved_at: now, post_id, metadata: metadata.clone(), ..counted.clone() };
+    let reached = |score: i64| EntryRow {
+        score,
+        subscore1,
+        subscore2,
+        achieved_at: now,
+        post_id,
+        metadata: metadata.clone(),
+        ..counted.clone()
+    };
+    let was = Points::of(&old);
     match board.spec.operator {
-        Operator::Best if board.spec.order.better(score, old.score) => (reached(score), true),
+        Operator::Best if board.spec.ranking().better(points.pair(), was.pair()) => (reached(points.score), true),
         Operator::Best => (counted, false),
-        Operator::Latest => (reached(score), score != old.score),
+        Operator::Latest => (reached(points.score), points != was),
+        // (A board with subscores is never `total`.)
         Operator::Total => {
-            let sum = old.score.saturating_add(score);
+            let sum = old.score.saturating_add(points.score);
             (reached(sum), sum != old.score)
         }
     }

@@ -21,7 +21,7 @@ mod holds;
 mod pace;
 
 pub(crate) use builtin::count_post;
-pub(crate) use custom::{entry_change, next_entry};
+pub(crate) use custom::{entry_change, next_entry, Points};
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -86,6 +86,9 @@ pub struct Post {
     pub user_id: i64,
     pub by: Poster,
     pub score: Score,
+    /// As many as the board has (v4 `subscores`; a board without them has
+    /// none, and a fed board without them drops the original's).
+    pub subscores: Vec<i64>,
     pub target: Target,
     /// Kept by custom boards (the built-ins keep none; the boards they feed do).
     pub metadata: Option<Metadata>,
@@ -142,6 +145,10 @@ impl Post {
             }
         }
         hasher.update(self.score.value().to_string());
+        // (Posts without subscores keep the fingerprint they had before them.)
+        for subscore in &self.subscores {
+            hasher.update(format!(",{subscore}"));
+        }
         hasher.finalize()[..16].iter().map(|byte| format!("{byte:02x}")).collect()
     }
 }
@@ -335,9 +342,10 @@ impl Answer {
 enum Pending {
     /// Not decided yet: a new post for the built-in or custom pass.
     New,
-    /// Accepted (201) or held for review (202), not rendered yet.
+    /// Accepted (201) or held for review (202), not rendered yet (boxed:
+    /// an answer is many times the size of the other states).
     Taken {
-        answer: Answer,
+        answer: Box<Answer>,
         held: bool,
     },
     Created {
@@ -410,10 +418,13 @@ impl Writer {
                 Target::Custom { board } => board.spec.rules.feeds,
             };
             for board in feeds.numbers().iter().filter_map(|number| self.boards.by_number(*number)) {
+                // Feeds join boards with the same subscores or none.
+                let subscores = if board.spec.subscores.is_empty() { Vec::new() } else { job.post.subscores.clone() };
                 let post = Post {
                     user_id: job.post.user_id,
                     by: job.post.by,
                     score: job.post.score,
+                    subscores,
                     metadata: job.post.metadata.clone(),
                     min_interval_ms: board.spec.rules.min_interval_ms,
                     target: Target::Custom { board },
@@ -623,7 +634,10 @@ fn render(batch: &[Item<'_>], pending: &mut [Pending]) -> Result<(), serde_json:
         let (Some(origin), Target::Custom { board }) = (item.fed_by, &item.post.target) else { continue };
         let id = board.spec.id.clone();
         let result = match std::mem::replace(&mut pending[index], Pending::New) {
-            Pending::Taken { answer: Answer::Board(result), .. } => FeedResult::taken(id, result),
+            Pending::Taken { answer, .. } => match *answer {
+                Answer::Board(result) => FeedResult::taken(id, result),
+                Answer::Scores(_) => continue,
+            },
             Pending::Failed(refusal) => FeedResult::skipped(id, refusal.code().as_str()),
             _ => continue,
         };

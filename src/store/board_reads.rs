@@ -12,7 +12,7 @@ use futures_util::{stream, Stream, StreamExt as _, TryStreamExt as _};
 use sqlx::AnyConnection;
 
 use super::{placeholders, Standing, Store, StoreError, StoreResult};
-use crate::domain::{Board, BoardKey, BoardPeriod, Order};
+use crate::domain::{Board, BoardKey, BoardPeriod, Order, MAX_SUBSCORES};
 
 /// The ids a [`Store::packed_rows`] read covers: from `first` to `last`
 /// (inclusive), about `rows` rows in all.
@@ -53,10 +53,12 @@ struct BoardSql {
     /// A subquery reading the board's entry count (its row of `board_stats`
     /// or `board_periods`, kept with the entries).
     players: &'static str,
-    /// A subquery counting the entries with score `?` that come before a
-    /// key (bound by [`tie_binds`]). A key's position is `better_than` plus
-    /// this: two index ranges, where one count of an `OR` walked the board
-    /// from its top (19 ms against 1.3 ms at position 10,741 of 100,000).
+    /// A subquery counting the entries with score `?` (and on custom
+    /// boards subscores `?`, `?`) that come before a key (bound by
+    /// [`tie_binds`]). A key's position is `better_than` plus
+    /// [`CUSTOM_TIED_BETTER`] on a board with subscores plus this: index
+    /// ranges, where one count of an `OR` walked the board from its top
+    /// (19 ms against 1.3 ms at position 10,741 of 100,000).
     tied_before: &'static str,
     /// The key of player `?`, if on the board.
     key_of: &'static str,
@@ -106,25 +108,39 @@ const TOTAL_SQL: BoardSql = BoardSql {
 };
 
 /// Every statement of a custom board starts with `board = ? AND period = ?`.
+///
+/// Subscores (see `domain::Ranking`) are in `rank_sub1` and `rank_sub2` as
+/// `rank_score` holds the score (ascending is better); 0 on a board
+/// without them, where they order nothing.
 const CUSTOM_SQL: BoardSql = BoardSql {
-    keys_at: "SELECT user_id AS id, score, achieved_at AS at, metadata FROM board_entries \
-              WHERE board = ? AND period = ? AND hidden = 0 ORDER BY rank_score, achieved_at, user_id LIMIT ? OFFSET ?",
-    keys_after: "SELECT user_id AS id, score, achieved_at AS at, metadata, changed FROM board_entries \
+    keys_at: "SELECT user_id AS id, score, subscore1, subscore2, achieved_at AS at, metadata FROM board_entries \
+              WHERE board = ? AND period = ? AND hidden = 0 \
+              ORDER BY rank_score, rank_sub1, rank_sub2, achieved_at, user_id LIMIT ? OFFSET ?",
+    keys_after: "SELECT user_id AS id, score, subscore1, subscore2, achieved_at AS at, metadata, changed FROM board_entries \
                  WHERE board = ? AND period = ? AND hidden = 0 AND rank_score >= ? AND (rank_score > ? OR (rank_score = ? \
-                 AND (achieved_at > ? OR (achieved_at = ? AND user_id > ?)))) \
-                 ORDER BY rank_score, achieved_at, user_id LIMIT ?",
+                 AND (rank_sub1 > ? OR (rank_sub1 = ? AND (rank_sub2 > ? OR (rank_sub2 = ? \
+                 AND (achieved_at > ? OR (achieved_at = ? AND user_id > ?)))))))) \
+                 ORDER BY rank_score, rank_sub1, rank_sub2, achieved_at, user_id LIMIT ?",
     better_than: "(SELECT COUNT(*) FROM board_entries WHERE board = ? AND period = ? AND hidden = 0 AND rank_score < ?)",
     better_between: "(SELECT COUNT(*) FROM board_entries WHERE board = ? AND period = ? AND hidden = 0 \
                      AND rank_score < ? AND rank_score >= ?)",
     no_better_than: "(SELECT COUNT(*) FROM board_entries WHERE board = ? AND period = ? AND hidden = 0 AND rank_score >= ?)",
     players: "(SELECT COALESCE(MAX(players), 0) FROM board_periods WHERE board = ? AND period = ?)",
     tied_before: "(SELECT COUNT(*) FROM board_entries WHERE board = ? AND period = ? AND hidden = 0 AND rank_score = ? \
-                  AND (achieved_at < ? OR (achieved_at = ? AND user_id < ?)))",
-    key_of: "SELECT user_id AS id, score, achieved_at AS at, metadata FROM board_entries \
+                  AND rank_sub1 = ? AND rank_sub2 = ? AND (achieved_at < ? OR (achieved_at = ? AND user_id < ?)))",
+    key_of: "SELECT user_id AS id, score, subscore1, subscore2, achieved_at AS at, metadata FROM board_entries \
              WHERE board = ? AND period = ? AND hidden = 0 AND user_id = ?",
-    keys_of: "SELECT user_id AS id, score, achieved_at AS at, metadata FROM {entries} \
+    keys_of: "SELECT user_id AS id, score, subscore1, subscore2, achieved_at AS at, metadata FROM {entries} \
               WHERE board = ? AND period = ? AND hidden = 0 AND user_id IN ({ids})",
 };
+
+/// On a board with subscores, two subqueries counting the entries with
+/// score `?` and better subscores than (`?`, `?`): what a key's rank and
+/// position add to the entries with a better score. Two index ranges.
+const CUSTOM_TIED_BETTER: &str =
+    "(SELECT COUNT(*) FROM board_entries WHERE board = ? AND period = ? AND hidden = 0 AND rank_score = ? \
+     AND rank_sub1 < ?) + (SELECT COUNT(*) FROM board_entries WHERE board = ? AND period = ? AND hidden = 0 \
+     AND rank_score = ? AND rank_sub1 = ? AND rank_sub2 < ?)";
 
 fn board_sql(board: Board) -> &'static BoardSql {
     match board {
@@ -150,24 +166,52 @@ fn scope_binds(board: BoardPeriod) -> Vec<i64> {
     }
 }
 
-/// The values that break a tie of scores between keys, in the order the
-/// statements bind them (the total board orders ties by id alone).
-fn tie_breaker(board: BoardPeriod, key: BoardKey) -> Vec<i64> {
-    match board.board {
-        Board::Best | Board::Custom(_) => vec![key.at, key.at, key.id],
-        Board::Total => vec![key.id],
+/// A key's subscores as `rank_sub1` and `rank_sub2` hold them (0 for
+/// those the board does not have).
+pub(super) fn rank_subscores(board: BoardPeriod, key: &BoardKey) -> [i64; MAX_SUBSCORES] {
+    let mut ranked = [0; MAX_SUBSCORES];
+    for ((slot, order), subscore) in ranked.iter_mut().zip(board.ranking.subscores()).zip(key.subscores) {
+        *slot = rank_score(*order, subscore);
     }
+    ranked
 }
 
-/// The values `keys_after` binds after the board's scope.
+/// The values `keys_after` binds after the board's scope (the total board
+/// orders ties by id alone).
 fn after_binds(board: BoardPeriod, key: BoardKey) -> Vec<i64> {
     let score = score_bind(board, key.score);
-    [score, score, score].into_iter().chain(tie_breaker(board, key)).collect()
+    match board.board {
+        Board::Best => vec![score, score, score, key.at, key.at, key.id],
+        Board::Total => vec![score, score, score, key.id],
+        Board::Custom(_) => {
+            let [first, second] = rank_subscores(board, &key);
+            vec![score, score, score, first, first, second, second, key.at, key.at, key.id]
+        }
+    }
 }
 
 /// The values `tied_before` binds after the board's scope.
 fn tie_binds(board: BoardPeriod, key: BoardKey) -> Vec<i64> {
-    std::iter::once(score_bind(board, key.score)).chain(tie_breaker(board, key)).collect()
+    let score = score_bind(board, key.score);
+    match board.board {
+        Board::Best => vec![score, key.at, key.at, key.id],
+        Board::Total => vec![score, key.id],
+        Board::Custom(_) => {
+            let [first, second] = rank_subscores(board, &key);
+            vec![score, first, second, key.at, key.at, key.id]
+        }
+    }
+}
+
+/// The values [`CUSTOM_TIED_BETTER`] binds (scope included).
+fn tied_better_binds(board: BoardPeriod, key: &BoardKey) -> Vec<i64> {
+    let (scope, score) = (scope_binds(board), score_bind(board, key.score));
+    let [first, second] = rank_subscores(board, key);
+    let mut binds = scope.clone();
+    binds.extend([score, first]);
+    binds.extend(scope);
+    binds.extend([score, first, second]);
+    binds
 }
 
 /// Orders score binds the best first: `rank_score` ascending on custom
@@ -182,7 +226,7 @@ fn better_first(board: BoardPeriod, bind: i64) -> i64 {
 /// The value a "strictly better than this score" count binds.
 fn score_bind(board: BoardPeriod, score: i64) -> i64 {
     match board.board {
-        Board::Custom(_) => rank_score(board.order, score),
+        Board::Custom(_) => rank_score(board.ranking.score, score),
         Board::Best | Board::Total => score,
     }
 }
@@ -194,6 +238,11 @@ struct KeyRow {
     id: i64,
     score: i64,
     at: Option<i64>,
+    /// A custom board's subscores (0 where it has none).
+    #[sqlx(default)]
+    subscore1: i64,
+    #[sqlx(default)]
+    subscore2: i64,
     metadata: Option<String>,
     /// The number of the change that last wrote the entry, where selected
     /// (custom boards' `keys_after`).
@@ -208,8 +257,19 @@ pub type KeyWithMetadata = (BoardKey, Option<String>);
 /// change that last wrote it (see `board_entries.changed`).
 pub type WalkedKey = (BoardKey, Option<String>, i64);
 
+impl KeyRow {
+    fn key(&self) -> BoardKey {
+        BoardKey {
+            score: self.score,
+            subscores: [self.subscore1, self.subscore2],
+            at: self.at.unwrap_or(0),
+            id: self.id,
+        }
+    }
+}
+
 fn key_with_metadata(row: KeyRow) -> KeyWithMetadata {
-    (BoardKey { score: row.score, at: row.at.unwrap_or(0), id: row.id }, row.metadata)
+    (row.key(), row.metadata)
 }
 
 /// Whether a count may read a board's middle when the one kept is stale.
@@ -419,20 +479,25 @@ impl Store {
     /// board's entry count less the entries at or below, read in the same
     /// statement, so a post at the bottom of a million counts a few entries
     /// rather than all of them.
+    ///
+    /// On a board with subscores, the entries with the key's score and
+    /// better subscores are added (one more statement, two index ranges a
+    /// key): the count is of the entries strictly better by score and
+    /// subscores.
     pub async fn board_players_above(
         &self,
         conn: &mut AnyConnection,
-        scores: &[(BoardPeriod, i64)],
+        keys: &[(BoardPeriod, BoardKey)],
         middles: MiddleRead,
     ) -> StoreResult<Vec<i64>> {
         use sqlx::Row as _;
-        if scores.is_empty() {
+        if keys.is_empty() {
             return Ok(Vec::new());
         }
         // Each board's distinct score binds, in the order its walk meets them.
         let mut boards: Vec<(BoardPeriod, Vec<i64>)> = Vec::new();
-        for (board, score) in scores {
-            let bind = score_bind(*board, *score);
+        for (board, key) in keys {
+            let bind = score_bind(*board, key.score);
             match boards.iter_mut().find(|(b, _)| b == board) {
                 Some((_, binds)) => binds.push(bind),
                 None => boards.push((*board, vec![bind])),
@@ -496,7 +561,21 @@ impl Store {
                 above.insert((*board, *bind), running);
             }
         }
-        Ok(scores.iter().map(|(board, score)| above[&(*board, score_bind(*board, *score))]).collect())
+        let mut counts: Vec<i64> =
+            keys.iter().map(|(board, key)| above[&(*board, score_bind(*board, key.score))]).collect();
+        let tied: Vec<(usize, &(BoardPeriod, BoardKey))> =
+            keys.iter().enumerate().filter(|(_, (board, _))| !board.ranking.subscores().is_empty()).collect();
+        if !tied.is_empty() {
+            let columns: Vec<String> =
+                (0..tied.len()).map(|column| format!("{CUSTOM_TIED_BETTER} AS n{column}")).collect();
+            let sql = format!("SELECT {}", columns.join(", "));
+            let binds = tied.iter().flat_map(|(_, (board, key))| tied_better_binds(*board, key));
+            let row = binds.fold(self.sql_once(&sql), |query, value| query.bind(value)).fetch_one(&mut *conn).await?;
+            for (column, (index, _)) in tied.iter().enumerate() {
+                counts[*index] += row.try_get::<i64, _>(column)?;
+            }
+        }
+        Ok(counts)
     }
 
     /// The score bind of a large board's middle entry, as read at most
@@ -559,14 +638,18 @@ impl Store {
         key: BoardKey,
     ) -> StoreResult<i64> {
         let statements = board_sql(board.board);
-        let sql = format!("SELECT {} + {} AS n", statements.better_than, statements.tied_before);
+        let subscores = !board.ranking.subscores().is_empty();
+        let tied_better = if subscores { format!(" + {CUSTOM_TIED_BETTER}") } else { String::new() };
+        let sql = format!("SELECT {}{tied_better} + {} AS n", statements.better_than, statements.tied_before);
         let query = self.sql_scalar(&sql);
-        let binds = scope_binds(board)
-            .into_iter()
-            .chain([score_bind(board, key.score)])
-            .chain(scope_binds(board))
-            .chain(tie_binds(board, key));
-        let query = binds.fold(query, |query, value| query.bind(value));
+        let mut binds: Vec<i64> = scope_binds(board);
+        binds.push(score_bind(board, key.score));
+        if subscores {
+            binds.extend(tied_better_binds(board, &key));
+        }
+        binds.extend(scope_binds(board));
+        binds.extend(tie_binds(board, key));
+        let query = binds.into_iter().fold(query, |query, value| query.bind(value));
         Ok(query.fetch_one(&mut *conn).await?)
     }
 
@@ -610,10 +693,7 @@ impl Store {
         let query = self.sql_as::<KeyRow>(CUSTOM_SQL.keys_after);
         let binds = scope_binds(board).into_iter().chain(after_binds(board, key));
         let rows = binds.fold(query, |query, value| query.bind(value)).bind(count).fetch_all(&mut *conn).await?;
-        Ok(rows
-            .into_iter()
-            .map(|row| (BoardKey { score: row.score, at: row.at.unwrap_or(0), id: row.id }, row.metadata, row.changed))
-            .collect())
+        Ok(rows.into_iter().map(|row| (row.key(), row.metadata, row.changed)).collect())
     }
 
     /// A player's key, if they are on the board.

@@ -4,10 +4,10 @@
 
 use sqlx::AnyConnection;
 
-use super::board_reads::rank_score;
+use super::board_reads::{rank_score, rank_subscores};
 use super::custom_boards::{EntryRow, ENTRY_COLUMNS};
 use super::{placeholders, Store, StoreResult};
-use crate::domain::{Order, PostStatus, Timestamp};
+use crate::domain::{Board, BoardPeriod, PostStatus, Ranking, Timestamp};
 
 /// A post to append to `board_scores`.
 pub struct NewBoardPost<'a> {
@@ -15,16 +15,18 @@ pub struct NewBoardPost<'a> {
     pub period: i64,
     pub user_id: i64,
     pub score: i64,
+    /// The post's subscores, as many as its board has.
+    pub subscores: &'a [i64],
     pub metadata: Option<&'a str>,
     pub status: PostStatus,
     /// A fed post: its original's board id (`best` for `/api/scores`) and post id.
     pub via: Option<(&'a str, i64)>,
 }
 
-/// An entry as a batch leaves it, on a board of `order`.
+/// An entry as a batch leaves it, on a board ordered by `ranking`.
 pub struct EntryWrite<'a> {
     pub entry: &'a EntryRow,
-    pub order: Order,
+    pub ranking: Ranking,
 }
 
 /// Players who got their first entry in a period, and the period's bounds
@@ -187,11 +189,11 @@ impl Store {
         if posts.is_empty() {
             return Ok(Vec::new());
         }
-        let columns =
-            "INSERT INTO board_scores (board, period, user_id, score, metadata, created_at, status, via, via_post) VALUES";
+        let columns = "INSERT INTO board_scores (board, period, user_id, score, subscore1, subscore2, metadata, \
+                       created_at, status, via, via_post) VALUES";
         if self.inserts_one_by_one() {
             let mut ids = Vec::with_capacity(posts.len());
-            let sql = format!("{columns} (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+            let sql = format!("{columns} (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
             for post in posts {
                 let query = self
                     .sql(&sql)
@@ -199,6 +201,8 @@ impl Store {
                     .bind(post.period)
                     .bind(post.user_id)
                     .bind(post.score)
+                    .bind(post.subscores.first().copied())
+                    .bind(post.subscores.get(1).copied())
                     .bind(post.metadata)
                     .bind(at)
                     .bind(post.status.as_str())
@@ -208,7 +212,7 @@ impl Store {
             }
             return Ok(ids);
         }
-        let values = vec!["(?, ?, ?, ?, ?, ?, ?, ?, ?)"; posts.len()].join(", ");
+        let values = vec!["(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"; posts.len()].join(", ");
         let sql = self.insert_sql(&format!("{columns} {values}"), "id");
         let mut query = self.sql_once(&sql);
         for post in posts {
@@ -217,6 +221,8 @@ impl Store {
                 .bind(post.period)
                 .bind(post.user_id)
                 .bind(post.score)
+                .bind(post.subscores.first().copied())
+                .bind(post.subscores.get(1).copied())
                 .bind(post.metadata)
                 .bind(at)
                 .bind(post.status.as_str())
@@ -232,21 +238,40 @@ impl Store {
         if entries.is_empty() {
             return Ok(());
         }
-        let values = vec!["(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"; entries.len()].join(", ");
-        let updated = ["score", "rank_score", "achieved_at", "post_id", "metadata", "plays", "version", "changed"];
+        let values = vec!["(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"; entries.len()].join(", ");
+        let updated = [
+            "score",
+            "rank_score",
+            "subscore1",
+            "subscore2",
+            "rank_sub1",
+            "rank_sub2",
+            "achieved_at",
+            "post_id",
+            "metadata",
+            "plays",
+            "version",
+            "changed",
+        ];
         let sql = format!(
-            "INSERT INTO board_entries (board, period, user_id, score, rank_score, achieved_at, post_id, metadata, \
-             plays, version, changed) VALUES {values}{}",
+            "INSERT INTO board_entries (board, period, user_id, score, rank_score, subscore1, subscore2, rank_sub1, \
+             rank_sub2, achieved_at, post_id, metadata, plays, version, changed) VALUES {values}{}",
             self.dialect.upsert("board, period, user_id", &updated)
         );
         let mut query = self.sql_once(&sql);
-        for EntryWrite { entry, order } in entries {
+        for EntryWrite { entry, ranking } in entries {
+            let board = BoardPeriod { board: Board::Custom(entry.board), ranking: *ranking, period: entry.period };
+            let [rank_sub1, rank_sub2] = rank_subscores(board, &entry.key());
             query = query
                 .bind(entry.board)
                 .bind(entry.period)
                 .bind(entry.user_id)
                 .bind(entry.score)
-                .bind(rank_score(*order, entry.score))
+                .bind(rank_score(ranking.score, entry.score))
+                .bind(entry.subscore1)
+                .bind(entry.subscore2)
+                .bind(rank_sub1)
+                .bind(rank_sub2)
                 .bind(entry.achieved_at)
                 .bind(entry.post_id)
                 .bind(entry.metadata.as_deref())

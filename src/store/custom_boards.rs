@@ -8,7 +8,7 @@ use sqlx::AnyConnection;
 
 use super::board_reads::IdSpan;
 use super::{Store, StoreError, StoreResult, UniqueKey};
-use crate::domain::Timestamp;
+use crate::domain::{BoardKey, Timestamp, MAX_SUBSCORES};
 
 /// A row of the catalog.
 #[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
@@ -31,11 +31,13 @@ pub struct BoardRow {
     pub tournament: TournamentRow,
     /// 1: a league's own board.
     pub league: i64,
+    /// The subscores, as a JSON list (see `domain::Subscore`).
+    pub subscores: String,
 }
 
 const BOARD_COLUMNS: &str = "number, id, name, sort_order, operator, reset, timezone, archive_periods, min_score, \
                              max_score, created_at, min_interval_ms, writers, hold_beyond, hold_jump, feeds, \
-                             join_required, max_entrants, max_attempts, starts_at, ends_at, league";
+                             join_required, max_entrants, max_attempts, starts_at, ends_at, league, subscores";
 
 /// A tournament's fields (on `boards` and on `board_terms` alike).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, sqlx::FromRow)]
@@ -105,6 +107,9 @@ pub struct EntryRow {
     pub period: i64,
     pub user_id: i64,
     pub score: i64,
+    /// The board's subscores (0 for those it does not have).
+    pub subscore1: i64,
+    pub subscore2: i64,
     pub achieved_at: Timestamp,
     pub post_id: i64,
     pub metadata: Option<String>,
@@ -115,8 +120,19 @@ pub struct EntryRow {
     pub changed: i64,
 }
 
+impl EntryRow {
+    pub fn subscores(&self) -> [i64; MAX_SUBSCORES] {
+        [self.subscore1, self.subscore2]
+    }
+
+    /// The entry's place in its board's order.
+    pub fn key(&self) -> BoardKey {
+        BoardKey { score: self.score, subscores: self.subscores(), at: self.achieved_at.millis(), id: self.user_id }
+    }
+}
+
 pub(super) const ENTRY_COLUMNS: &str =
-    "board, period, user_id, score, achieved_at, post_id, metadata, plays, version, changed";
+    "board, period, user_id, score, subscore1, subscore2, achieved_at, post_id, metadata, plays, version, changed";
 
 /// What [`Store::purge_chunk`] deletes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -132,6 +148,7 @@ pub enum Purge {
 pub struct WarmEntry {
     pub user_id: i64,
     pub score: i64,
+    pub subscores: [i64; MAX_SUBSCORES],
     pub achieved_at: Timestamp,
     pub version: i64,
     pub changed: i64,
@@ -154,12 +171,22 @@ pub struct BoardScoreRow {
     pub period: i64,
     pub user_id: i64,
     pub score: i64,
+    /// The post's subscores, as many as its board has (NULL beyond).
+    pub subscore1: Option<i64>,
+    pub subscore2: Option<i64>,
     pub metadata: Option<String>,
     pub created_at: Timestamp,
     /// `accepted`, `held` or `rejected` (see `domain::PostStatus`).
     pub status: String,
     /// A fed post: its original's board (`best` for `/api/scores`).
     pub via: Option<String>,
+}
+
+impl BoardScoreRow {
+    /// The post's subscores, as many as its board has.
+    pub fn subscores(&self) -> Vec<i64> {
+        [self.subscore1, self.subscore2].into_iter().flatten().collect()
+    }
 }
 
 /// What a new board stores.
@@ -182,6 +209,8 @@ pub struct NewBoard<'a> {
     pub ends_at: Option<Timestamp>,
     /// The ladder, when the board is a league's own.
     pub league: Option<&'a LadderRow>,
+    /// The subscores, as a JSON list (see `domain::Subscore`).
+    pub subscores: &'a str,
     /// The reward bands (v4).
     pub rewards: &'a [BandRow],
 }
@@ -241,8 +270,8 @@ impl Store {
         let sql = self.insert_sql(
             "INSERT INTO boards (id, name, sort_order, operator, reset, timezone, archive_periods, min_score, \
              max_score, created_at, min_interval_ms, writers, hold_beyond, hold_jump, feeds, join_required, \
-             max_entrants, max_attempts, starts_at, ends_at, league) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             max_entrants, max_attempts, starts_at, ends_at, league, subscores) \
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             "number",
         );
         let query = self
@@ -267,7 +296,8 @@ impl Store {
             .bind(board.max_attempts)
             .bind(board.starts_at)
             .bind(board.ends_at)
-            .bind(i64::from(board.league.is_some()));
+            .bind(i64::from(board.league.is_some()))
+            .bind(board.subscores);
         let number = self.insert_returning_id(tx, query).await.map_err(StoreError::taken_as(UniqueKey::BoardId))?;
         self.set_rewards(tx, number, board.rewards).await?;
         if let Some(ladder) = board.league {
@@ -607,7 +637,7 @@ impl Store {
             .into_iter()
             .collect();
         drop(conn);
-        let fields = ["user_id", "score", "achieved_at", "version", "changed"];
+        let fields = ["user_id", "score", "achieved_at", "version", "changed", "subscore1", "subscore2"];
         let values = self
             .packed_rows(
                 &fields,
@@ -622,6 +652,7 @@ impl Store {
             .map(|r| WarmEntry {
                 user_id: r[0],
                 score: r[1],
+                subscores: [r[5], r[6]],
                 achieved_at: Timestamp::from_millis(r[2]),
                 version: r[3],
                 changed: r[4],
@@ -686,7 +717,7 @@ impl Store {
         let mut conn = self.conn().await?;
         Ok(self
             .sql_as(
-                "SELECT id, board, period, user_id, score, metadata, created_at, status, via FROM board_scores \
+                "SELECT id, board, period, user_id, score, subscore1, subscore2, metadata, created_at, status, via FROM board_scores \
                  WHERE user_id = ? AND board = ? AND id < ? ORDER BY id DESC LIMIT ?",
             )
             .bind(user_id)

@@ -32,14 +32,24 @@ pub struct HeldRow {
     pub rule: String,
     pub decided_at: Option<Timestamp>,
     pub score: i64,
+    /// A board post's subscores (NULL beyond its board's, and on `/api/scores`).
+    pub subscore1: Option<i64>,
+    pub subscore2: Option<i64>,
     pub metadata: Option<String>,
     pub created_at: Timestamp,
     pub status: String,
 }
 
+impl HeldRow {
+    /// The post's subscores, as many as it has.
+    pub fn subscores(&self) -> Vec<i64> {
+        [self.subscore1, self.subscore2].into_iter().flatten().collect()
+    }
+}
+
 /// The queue's rows joined with their posts, from either log.
 const HELD_SELECT: &str = "SELECT h.id, h.board, h.post_id, h.user_id, h.period, h.rule, h.decided_at, \
-     COALESCE(s.score, b.score) AS score, b.metadata AS metadata, COALESCE(s.created_at, b.created_at) AS created_at, \
+     COALESCE(s.score, b.score) AS score, b.subscore1 AS subscore1, b.subscore2 AS subscore2, b.metadata AS metadata, COALESCE(s.created_at, b.created_at) AS created_at, \
      COALESCE(s.status, b.status) AS status \
      FROM held_posts h \
      LEFT JOIN scores s ON h.board = 0 AND s.id = h.post_id \

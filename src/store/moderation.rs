@@ -276,7 +276,7 @@ impl Store {
     ) -> StoreResult<Vec<BoardScoreRow>> {
         // A locking read, as in `all_scores_of`.
         let sql = format!(
-            "SELECT id, board, period, user_id, score, metadata, created_at, status, via FROM board_scores \
+            "SELECT id, board, period, user_id, score, subscore1, subscore2, metadata, created_at, status, via FROM board_scores \
              WHERE board = ? AND period = ? AND user_id = ? AND status = 'accepted' ORDER BY id{}",
             self.dialect.share_lock()
         );

@@ -29,7 +29,22 @@ pub(super) const CLEAR_STANDINGS: &str = "changes = changes + 1, standings_chang
 pub struct StandingKey {
     pub user_id: i64,
     pub rank_score: i64,
+    pub rank_sub1: i64,
+    pub rank_sub2: i64,
     pub achieved_at: i64,
+}
+
+impl StandingKey {
+    /// What a rank is taken by: the score and subscores, as the order
+    /// index holds them (ascending is better).
+    pub fn ranked(&self) -> [i64; 3] {
+        [self.rank_score, self.rank_sub1, self.rank_sub2]
+    }
+
+    /// Whether two entries share a rank.
+    pub fn ties(&self, other: &Self) -> bool {
+        self.ranked() == other.ranked()
+    }
 }
 
 /// A custom board's period as one read sees it.
@@ -60,6 +75,8 @@ pub struct FinalPlace {
 struct FinalPlaceRow {
     id: i64,
     score: i64,
+    subscore1: i64,
+    subscore2: i64,
     at: i64,
     metadata: Option<String>,
     final_position: Option<i64>,
@@ -70,7 +87,7 @@ impl FinalPlaceRow {
     /// The entry's place, if it has one (hidden entries have none).
     fn place(self) -> Option<FinalPlace> {
         Some(FinalPlace {
-            key: BoardKey { score: self.score, at: self.at, id: self.id },
+            key: BoardKey { score: self.score, subscores: [self.subscore1, self.subscore2], at: self.at, id: self.id },
             metadata: self.metadata,
             position: self.final_position?,
             rank: self.final_rank?,
@@ -81,17 +98,24 @@ impl FinalPlaceRow {
 /// Entries after a key in board order (bound by [`key_binds`]). The plain
 /// range bound first lets the index walk start at the key (an `OR` of
 /// conditions is not a range to either database).
-const AFTER_KEY: &str = " AND rank_score >= ? AND (rank_score > ? OR (rank_score = ? AND (achieved_at > ? \
-                         OR (achieved_at = ? AND user_id > ?))))";
+const AFTER_KEY: &str = " AND rank_score >= ? AND (rank_score > ? OR (rank_score = ? AND (rank_sub1 > ? \
+                         OR (rank_sub1 = ? AND (rank_sub2 > ? OR (rank_sub2 = ? AND (achieved_at > ? \
+                         OR (achieved_at = ? AND user_id > ?))))))))";
 /// Entries up to and including a key (bound by [`key_binds`]).
-const UP_TO_KEY: &str = " AND rank_score <= ? AND (rank_score < ? OR (rank_score = ? AND (achieved_at < ? \
-                         OR (achieved_at = ? AND user_id <= ?))))";
+const UP_TO_KEY: &str = " AND rank_score <= ? AND (rank_score < ? OR (rank_score = ? AND (rank_sub1 < ? \
+                         OR (rank_sub1 = ? AND (rank_sub2 < ? OR (rank_sub2 = ? AND (achieved_at < ? \
+                         OR (achieved_at = ? AND user_id <= ?))))))))";
 
-fn key_binds(key: &StandingKey) -> [i64; 6] {
-    [key.rank_score, key.rank_score, key.rank_score, key.achieved_at, key.achieved_at, key.user_id]
+fn key_binds(key: &StandingKey) -> [i64; 10] {
+    let [score, first, second] = key.ranked();
+    [score, score, score, first, first, second, second, key.achieved_at, key.achieved_at, key.user_id]
 }
 
-const STANDING_COLUMNS: &str = "user_id AS id, score, achieved_at AS at, metadata, final_position, final_rank";
+/// Board order, as the order index holds it.
+const BOARD_ORDER: &str = "rank_score, rank_sub1, rank_sub2, achieved_at, user_id";
+
+const STANDING_COLUMNS: &str =
+    "user_id AS id, score, subscore1, subscore2, achieved_at AS at, metadata, final_position, final_rank";
 
 impl Store {
     /// Ended periods (`ends_at` no later than `ended_by`) of existing boards
@@ -172,8 +196,8 @@ impl Store {
         limit: i64,
     ) -> StoreResult<Vec<StandingKey>> {
         let sql = format!(
-            "SELECT user_id, rank_score, achieved_at FROM board_entries WHERE board = ? AND period = ? \
-             AND hidden = 0{} ORDER BY rank_score, achieved_at, user_id LIMIT ?",
+            "SELECT user_id, rank_score, rank_sub1, rank_sub2, achieved_at FROM board_entries \
+             WHERE board = ? AND period = ? AND hidden = 0{} ORDER BY {BOARD_ORDER} LIMIT ?",
             if after.is_some() { AFTER_KEY } else { "" }
         );
         let query = self.sql_as(&sql).bind(board).bind(period);
@@ -183,10 +207,11 @@ impl Store {
 
     /// Writes the places of a run of a period's listed entries: those after
     /// `after` up to and including `last`, the first of them at
-    /// `first_position`; `tie` is the rank score and rank of the entry just
-    /// before the run (entries of the run with the same score share its
-    /// rank). One statement over one range of the order index: the
-    /// database numbers the run with window functions.
+    /// `first_position`; `tie` is the ranked values (see
+    /// [`StandingKey::ranked`]) and rank of the entry just before the run
+    /// (entries of the run with the same ones share its rank). One
+    /// statement over one range of the order index: the database numbers
+    /// the run with window functions.
     pub async fn write_standings(
         &self,
         board: i64,
@@ -194,15 +219,16 @@ impl Store {
         after: Option<StandingKey>,
         last: StandingKey,
         first_position: i64,
-        tie: Option<(i64, i64)>,
+        tie: Option<([i64; 3], i64)>,
     ) -> StoreResult<()> {
-        // An entry's rank is 1 + the entries with a better score: those
-        // before the run (all better, unless tied with the last of them)
-        // and those of the run (RANK() - 1).
+        // An entry's rank is 1 + the entries better by score and
+        // subscores: those before the run (all better, unless tied with
+        // the last of them) and those of the run (RANK() - 1).
         let run = format!(
             "SELECT board, period, user_id, \
-             ? + ROW_NUMBER() OVER (ORDER BY rank_score, achieved_at, user_id) - 1 AS place, \
-             CASE WHEN rank_score = ? THEN ? ELSE ? + RANK() OVER (ORDER BY rank_score) END AS standing \
+             ? + ROW_NUMBER() OVER (ORDER BY {BOARD_ORDER}) - 1 AS place, \
+             CASE WHEN rank_score = ? AND rank_sub1 = ? AND rank_sub2 = ? THEN ? \
+             ELSE ? + RANK() OVER (ORDER BY rank_score, rank_sub1, rank_sub2) END AS standing \
              FROM board_entries WHERE board = ? AND period = ? AND hidden = 0{}{UP_TO_KEY}",
             if after.is_some() { AFTER_KEY } else { "" }
         );
@@ -215,7 +241,9 @@ impl Store {
         let query = self
             .sql_once(&sql)
             .bind(first_position)
-            .bind(tie.map(|(score, _)| score))
+            .bind(tie.map(|(ranked, _)| ranked[0]))
+            .bind(tie.map(|(ranked, _)| ranked[1]))
+            .bind(tie.map(|(ranked, _)| ranked[2]))
             .bind(tie.map(|(_, rank)| rank))
             .bind(first_position)
             .bind(board)

@@ -277,7 +277,8 @@ async fn write_page(state: &AppState, page: &Page, format: Format, out: &mut Str
     for entry in &page.entries {
         let name = names.get(&entry.key.id).map_or("", |name| name);
         let players = (entry.rank, page.total_players);
-        let entry = RankingEntry::new(page.board.board, players, entry.key, name, entry.metadata.clone());
+        let entry = RankingEntry::new(page.board, players, entry.key, name, entry.metadata.clone());
+        let subscores = entry.subscores.clone().unwrap_or_default();
         match format {
             Format::Ndjson => {
                 let line = serde_json::json!({
@@ -285,7 +286,7 @@ async fn write_page(state: &AppState, page: &Page, format: Format, out: &mut Str
                     "user_id": entry.user.id,
                     "display_name": entry.user.display_name,
                     "score": entry.score,
-                    "subscores": [],
+                    "subscores": subscores,
                     "achieved_at": entry.achieved_at,
                     "metadata": entry.metadata,
                 });
@@ -298,7 +299,7 @@ async fn write_page(state: &AppState, page: &Page, format: Format, out: &mut Str
                     entry.user.id.to_string(),
                     entry.user.display_name.clone(),
                     entry.score.to_string(),
-                    "[]".to_owned(),
+                    serde_json::to_string(&subscores).map_err(ApiError::internal)?,
                     entry.achieved_at.map(|at| at.to_rfc3339()).unwrap_or_default(),
                     entry.metadata.map(|m| m.0.to_string()).unwrap_or_default(),
                 ];

@@ -264,7 +264,7 @@ fn ranked(members: &[CohortMember]) -> Vec<(&CohortMember, i64, BoardKey)> {
     let shown: Vec<(&CohortMember, BoardKey, i64)> = members
         .iter()
         .filter_map(|member| {
-            let key = BoardKey { score: member.score?, at: member.achieved_at?.millis(), id: member.user_id };
+            let key = BoardKey::of(member.score?, member.achieved_at?.millis(), member.user_id);
             Some((member, key, member.rank_score?))
         })
         .collect();
@@ -289,7 +289,7 @@ async fn cohort_entries(
             let name = names.get(&member.user_id).map_or("", |name| name.as_ref());
             let metadata = member.metadata.as_deref().map(Arc::from);
             CohortEntry {
-                entry: RankingEntry::new(league.board.spec.board(), (rank, players), key, name, metadata),
+                entry: RankingEntry::new(league.board.spec.period(0), (rank, players), key, name, metadata),
                 zone: league.ladder.movement(tier, rank, players).zone(),
             }
         })

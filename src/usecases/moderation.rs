@@ -11,7 +11,7 @@ use crate::boards::CustomBoard;
 use crate::config::PlantedFault;
 use crate::domain::{Access, DisplayName, PostStatus, Timestamp};
 use crate::error::{ApiError, ErrorCode};
-use crate::scoring::{count_post, next_entry};
+use crate::scoring::{count_post, next_entry, Points};
 use crate::state::AppState;
 use crate::store::{AuditRecord, AuditRow, EntryRow, EntryWrite, PeriodPlayers, StoreError, UserRow};
 use crate::usecases::account_changes::{in_transaction, lock_user, publish, Changed, Failure};
@@ -191,7 +191,8 @@ pub(super) async fn recount_entry(
     let hidden = user.banned_at.is_some();
     let entry = posts.iter().fold(None, |entry, post| {
         let metadata = post.metadata.clone();
-        Some(next_entry(board, entry, owner, period, post.score, post.id, metadata, post.created_at).0)
+        let points = Points::new(post.score, &[post.subscore1, post.subscore2].map(|s| s.unwrap_or(0)));
+        Some(next_entry(board, entry, owner, period, points, post.id, metadata, post.created_at).0)
     });
     let players_added = match (&before, &entry) {
         (None, Some(_)) if !hidden => 1,
@@ -208,7 +209,7 @@ pub(super) async fn recount_entry(
             // A new place on the board: a change walks leave out.
             let changed = state.store.number_changes(conn, number, period, 1).await?;
             let entry = EntryRow { version, changed, ..entry };
-            state.store.write_entries(conn, &[EntryWrite { entry: &entry, order: board.spec.order }]).await?;
+            state.store.write_entries(conn, &[EntryWrite { entry: &entry, ranking: board.spec.ranking() }]).await?;
             if hidden && before.is_none() {
                 // Found by the model test: a held post of a banned player,
                 // accepted, made an entry the board's reads showed.
@@ -250,6 +251,8 @@ fn empty_entry(board: i64, period: i64, user_id: i64) -> EntryRow {
         period,
         user_id,
         score: 0,
+        subscore1: 0,
+        subscore2: 0,
         achieved_at: Timestamp::from_millis(0),
         post_id: 0,
         metadata: None,

@@ -15,11 +15,11 @@ use actix_web::web::Bytes;
 
 use super::boards::{resolve_period, BoardRef, ResolvedPeriod};
 use crate::cache::{CutoffKey, PageKey, PageOutcome, PageVersion, Rendered, WindowKey};
-use crate::domain::{BoardPeriod, Cursor, Percents, PeriodSelector};
+use crate::domain::{BoardKey, BoardPeriod, Cursor, Percents, PeriodSelector};
 use crate::error::{ApiError, ErrorCode};
 use crate::rank::{Page, PageRead, PageStart};
 use crate::state::AppState;
-use crate::views::{Cutoff, CutoffList, PeriodView, RankingEntry, RankingPage};
+use crate::views::{subscores_of, Cutoff, CutoffList, PeriodView, RankingEntry, RankingPage};
 
 /// Where a page request starts.
 pub enum PageRequest<'a> {
@@ -42,7 +42,7 @@ pub async fn page(
     let (resolved, start) = match start {
         PageRequest::Offset(offset) => (resolve_period(state, board, selector).await?, PageStart::Offset(offset)),
         PageRequest::Cursor(raw) => {
-            let cursor = Cursor::parse(raw, board.board(), board.order(), &state.cursor_keys)?;
+            let cursor = Cursor::parse(raw, board.board(), board.ranking(), &state.cursor_keys)?;
             if let PeriodSelector::Index(index) = selector {
                 if index != cursor.board.period {
                     return Err(ApiError::with_message(ErrorCode::InvalidCursor, "the cursor is of another period"));
@@ -208,7 +208,7 @@ pub async fn friends(
         .into_iter()
         .map(|(rank, entry)| {
             let name = names.get(&entry.key.id).map_or("", |name| name);
-            RankingEntry::new(period.board, (rank, players), entry.key, name, entry.metadata)
+            RankingEntry::new(period, (rank, players), entry.key, name, entry.metadata)
         })
         .collect();
     let page = RankingPage {
@@ -268,7 +268,7 @@ async fn read_cutoffs(
     let mut players = state.ranks.page(period, PageStart::Offset(0), 1).await?.total_players;
     let mut reads = 1;
     loop {
-        let mut at: HashMap<i64, Option<(i64, i64)>> = HashMap::new();
+        let mut at: HashMap<i64, Option<(i64, BoardKey)>> = HashMap::new();
         let mut moved = None;
         for percent in percents.as_slice() {
             let position = percent.position_in(players);
@@ -276,7 +276,7 @@ async fn read_cutoffs(
                 continue;
             }
             let page = state.ranks.page(period, PageStart::Offset(position - 1), 1).await?;
-            at.insert(position, page.entries.first().map(|entry| (entry.rank, entry.key.score)));
+            at.insert(position, page.entries.first().map(|entry| (entry.rank, entry.key)));
             if page.total_players != players {
                 moved = Some(page.total_players);
             }
@@ -296,8 +296,8 @@ async fn read_cutoffs(
                     percent: *percent,
                     position,
                     rank: entry.map(|(rank, _)| rank),
-                    score: entry.map(|(_, score)| score),
-                    subscores: None,
+                    score: entry.map(|(_, key)| key.score),
+                    subscores: entry.and_then(|(_, key)| subscores_of(period.ranking, &key.subscores)),
                 }
             })
             .collect();

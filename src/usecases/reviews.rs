@@ -37,6 +37,7 @@ fn post_view(hold: &HeldRow) -> BoardScoreView {
     BoardScoreView {
         id: hold.post_id,
         score: hold.score,
+        subscores: Some(hold.subscores()).filter(|subscores| !subscores.is_empty()),
         created_at: hold.created_at,
         metadata: hold.metadata.as_deref().map(|text| Metadata(Arc::from(text))),
         status: PostStatus::from_stored(&hold.status).as_str(),

@@ -99,7 +99,7 @@ async fn board_grants(
         let keys = state.store.standing_keys_after(tx, closed.board, closed.period, after, CHUNK).await?;
         for key in &keys {
             let rank = match previous {
-                Some((before, rank)) if before.rank_score == key.rank_score => rank,
+                Some((before, rank)) if before.ties(key) => rank,
                 _ => position + 1,
             };
             if rank > last_rank {

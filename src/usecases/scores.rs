@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 
 use crate::boards::{Feeds, PostRules};
-use crate::domain::{Board, IdempotencyKey, Metadata, Score, Writers};
+use crate::domain::{Board, IdempotencyKey, Metadata, Score, Subscore, Writers};
 use crate::error::{ApiError, ErrorCode};
 use crate::limits::Limit;
 use crate::scoring::{self, Post, Posted, Poster, Target};
@@ -79,9 +79,11 @@ pub async fn post(
     let rules = builtin_rules(state);
     author.may_write(rules)?;
     let (user_id, by) = author.poster(body)?;
+    // The built-in boards have no subscores (and feed only boards without them).
+    let subscores = Subscore::parse_values(body.get("subscores"), &[])?;
     let metadata = Metadata::parse(body.get("metadata"))?;
     let min_interval_ms = rules.min_interval_ms;
-    let post = Post { user_id, by, score, target: Target::Builtin, metadata, key, min_interval_ms };
+    let post = Post { user_id, by, score, subscores, target: Target::Builtin, metadata, key, min_interval_ms };
     submit(state, author, post).await
 }
 

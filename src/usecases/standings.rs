@@ -56,7 +56,7 @@ pub(crate) async fn settle_in_chunks(
             store.standing_keys_after(&mut conn, board, period, last.map(|(key, _)| key), chunk as i64).await?
         };
         let Some(&final_key) = keys.last() else { break };
-        let tie = last.map(|(key, rank)| (key.rank_score, rank));
+        let tie = last.map(|(key, rank)| (key.ranked(), rank));
         store.write_standings(board, period, last.map(|(key, _)| key), final_key, position, tie).await?;
         let final_rank = rank_of_last(&keys, position, tie);
         position += keys.len() as i64;
@@ -70,11 +70,11 @@ pub(crate) async fn settle_in_chunks(
 }
 
 /// The competition rank of the last of `keys`, a run of the board from
-/// `first_position` whose entry before had (rank score, rank) `tie`.
-fn rank_of_last(keys: &[StandingKey], first_position: i64, tie: Option<(i64, i64)>) -> i64 {
+/// `first_position` whose entry before had (ranked values, rank) `tie`.
+fn rank_of_last(keys: &[StandingKey], first_position: i64, tie: Option<([i64; 3], i64)>) -> i64 {
     let Some(last) = keys.last() else { return tie.map_or(0, |(_, rank)| rank) };
-    match keys.iter().position(|key| key.rank_score == last.rank_score) {
-        Some(0) if tie.is_some_and(|(score, _)| score == last.rank_score) => tie.map_or(0, |(_, rank)| rank),
+    match keys.iter().position(|key| key.ties(last)) {
+        Some(0) if tie.is_some_and(|(ranked, _)| ranked == last.ranked()) => tie.map_or(0, |(_, rank)| rank),
         Some(index) => first_position + index as i64 + 1,
         None => 0,
     }
@@ -85,16 +85,18 @@ mod tests {
     use super::*;
 
     fn key(user_id: i64, rank_score: i64) -> StandingKey {
-        StandingKey { user_id, rank_score, achieved_at: 0 }
+        StandingKey { user_id, rank_score, rank_sub1: 0, rank_sub2: 0, achieved_at: 0 }
     }
 
     #[test]
     fn the_last_of_a_run_ranks_with_its_ties() {
         let run = [key(1, -10), key(2, -9), key(3, -9)];
         assert_eq!(rank_of_last(&run, 0, None), 2, "two tied second");
-        assert_eq!(rank_of_last(&run, 100, Some((-11, 100))), 102);
+        assert_eq!(rank_of_last(&run, 100, Some(([-11, 0, 0], 100))), 102);
         let tied = [key(4, -9), key(5, -9)];
-        assert_eq!(rank_of_last(&tied, 3, Some((-9, 2))), 2, "tied with the entry before the run");
-        assert_eq!(rank_of_last(&tied, 3, Some((-10, 1))), 4);
+        assert_eq!(rank_of_last(&tied, 3, Some(([-9, 0, 0], 2))), 2, "tied with the entry before the run");
+        assert_eq!(rank_of_last(&tied, 3, Some(([-10, 0, 0], 1))), 4);
+        let apart = [StandingKey { rank_sub1: 1, ..key(6, -9) }];
+        assert_eq!(rank_of_last(&apart, 5, Some(([-9, 0, 0], 2))), 6, "a worse subscore is no tie");
     }
 }

@@ -80,18 +80,19 @@ async fn feeds_are_validated_and_shown(backend: Backend) {
     assert_eq!(created["feeds"], json!(["t1", "t2"]));
     let (_, plain) = app.get_json("/api/boards/t3").await;
     assert_eq!(plain["feeds"], json!([]));
-    // The v4 fields not built yet show their defaults, and a board that
-    // sets them is refused rather than made without them.
+    // The v4 fields not built yet (partitions) show their defaults, and a
+    // board that sets them is refused rather than made without them.
     assert_eq!(plain["subscores"], json!([]));
     assert_eq!(plain["rewards"], json!([]));
     assert_eq!(plain["max_partitions"], 1000);
     assert!(plain["partition_by"].is_null() && plain["partition_values"].is_null(), "{plain}");
-    for (field, value) in [
-        ("subscores", json!([{"name": "time", "order": "asc"}])),
-        ("partition_by", json!("country")),
-        ("max_partitions", json!(10)),
-        ("partition_values", json!(["FR"])),
-    ] {
+    let (status, body) = app
+        .admin(Method::PATCH, "/api/admin/boards/t3", Some(&json!({"subscores": [{"name": "t", "order": "asc"}]})))
+        .await;
+    assert_error(status, &body, 422, "invalid_subscores");
+    for (field, value) in
+        [("partition_by", json!("country")), ("max_partitions", json!(10)), ("partition_values", json!(["FR"]))]
+    {
         let (status, body) =
             app.admin(Method::POST, "/api/admin/boards", Some(&board("later", json!({field: value})))).await;
         assert_error(status, &body, 422, &format!("invalid_{field}"));

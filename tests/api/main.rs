@@ -42,6 +42,7 @@ mod scores;
 mod security;
 mod slow_clients;
 mod standings;
+mod subscores;
 mod tls;
 mod tournaments;
 mod users;

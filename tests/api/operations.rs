@@ -372,7 +372,7 @@ async fn board_reads_have_a_pool_of_their_own_and_a_statement_time_limit() {
 #[actix_web::test]
 #[cfg_attr(not(hiscore_test_mysql), ignore = "set TEST_MYSQL_URL")]
 async fn the_writers_ranks_never_wait_for_the_board_read_pool() {
-    use hiscore::domain::{Board, BoardPeriod, Order};
+    use hiscore::domain::{Board, BoardKey, BoardPeriod, Order, Ranking};
     use hiscore::store::{Migrations, Store, StoreError};
     let db = TestDatabase::new(&Backend::mariadb()).await;
     let counter = prometheus::IntCounter::new("statements", "statements").unwrap();
@@ -384,13 +384,13 @@ async fn the_writers_ranks_never_wait_for_the_board_read_pool() {
         hiscore::background::Background::default(),
     );
     // A period no live source holds: the database answers for it.
-    let ended = BoardPeriod { board: Board::Custom(999), order: Order::Desc, period: 0 };
+    let ended = BoardPeriod { board: Board::Custom(999), ranking: Ranking::by_score(Order::Desc), period: 0 };
     let reads = store.for_board_reads();
     let _held = [reads.conn().await.unwrap(), reads.conn().await.unwrap()];
-    let anonymous = engine.ranks_of_scores(&[(ended, 5)]).await;
+    let anonymous = engine.ranks_of_keys(&[(ended, BoardKey::of(5, 0, 1))]).await;
     assert!(matches!(anonymous, Err(StoreError::Unavailable(_))), "{anonymous:?}");
     let mut writer = store.begin_write().await.unwrap();
-    let on_writer = engine.ranks_of_scores_on(&mut writer, &[(ended, 5)]).await.unwrap();
+    let on_writer = engine.ranks_of_keys_on(&mut writer, &[(ended, BoardKey::of(5, 0, 1))]).await.unwrap();
     assert_eq!(on_writer, [hiscore::rank::ScoreRank { rank: 1, players: 0 }]);
     // Ended now: an open transaction would hold the test database's drop.
     writer.rollback().await.unwrap();

@@ -5,8 +5,13 @@
 --       (1 on `latest` boards), the entry's change number (the database's),
 --       then per board: member ('' takes the player off the board), metadata
 --       ('' for none)
--- An entries value is 'member version metadata', or '- version' for a
--- player taken off (a tombstone: older updates arriving late lose to it).
+-- An entries value is 'member stamp metadata', or '- stamp' for a player
+-- taken off (a tombstone: older updates arriving late lose to it). A stamp
+-- is 'change number:version', and a later stamp is a later change number,
+-- else a higher version: a removed entry's tombstone keeps its change
+-- number, and the entry the player's next post makes starts again at
+-- version 1 with a later one, which a version alone would refuse. (A bare
+-- version, as values written before stamps read, is change number 0.)
 -- Every change moves the sequence (a replay too), so that a page stamped
 -- with it (see SLICE) is never served after its board changed. A tracked
 -- board notes each entry's change number, and how far the numbers it has
@@ -49,22 +54,25 @@ for i = 1, boards do
   local old = redis.call('HGET', entries, id)
   local newer = true
   if old then
-    local old_member, old_version = string.match(old, '^(%S+) (%d+)')
-    if tonumber(old_version) >= version then
+    local old_member, first, second = string.match(old, '^(%S+) (%d+):?(%d*)')
+    local old_number, old_version = 0, tonumber(first)
+    if second ~= '' then old_number, old_version = tonumber(first), tonumber(second) end
+    if old_number > number or (old_number == number and old_version >= version) then
       newer = false
     elseif old_member ~= '-' then
       redis.call('ZREM', set, old_member)
     end
   end
   if newer then
+    local stamp = number .. ':' .. version
     if ARGV[3] ~= '1' then redis.call('INCR', KEYS[2]) end
     if member == '' then
       -- off the board: a tombstone keeps the version
-      redis.call('HSET', entries, id, '- ' .. version)
+      redis.call('HSET', entries, id, '- ' .. stamp)
       if ARGV[7] == '1' then redis.call('HDEL', changed, id) end
     else
       redis.call('ZADD', set, 0, member)
-      redis.call('HSET', entries, id, member .. ' ' .. version .. ' ' .. metadata)
+      redis.call('HSET', entries, id, member .. ' ' .. stamp .. ' ' .. metadata)
       if ARGV[7] == '1' then redis.call('HSET', changed, id, ARGV[8]) end
     end
     if ARGV[6] ~= '0' then

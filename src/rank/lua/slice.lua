@@ -1,6 +1,7 @@
 -- KEYS: set, entries, ready, the group's change sequence, the group's epoch,
 --       change numbers, changes applied
--- ARGV: mode (offset | after | around), offset / member / id, count, score digits, radius, period,
+-- ARGV: mode (offset | after | around), offset / member / id, count, ranked digits (those of
+--       the score and subscores, at the front of a member), radius, period,
 --       with metadata (1/0), the stamp of a copy the caller holds ('' for none),
 --       the change count where the caller's walk began ('' for none), scan limit
 -- The stamp (epoch:sequence) names the group's state: while it holds, the
@@ -44,7 +45,7 @@ if walked then
     local batch = redis.call('ZRANGE', KEYS[1], at, math.min(last, at + count) - 1)
     for i, member in ipairs(batch) do
       if #members < count then
-        local id = tostring(tonumber(string.sub(member, 29, 40), 16))
+        local id = tostring(tonumber(string.sub(member, -12), 16))
         local changed = tonumber(redis.call('HGET', KEYS[6], id) or '0')
         if changed <= since then
           table.insert(members, member)

@@ -13,7 +13,8 @@ use crate::boards::{
     SCORE_LIMIT,
 };
 use crate::domain::{
-    BandMatch, Board, BoardId, BoardName, Hundredths, Operator, Order, RewardBand, Rewards, Timestamp, Writers,
+    BandMatch, Board, BoardId, BoardName, Hundredths, Operator, Order, RewardBand, Rewards, Subscore, Timestamp,
+    Writers,
 };
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
@@ -37,6 +38,7 @@ struct Definition {
     rules: PostRules,
     tournament: Tournament,
     rewards: Rewards,
+    subscores: Vec<Subscore>,
 }
 
 /// The most entrants a period may take, and attempts a player may make.
@@ -123,14 +125,16 @@ enum Feeder {
 }
 
 /// The `feeds` a body sets for `feeder` (left out: `current`): ids of
-/// custom boards, none a league, the board itself, a duplicate, or a
-/// board with feeds of its own, at most [`MAX_FEEDS`]; a board that
-/// another board feeds has none (one level: a fed post feeds nothing),
-/// and `best` and `total` together feed at most [`MAX_FEEDS`].
+/// custom boards, none a league, the board itself, a duplicate, a board
+/// with feeds of its own, or a board whose subscores are neither none nor
+/// the feeder's (`subscores`: same count and orders), at most
+/// [`MAX_FEEDS`]; a board that another board feeds has none (one level: a
+/// fed post feeds nothing), and `best` and `total` together feed at most
+/// [`MAX_FEEDS`].
 fn amended_feeds(
     state: &AppState,
     body: &Map<String, Value>,
-    feeder: Feeder,
+    (feeder, subscores): (Feeder, &[Subscore]),
     current: Feeds,
 ) -> Result<Feeds, ApiError> {
     let Some(raw) = body.get("feeds") else { return Ok(current) };
@@ -153,6 +157,10 @@ fn amended_feeds(
         }
         if !target.spec.rules.feeds.numbers().is_empty() {
             return Err(invalid(format!("`{id}` feeds boards of its own: a fed post feeds nothing further")));
+        }
+        let orders = |list: &[Subscore]| list.iter().map(|subscore| subscore.order).collect::<Vec<_>>();
+        if !target.spec.subscores.is_empty() && orders(&target.spec.subscores) != orders(subscores) {
+            return Err(invalid(format!("`{id}` ranks by other subscores than this board")));
         }
         numbers.push(number);
     }
@@ -231,8 +239,7 @@ type UnbuiltField = (&'static str, fn(&Value) -> bool, ErrorCode);
 /// The v4 board fields this version does not build yet, with the value
 /// each may take meanwhile (its default) and the code that refuses any
 /// other: a board is never created without what it asked for.
-const NOT_YET: [UnbuiltField; 4] = [
-    ("subscores", |v| v.is_null() || v.as_array().is_some_and(Vec::is_empty), ErrorCode::InvalidSubscores),
+const NOT_YET: [UnbuiltField; 3] = [
     ("partition_by", Value::is_null, ErrorCode::InvalidPartitionBy),
     ("max_partitions", Value::is_null, ErrorCode::InvalidMaxPartitions),
     ("partition_values", Value::is_null, ErrorCode::InvalidPartitionValues),
@@ -317,6 +324,10 @@ fn definition(body: &Map<String, Value>) -> Result<Definition, ApiError> {
     let rules = amended_rules(body, PostRules::default())?;
     let tournament = amended_tournament(body, Tournament::default())?;
     let rewards = Rewards::parse(body.get("rewards"))?;
+    let subscores = Subscore::parse_list(body.get("subscores"))?;
+    if operator == Operator::Total && !subscores.is_empty() {
+        return Err(ApiError::with_message(ErrorCode::InvalidSubscores, "a `total` board has no subscores"));
+    }
     Ok(Definition {
         id,
         name,
@@ -330,6 +341,7 @@ fn definition(body: &Map<String, Value>) -> Result<Definition, ApiError> {
         rules,
         tournament,
         rewards,
+        subscores,
     })
 }
 
@@ -376,7 +388,8 @@ fn tournament_of(row: &TournamentRow) -> Tournament {
 /// A board as stored, with the changes to its tournament's fields and its
 /// reward bands.
 fn spec_of(row: BoardRow, changes: &[TermsRow], rewards: Rewards) -> Result<BoardSpec, ApiError> {
-    let corrupt = |what: &str| ApiError::internal(anyhow::anyhow!("board {}: bad {what} in the catalog", row.id));
+    let board_id = row.id.clone();
+    let corrupt = |what: &str| ApiError::internal(anyhow::anyhow!("board {board_id}: bad {what} in the catalog"));
     let order = match row.sort_order.as_str() {
         "asc" => Order::Asc,
         "desc" => Order::Desc,
@@ -403,6 +416,7 @@ fn spec_of(row: BoardRow, changes: &[TermsRow], rewards: Rewards) -> Result<Boar
         ),
         league: row.league != 0,
         rewards,
+        subscores: serde_json::from_str(&row.subscores).map_err(|_| corrupt("subscores"))?,
     })
 }
 
@@ -449,7 +463,8 @@ pub async fn reload_catalog(state: &AppState) -> Result<(), ApiError> {
 /// Creates a custom board.
 pub async fn create(state: &AppState, actor: &Actor, body: &Map<String, Value>) -> Result<BoardView, ApiError> {
     let mut definition = definition(body)?;
-    definition.rules.feeds = amended_feeds(state, body, Feeder::Custom(0), Feeds::default())?;
+    let feeder = (Feeder::Custom(0), definition.subscores.as_slice());
+    definition.rules.feeds = amended_feeds(state, body, feeder, Feeds::default())?;
     let board = insert(state, actor, &definition, None).await?;
     Ok(BoardView::custom(&board.spec, board.period_at(Timestamp::now()), Some(0), feed_ids(state, board.spec.rules)))
 }
@@ -490,6 +505,7 @@ async fn insert(
     let created_at = Timestamp::now();
     let rules_row = row_of(definition.rules);
     let band_rows = band_rows(0, &definition.rewards);
+    let subscores_json = serde_json::to_string(&definition.subscores).map_err(ApiError::internal)?;
     let new = NewBoard {
         id: definition.id.as_str(),
         name: definition.name.as_str(),
@@ -509,6 +525,7 @@ async fn insert(
         ends_at: definition.tournament.ends_at,
         league,
         rewards: &band_rows,
+        subscores: &subscores_json,
     };
     let spec = BoardSpec {
         number: 0,
@@ -526,6 +543,7 @@ async fn insert(
         terms: Terms::new(definition.tournament, Vec::new()),
         league: league.is_some(),
         rewards: definition.rewards.clone(),
+        subscores: definition.subscores.clone(),
     };
     let first = Period { index: 0, start: created_at, end: None };
     let first_end = CustomBoard::new(spec.clone(), first)?.period_at(created_at).end;
@@ -573,7 +591,8 @@ pub async fn update(
         raw => BoardName::parse(raw)?.as_str().to_owned(),
     };
     let mut rules = amended_rules(body, board.spec.rules)?;
-    rules.feeds = amended_feeds(state, body, Feeder::Custom(board.spec.number), rules.feeds)?;
+    let feeder = (Feeder::Custom(board.spec.number), board.spec.subscores.as_slice());
+    rules.feeds = amended_feeds(state, body, feeder, rules.feeds)?;
     let change = terms_change(&board, body, Timestamp::now())?;
     let terms = match &change {
         Some(change) => board.spec.terms.with_change(change.row.from_period, tournament_of(&change.row.fields)),
@@ -659,7 +678,7 @@ async fn update_builtin(
         return Err(ErrorCode::BuiltinBoard.into());
     }
     let mut rules = amended_rules(body, state.boards.builtin_rules(board))?;
-    rules.feeds = amended_feeds(state, body, Feeder::Builtin(board), rules.feeds)?;
+    rules.feeds = amended_feeds(state, body, (Feeder::Builtin(board), &[]), rules.feeds)?;
     let id = board.to_string();
     let row = BuiltinRulesRow { board: id.clone(), rules: row_of(rules) };
     audited(state, actor, "update_board", async |conn| {

@@ -17,7 +17,7 @@ pub(in crate::usecases) use self::purges::{purge_deleted_boards, purge_expired};
 use std::sync::Arc;
 
 use crate::boards::{CustomBoard, Period};
-use crate::domain::{Board, BoardId, BoardPeriod, Order, PeriodSelector, Timestamp};
+use crate::domain::{Board, BoardId, BoardPeriod, Order, PeriodSelector, Ranking, Timestamp};
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
 use crate::views::PeriodView;
@@ -45,10 +45,11 @@ impl BoardRef {
         }
     }
 
-    pub fn order(&self) -> Order {
+    /// How the board orders its entries.
+    pub fn ranking(&self) -> Ranking {
         match self {
-            Self::Builtin(_) => Order::Desc,
-            Self::Custom(custom) => custom.spec.order,
+            Self::Builtin(_) => Ranking::by_score(Order::Desc),
+            Self::Custom(custom) => custom.spec.ranking(),
         }
     }
 }

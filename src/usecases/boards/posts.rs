@@ -7,14 +7,18 @@ use serde_json::{Map, Value};
 
 use super::resolve_custom;
 use crate::boards::{CustomBoard, Period};
-use crate::domain::{BoardPeriod, Hundredths, IdempotencyKey, Metadata, PostStatus, Score, Timestamp};
+use crate::domain::{
+    BoardKey, BoardPeriod, Hundredths, IdempotencyKey, Metadata, PostStatus, Score, Subscore, Timestamp,
+};
 use crate::error::{ApiError, ErrorCode};
 use crate::rank::ScoreRank;
 use crate::scoring::{Post, Posted, Target};
 use crate::state::AppState;
 use crate::store::BoardScoreRow;
 use crate::usecases::scores::{self, Author};
-use crate::views::{BoardHistory, BoardHistoryItem, Metadata as MetadataView, PeriodView, UserBoardEntry, UserBoards};
+use crate::views::{
+    subscores_of, BoardHistory, BoardHistoryItem, Metadata as MetadataView, PeriodView, UserBoardEntry, UserBoards,
+};
 
 /// Posts a score to a custom board (the built-ins take theirs at `/api/scores`).
 pub async fn post(
@@ -39,10 +43,12 @@ pub async fn post_to(
     author.may_write(board.spec.rules)?;
     let (user_id, by) = author.poster(body)?;
     let score = Score::parse_in(body.get("score"), board.spec.min_score, board.spec.max_score)?;
+    let subscores = Subscore::parse_values(body.get("subscores"), &board.spec.subscores)?;
     let metadata = Metadata::parse(body.get("metadata"))?;
     let min_interval_ms = board.spec.rules.min_interval_ms;
     let target = Target::Custom { board };
-    scores::submit(state, author, Post { user_id, by, score, target, metadata, key, min_interval_ms }).await
+    let post = Post { user_id, by, score, subscores, target, metadata, key, min_interval_ms };
+    scores::submit(state, author, post).await
 }
 
 /// A player's posts to a custom board, newest first.
@@ -90,6 +96,7 @@ fn history_item(row: BoardScoreRow, period: PeriodView) -> BoardHistoryItem {
     BoardHistoryItem {
         id: row.id,
         score: row.score,
+        subscores: Some(row.subscores()).filter(|subscores| !subscores.is_empty()),
         created_at: row.created_at,
         metadata: row.metadata.map(|text| MetadataView(Arc::from(text))),
         status: PostStatus::from_stored(&row.status).as_str(),
@@ -114,6 +121,7 @@ pub async fn user_boards(state: &AppState, user_id: i64) -> Result<UserBoards, A
                 rank,
                 top_percent: Hundredths::top(rank, players),
                 score,
+                subscores: None,
                 achieved_at,
                 metadata: None,
             });
@@ -134,9 +142,9 @@ pub async fn user_boards(state: &AppState, user_id: i64) -> Result<UserBoards, A
         }
     }
     custom.sort_by(|a, b| a.0.spec.id.cmp(&b.0.spec.id));
-    let scores: Vec<(BoardPeriod, i64)> =
-        custom.iter().map(|(board, period, entry)| (board.spec.period(period.index), entry.score)).collect();
-    let board_ranks = state.ranks.ranks_of_scores(&scores).await?;
+    let keys: Vec<(BoardPeriod, BoardKey)> =
+        custom.iter().map(|(board, period, entry)| (board.spec.period(period.index), entry.key())).collect();
+    let board_ranks = state.ranks.ranks_of_keys(&keys).await?;
     for ((board, period, entry), ScoreRank { rank, players }) in custom.into_iter().zip(board_ranks) {
         entries.push(UserBoardEntry {
             board: board.spec.id.clone(),
@@ -144,6 +152,7 @@ pub async fn user_boards(state: &AppState, user_id: i64) -> Result<UserBoards, A
             rank,
             top_percent: Hundredths::top(rank, players),
             score: entry.score,
+            subscores: subscores_of(board.spec.ranking(), &entry.subscores()),
             achieved_at: Some(entry.achieved_at),
             metadata: entry.metadata.map(|text| MetadataView(Arc::from(text))),
         });
