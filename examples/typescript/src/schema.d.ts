@@ -1044,6 +1044,8 @@ export interface components {
              * @example accepted
              */
             status: string;
+            /** @description The post's subscores, on a board with them (v4; absent otherwise). */
+            subscores?: number[] | null;
             /**
              * @description A fed post: the board of the post that fed it (`best` for
              *     `/api/scores`); null for a direct post.
@@ -1126,6 +1128,14 @@ export interface components {
              */
             rewards?: components["schemas"]["RewardBand"][] | null;
             /**
+             * @description Up to 2 tie-breakers after the score (v4; set at creation only;
+             *     not on `total`): entries order by score, then each subscore in its
+             *     own order, then `achieved_at`, then user id, and share a rank only
+             *     when equal on the score and every subscore. Posts must then carry
+             *     that many `subscores`. 422 `invalid_subscores` otherwise. Default `[]`.
+             */
+            subscores?: components["schemas"]["SubscoreRequest"][] | null;
+            /**
              * @description An IANA time zone, default `UTC`.
              * @example Europe/Paris
              */
@@ -1145,6 +1155,12 @@ export interface components {
              * @example 83250
              */
             score: number;
+            /**
+             * @description On a board with subscores (v4), exactly that many integers in
+             *     0..2^53-1, in the board's order of them; on a board without, none.
+             *     422 `invalid_subscores` otherwise.
+             */
+            subscores?: number[] | null;
             /**
              * Format: int64
              * @description With a server key only: the player the post is for.
@@ -1181,6 +1197,8 @@ export interface components {
              * @example accepted
              */
             status: string;
+            /** @description The post's subscores, on a board with them (v4; absent otherwise). */
+            subscores?: number[] | null;
         };
         /** @description `GET /api/boards/{id}/me`: the player on a board, in the period in force. */
         BoardStanding: {
@@ -1256,6 +1274,11 @@ export interface components {
             reset: string | null;
             /** @description Reward bands granted when a period closes (v4; `[]` on `best` and `total`). */
             rewards: components["schemas"]["RewardBand"][];
+            /**
+             * @description Tie-breakers after the score, each in its own order (set at
+             *     creation; `[]` on boards without them and on `best`/`total`).
+             */
+            subscores: components["schemas"]["SubscoreView"][];
             /** @example UTC */
             timezone: string;
             /**
@@ -1769,6 +1792,8 @@ export interface components {
             rank: number;
             /** Format: int64 */
             score: number;
+            /** @description The entry's subscores, on a board with them (v4; absent otherwise). */
+            subscores?: number[] | null;
             /**
              * @description `ceil(10000 × rank ÷ players)` hundredths: the share of the
              *     population the rank is taken in (the board, period and partition;
@@ -1968,6 +1993,26 @@ export interface components {
             /** @description `ok` (live) or `ready`. */
             status: string;
         };
+        /** @description A board's tie-breaker (v4). */
+        SubscoreRequest: {
+            /**
+             * @description 1..32 characters of `[a-z0-9_]`, distinct on the board.
+             * @example time_ms
+             */
+            name: string;
+            /** @example asc */
+            order: string;
+        };
+        /** @description A board's tie-breaker. */
+        SubscoreView: {
+            /**
+             * @description 1..32 characters of `[a-z0-9_]`.
+             * @example time_ms
+             */
+            name: string;
+            /** @example asc */
+            order: string;
+        };
         TierName: string;
         /** @description A league's tier. */
         TierRef: {
@@ -2046,7 +2091,7 @@ export interface components {
         };
         /**
          * @description The v4 board fields this version shows at their defaults only:
-         *     subscores and partitions are not built yet.
+         *     partitions are not built yet.
          */
         UnbuiltFields: {
             /**
@@ -2058,8 +2103,6 @@ export interface components {
             partition_by: string | null;
             /** @description The partition values allowed (not built yet: always null). */
             partition_values: string[] | null;
-            /** @description Tie-breakers (not built yet: always `[]`). */
-            subscores: Record<string, never>[];
         };
         /**
          * @description `PATCH /api/admin/boards/{board}`: the fields to change; a field left
@@ -2116,6 +2159,8 @@ export interface components {
             rank: number;
             /** Format: int64 */
             score: number;
+            /** @description The entry's subscores, on a board with them (v4; absent otherwise). */
+            subscores?: number[] | null;
             /** @description As on a ranking entry, among the board's entries in the period. */
             top_percent: components["schemas"]["Hundredths"];
         };
@@ -6130,7 +6175,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `invalid_score`, `invalid_metadata`, `invalid_user_id`, `idempotency_key_reused` */
+            /** @description `invalid_score`, `invalid_subscores`, `invalid_metadata`, `invalid_user_id`, `idempotency_key_reused` */
             422: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -6591,7 +6636,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `invalid_score`, `invalid_metadata`, `invalid_user_id`, `idempotency_key_reused` */
+            /** @description `invalid_score`, `invalid_subscores`, `invalid_metadata`, `invalid_user_id`, `idempotency_key_reused` */
             422: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -7958,7 +8003,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `invalid_score`, `invalid_metadata`, `invalid_user_id`, `idempotency_key_reused` */
+            /** @description `invalid_score`, `invalid_subscores`, `invalid_metadata`, `invalid_user_id`, `idempotency_key_reused` */
             422: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
