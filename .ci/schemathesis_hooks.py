@@ -240,6 +240,12 @@ def repair(path, method, body):
             body["min_score"], body["max_score"] = high, low
         if body.get("operator") == "total":
             body["order"] = "desc"
+            body.pop("subscores", None)
+        if isinstance(body.get("subscores"), list):
+            # Distinct names (a rule across items).
+            for n, subscore in enumerate(body["subscores"]):
+                if isinstance(subscore, dict) and isinstance(subscore.get("name"), str):
+                    subscore["name"] = f"s{n}_{subscore['name']}"[:32]
         for field in ("starts_at", "ends_at"):
             if isinstance(body.get(field), str):
                 body[field] = None
@@ -262,6 +268,10 @@ def repair(path, method, body):
         for field in ("promote", "demote"):
             if isinstance(body.get(field), int):
                 body[field] = min(body[field], body["cohort_size"])
+    if path in POSTS:
+        # A post carries as many subscores as its board has: the run's
+        # boards and leagues have none (no schema can tie the two).
+        body.pop("subscores", None)
     if path == "/api/admin/webhooks" and isinstance(body.get("url"), str):
         body["url"] = FIXTURE["webhook_url"]
 
