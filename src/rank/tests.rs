@@ -648,6 +648,11 @@ impl Everywhere {
 
     /// A post: the entry's new key, under the period's next change number.
     async fn post(&mut self, id: i64, score: i64, at: i64) {
+        self.post_with_subscores(id, score, [0; 2], at).await;
+    }
+
+    /// A post on a board with subscores.
+    async fn post_with_subscores(&mut self, id: i64, score: i64, subscores: [i64; 2], at: i64) {
         if self.erased.contains(&id) {
             return;
         }
@@ -656,7 +661,7 @@ impl Everywhere {
         let listed = self.entries.get(&id).is_none_or(|entry| entry.listed);
         let change = EntryChange {
             board: self.board,
-            key: BoardKey::of(score, at, id),
+            key: BoardKey { subscores, ..BoardKey::of(score, at, id) },
             version,
             listed,
             metadata: None,
@@ -716,13 +721,11 @@ impl Everywhere {
         }
     }
 
-    /// The competition rank of `score` now: 1 + entries with a strictly better one.
-    fn rank_of(&self, score: i64) -> i64 {
-        let better = |other: i64| match self.board.ranking.score {
-            crate::domain::Order::Desc => other > score,
-            crate::domain::Order::Asc => other < score,
-        };
-        1 + self.entries.values().filter(|entry| entry.listed && better(entry.key.score)).count() as i64
+    /// The competition rank of `key` now: 1 + entries strictly better by score and subscores.
+    fn rank_of_key(&self, key: &BoardKey) -> i64 {
+        let ranking = self.board.ranking;
+        let better = |other: &BoardKey| ranking.better((other.score, other.subscores), (key.score, key.subscores));
+        1 + self.entries.values().filter(|entry| entry.listed && better(&entry.key)).count() as i64
     }
 
     async fn forget(self) {
@@ -911,18 +914,25 @@ async fn a_walk_through_many_changed_entries_stops_and_goes_on() {
 async fn walks_show_nobody_twice_and_skip_nobody_unchanged_whichever_source_answers() {
     for seed in 0..24_u64 {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        let order = if seed % 3 == 0 { crate::domain::Order::Asc } else { crate::domain::Order::Desc };
+        use crate::domain::{Order, Ranking};
+        let order = if seed % 3 == 0 { Order::Asc } else { Order::Desc };
         let sums = seed % 2 == 1; // a `total` board: posts add, some negative
-        let board = BoardPeriod {
-            board: Board::Custom(30 + seed as i64),
-            ranking: crate::domain::Ranking::by_score(order),
-            period: 1,
+                                  // A `latest` board with two subscores every fourth seed.
+        let subscores = seed % 4 == 2;
+        let ranking = if subscores {
+            Ranking::with_subscores(order, &[Order::Asc, Order::Desc])
+        } else {
+            Ranking::by_score(order)
         };
+        let board = BoardPeriod { board: Board::Custom(30 + seed as i64), ranking, period: 1 };
         let players = rng.gen_range(3..50_i64);
         let built: Vec<EntryChange> = (1..=players)
             .map(|id| EntryChange {
                 board,
-                key: BoardKey::of(rng.gen_range(-3..6) * 10, rng.gen_range(1..4), id),
+                key: BoardKey {
+                    subscores: if subscores { [rng.gen_range(0..3), rng.gen_range(0..3)] } else { [0; 2] },
+                    ..BoardKey::of(rng.gen_range(-3..6) * 10, rng.gen_range(1..4), id)
+                },
                 version: 1,
                 listed: rng.gen_bool(0.9),
                 metadata: None,
@@ -949,7 +959,7 @@ async fn walks_show_nobody_twice_and_skip_nobody_unchanged_whichever_source_answ
                 for entry in &page.entries {
                     let context = format!("seed {seed} walk {walk_number} {source:?}");
                     assert!(!shown.contains(&entry.key.id), "{context}: player {} twice", entry.key.id);
-                    assert_eq!(entry.rank, world.rank_of(entry.key.score), "{context}: rank of {}", entry.key.id);
+                    assert_eq!(entry.rank, world.rank_of_key(&entry.key), "{context}: rank of {}", entry.key.id);
                     shown.push(entry.key.id);
                 }
                 let Some(cursor) = page.next_cursor else { break };
@@ -963,6 +973,10 @@ async fn walks_show_nobody_twice_and_skip_nobody_unchanged_whichever_source_answ
                         0 => world.set_banned(id, world.entries.get(&id).is_some_and(|entry| entry.listed)).await,
                         1 => world.erase(id).await,
                         _ if sums => world.post(id, old.unwrap_or(0) + rng.gen_range(-4..5) * 10, clock).await,
+                        _ if subscores => {
+                            let tie_breaks = [rng.gen_range(0..3), rng.gen_range(0..3)];
+                            world.post_with_subscores(id, rng.gen_range(-1..2) * 10, tie_breaks, clock).await;
+                        }
                         _ => world.post(id, rng.gen_range(-3..6) * 10, clock).await,
                     }
                 }
