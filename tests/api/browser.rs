@@ -131,6 +131,15 @@ async fn the_ranking_page_works_in_chromium_through_nginx() {
         later_period = app.post_board_score(&runners[1], "laps", 58_000).await["period"]["index"].as_i64().unwrap();
     }
 
+    // A board with tie-breakers: most kills, then least time, after the score.
+    app.create_board(&json!({"id": "arena", "name": "Arena", "subscores":
+        [{"name": "kills", "order": "desc"}, {"name": "time_ms", "order": "asc"}]}))
+        .await;
+    let (status, posted) = app
+        .post_board_score_raw(&runners[0].token, "arena", &json!({"score": 300, "subscores": [12, 95_000]}), None)
+        .await;
+    assert_eq!(status, 201, "{posted}");
+
     // nginx in front, exactly as nginx/run-local.sh runs it.
     let nginx_port = free_port();
     // A league with two players placed in one cohort (ranks 1 and 2 of 3
@@ -256,6 +265,33 @@ async fn the_ranking_page_works_in_chromium_through_nginx() {
     .await;
     assert_eq!(browser.ranks_shown().await, ranks_and_ids(&period_page), "the page shows the period as the API does");
     assert_eq!(ranks_and_ids(&period_page), [(1, runners[1].id), (2, runners[0].id)], "lowest time first");
+
+    // The board with subscores: an input per subscore, by name; a post from
+    // the page with more kills ranks first, each row shows its subscores.
+    browser.script("const p = document.getElementById('board-picker'); p.value = 'arena'; p.dispatchEvent(new Event('change'));").await;
+    browser.wait("document.querySelectorAll('#subscore-inputs input').length === 2").await;
+    browser.wait("document.querySelectorAll('#entries li').length === 1").await;
+    let names = browser
+        .script("return [...document.querySelectorAll('#subscore-inputs input')].map(i => i.dataset.subscore);")
+        .await;
+    assert_eq!(names, json!(["kills", "time_ms"]));
+    browser.type_into("score", "300").await;
+    browser
+        .script(
+            "const [k, t] = document.querySelectorAll('#subscore-inputs input'); k.value = '13'; t.value = '99000';",
+        )
+        .await;
+    browser.click("post-score").await;
+    browser.wait("document.querySelectorAll('#entries li').length === 2").await;
+    let (_, arena) = crate::helpers::json_of(reqwest::get(format!("{site}/api/rankings/arena")).await.unwrap()).await;
+    assert_eq!(arena["entries"][0]["subscores"], json!([13, 99_000]), "{arena}");
+    assert_eq!(browser.ranks_shown().await, ranks_and_ids(&arena), "the page ranks ties as the API does");
+    let shown = browser
+        .script("return [...document.querySelectorAll('#entries li .subscores')].map(s => s.textContent.replace(/[^a-z0-9_ ·]/g, ''));")
+        .await;
+    assert_eq!(shown, json!(["kills 13 · time_ms 99000", "kills 12 · time_ms 95000"]), "digit groups aside");
+    browser.script("const p = document.getElementById('board-picker'); p.value = 'best'; p.dispatchEvent(new Event('change'));").await;
+    browser.wait("document.querySelectorAll('#subscore-inputs input').length === 0").await;
 
     // The player's own account: a new display name shows on the board; a
     // new password needs the current one; deleting needs a confirmation

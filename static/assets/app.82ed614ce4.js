@@ -100,6 +100,12 @@ function entryRow(entry) {
   const name = Object.assign(document.createElement("button"), { className: "name", textContent: entry.user.display_name });
   name.addEventListener("click", () => showProfile(entry.user.id));
   const score = Object.assign(document.createElement("span"), { className: "score", textContent: entry.score.toLocaleString() });
+  // A board with tie-breakers: each subscore by its name, after the score.
+  if (entry.subscores) {
+    const names = (state.board && state.board.subscores) || [];
+    const text = entry.subscores.map((value, i) => `${names[i] ? names[i].name : "sub"} ${value.toLocaleString()}`).join(" · ");
+    score.append(" ", Object.assign(document.createElement("small"), { className: "subscores", textContent: text }));
+  }
   // The share of the board at least as good as this entry (the contract's top_percent).
   const top = Object.assign(document.createElement("span"), { className: "top", textContent: `top ${entry.top_percent}%` });
   li.append(rank, avatar(entry.user.image), name, score, top);
@@ -273,12 +279,15 @@ async function postScore(event) {
   const score = Number($("score").value);
   const board = state.board;
   const custom = board && board.id !== "best" && board.id !== "total";
+  const body = { score };
+  const subscores = [...document.querySelectorAll("#subscore-inputs input")].map((input) => Number(input.value));
+  if (custom && subscores.length > 0) body.subscores = subscores;
   // One key per score the player means to post: a retry after a network
   // error reuses it, so the score counts once.
   state.pendingKey = state.pendingKey || newKey();
   try {
     const path = custom ? `/api/boards/${board.id}/scores` : "/api/scores";
-    const result = await api("POST", path, { score }, { "Idempotency-Key": state.pendingKey });
+    const result = await api("POST", path, body, { "Idempotency-Key": state.pendingKey });
     state.pendingKey = null;
     say("account-message", "");
     if (custom) {
@@ -311,6 +320,14 @@ function selectBoard(id) {
   $("score").min = String(board.min_score);
   $("score").max = String(board.max_score);
   $("score-label").textContent = board.id === "best" || board.id === "total" ? "Score" : `Score on ${board.name}`;
+  // One input per tie-breaker of the board (v4 subscores), by its name.
+  $("subscore-inputs").replaceChildren(...(board.subscores || []).map((subscore) => {
+    const input = Object.assign(document.createElement("input"), { type: "number", step: "1", min: "0", required: true });
+    input.dataset.subscore = subscore.name;
+    const label = Object.assign(document.createElement("label"), { textContent: `${subscore.name} (${subscore.order === "asc" ? "lower wins ties" : "higher wins ties"}) ` });
+    label.append(input);
+    return label;
+  }));
   loadBoard(false);
 }
 
