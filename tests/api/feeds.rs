@@ -12,24 +12,14 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::backend_tests;
-use crate::helpers::{assert_error, spawn_app_on, Backend, Player, TestApp, TestDatabase, ADMIN};
+use crate::helpers::{
+    assert_error, board_definition, spawn_app_on, spawn_instances, Backend, Player, TestApp, TestDatabase, ADMIN,
+};
 
 backend_tests!(feeds_are_validated_and_shown, every_fed_board_matches_its_model, held_fed_posts_are_review_items_once);
 
 async fn instances(backend: &Backend, db: &TestDatabase) -> Vec<TestApp> {
-    let mut apps = vec![spawn_app_on(db, &["--admin-token", ADMIN]).await];
-    if matches!(backend, Backend::MariaDbRedis { .. }) {
-        apps.push(spawn_app_on(db, &["--admin-token", ADMIN]).await);
-    }
-    apps
-}
-
-fn board(id: &str, extra: Value) -> Value {
-    let mut definition = json!({"id": id, "name": id, "order": "desc", "operator": "best"});
-    for (field, value) in extra.as_object().unwrap() {
-        definition[field] = value.clone();
-    }
-    definition
+    spawn_instances(backend, db, 2, &["--admin-token", ADMIN]).await
 }
 
 /// Every rule of `invalid_feeds`, at creation and by `PATCH`, on custom
@@ -39,7 +29,7 @@ async fn feeds_are_validated_and_shown(backend: Backend) {
     let db = TestDatabase::new(&backend).await;
     let app = spawn_app_on(&db, &["--admin-token", ADMIN]).await;
     for id in ["t1", "t2", "t3", "t4", "t5", "t6", "t7", "t8", "t9", "t10", "t11"] {
-        app.create_board(&board(id, json!({}))).await;
+        app.create_board(&board_definition(id, json!({}))).await;
     }
     let (status, league) = app
         .admin(
@@ -73,10 +63,10 @@ async fn feeds_are_validated_and_shown(backend: Backend) {
         json!(["src"]),
     ] {
         let (status, body) =
-            app.admin(Method::POST, "/api/admin/boards", Some(&board("src", json!({"feeds": feeds})))).await;
+            app.admin(Method::POST, "/api/admin/boards", Some(&board_definition("src", json!({"feeds": feeds})))).await;
         assert_error(status, &body, 422, "invalid_feeds");
     }
-    let created = app.create_board(&board("src", json!({"feeds": ["t1", "t2"]}))).await;
+    let created = app.create_board(&board_definition("src", json!({"feeds": ["t1", "t2"]}))).await;
     assert_eq!(created["feeds"], json!(["t1", "t2"]));
     let (_, plain) = app.get_json("/api/boards/t3").await;
     assert_eq!(plain["feeds"], json!([]));
@@ -94,12 +84,12 @@ async fn feeds_are_validated_and_shown(backend: Backend) {
         [("partition_by", json!("country")), ("max_partitions", json!(10)), ("partition_values", json!(["FR"]))]
     {
         let (status, body) =
-            app.admin(Method::POST, "/api/admin/boards", Some(&board("later", json!({field: value})))).await;
+            app.admin(Method::POST, "/api/admin/boards", Some(&board_definition("later", json!({field: value})))).await;
         assert_error(status, &body, 422, &format!("invalid_{field}"));
         let (status, body) = app.admin(Method::PATCH, "/api/admin/boards/t3", Some(&json!({field: value}))).await;
         assert_error(status, &body, 422, &format!("invalid_{field}"));
     }
-    app.create_board(&board("later", json!({"subscores": [], "rewards": [], "partition_by": null}))).await;
+    app.create_board(&board_definition("later", json!({"subscores": [], "rewards": [], "partition_by": null}))).await;
     // v4: a PATCH naming a field fixed at creation is refused, not ignored.
     for (field, value) in [("order", json!("asc")), ("reset", json!("0 0 * * *")), ("max_score", json!(5))] {
         let (status, body) = app.admin(Method::PATCH, "/api/admin/boards/t3", Some(&json!({field: value}))).await;
@@ -250,10 +240,10 @@ async fn every_fed_board_matches_its_model(backend: Backend) {
     let db = TestDatabase::new(&backend).await;
     let apps = instances(&backend, &db).await;
     let app = &apps[0];
-    app.create_board(&board("fd", json!({"reset": "* * * * * *", "archive_periods": 1000}))).await;
-    app.create_board(&board("fw", json!({"max_score": 4}))).await;
-    app.create_board(&board("ft", json!({"operator": "total"}))).await;
-    app.create_board(&board("fm", json!({"feeds": ["fd", "fw"], "hold_beyond": 8}))).await;
+    app.create_board(&board_definition("fd", json!({"reset": "* * * * * *", "archive_periods": 1000}))).await;
+    app.create_board(&board_definition("fw", json!({"max_score": 4}))).await;
+    app.create_board(&board_definition("ft", json!({"operator": "total"}))).await;
+    app.create_board(&board_definition("fm", json!({"feeds": ["fd", "fw"], "hold_beyond": 8}))).await;
     let (status, body) = app.admin(Method::PATCH, "/api/admin/boards/best", Some(&json!({"feeds": ["ft"]}))).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     let mut players: Vec<Player> = Vec::new();
@@ -381,9 +371,9 @@ async fn every_fed_board_matches_its_model(backend: Backend) {
 async fn held_fed_posts_are_review_items_once(backend: Backend) {
     let db = TestDatabase::new(&backend).await;
     let app = spawn_app_on(&db, &["--admin-token", ADMIN]).await;
-    app.create_board(&board("own", json!({"hold_beyond": 5}))).await;
-    app.create_board(&board("plain", json!({"feeds": ["own"]}))).await;
-    app.create_board(&board("holding", json!({"feeds": ["own"], "hold_beyond": 5}))).await;
+    app.create_board(&board_definition("own", json!({"hold_beyond": 5}))).await;
+    app.create_board(&board_definition("plain", json!({"feeds": ["own"]}))).await;
+    app.create_board(&board_definition("holding", json!({"feeds": ["own"], "hold_beyond": 5}))).await;
     let player = app.register("heldfed").await;
 
     let (status, answer) = app.post_board_score_raw(&player.token, "plain", &json!({"score": 9}), None).await;

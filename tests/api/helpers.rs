@@ -311,6 +311,28 @@ pub fn chaos_bench(target: &str, duration: u64, seed: u64, out: &tempfile::TempD
 }
 
 /// A server with an admin token on a fresh database.
+/// The instances a test reads through: one, or `shared` of them where
+/// the backend lets instances share the boards (MariaDB + Redis), all on
+/// `db` and started with `flags`.
+pub async fn spawn_instances(backend: &Backend, db: &TestDatabase, shared: usize, flags: &[&str]) -> Vec<TestApp> {
+    let count = if matches!(backend, Backend::MariaDbRedis { .. }) { shared } else { 1 };
+    let mut apps = Vec::with_capacity(count);
+    for _ in 0..count {
+        apps.push(spawn_app_on(db, flags).await);
+    }
+    apps
+}
+
+/// A custom board's definition: `id` (also its name), `desc`, `best`, and
+/// the fields of `extra` over those.
+pub fn board_definition(id: &str, extra: serde_json::Value) -> serde_json::Value {
+    let mut definition = serde_json::json!({"id": id, "name": id, "order": "desc", "operator": "best"});
+    for (field, value) in extra.as_object().expect("extra fields are an object") {
+        definition[field] = value.clone();
+    }
+    definition
+}
+
 pub async fn spawn_admin_app(backend: &Backend) -> (TestApp, TestDatabase) {
     let db = TestDatabase::new(backend).await;
     let app = spawn_app_on(&db, &["--admin-token", ADMIN]).await;

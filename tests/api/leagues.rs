@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use hiscore_bench::webhooks::Receiver;
 
 use crate::backend_tests;
-use crate::helpers::{assert_error, spawn_app_on, Backend, Player, TestApp, TestDatabase, ADMIN};
+use crate::helpers::{assert_error, spawn_app_on, spawn_instances, Backend, Player, TestApp, TestDatabase, ADMIN};
 
 backend_tests!(
     a_league_places_players_and_moves_them_once,
@@ -23,13 +23,7 @@ backend_tests!(
 /// Instances on one database: three where they share Redis (each runs
 /// the closing job), else one.
 async fn instances(backend: &Backend, db: &TestDatabase) -> Vec<TestApp> {
-    let flags = ["--admin-token", ADMIN, "--webhook-allow-private"];
-    let mut apps = vec![spawn_app_on(db, &flags).await];
-    if matches!(backend, Backend::MariaDbRedis { .. }) {
-        apps.push(spawn_app_on(db, &flags).await);
-        apps.push(spawn_app_on(db, &flags).await);
-    }
-    apps
+    spawn_instances(backend, db, 3, &["--admin-token", ADMIN, "--webhook-allow-private"]).await
 }
 
 async fn post(app: &TestApp, player: &Player, league: &str, score: i64) -> Value {

@@ -10,7 +10,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::backend_tests;
-use crate::helpers::{assert_error, spawn_app_on, Backend, Player, TestApp, TestDatabase, ADMIN};
+use crate::helpers::{assert_error, spawn_app_on, spawn_instances, Backend, Player, TestApp, TestDatabase, ADMIN};
 
 backend_tests!(
     every_ranked_entry_carries_its_top_percent_and_cutoffs_agree,
@@ -68,11 +68,7 @@ impl Model {
 }
 
 async fn instances(backend: &Backend, db: &TestDatabase) -> Vec<TestApp> {
-    let mut apps = vec![spawn_app_on(db, &["--admin-token", ADMIN]).await];
-    if matches!(backend, Backend::MariaDbRedis { .. }) {
-        apps.push(spawn_app_on(db, &["--admin-token", ADMIN]).await);
-    }
-    apps
+    spawn_instances(backend, db, 2, &["--admin-token", ADMIN]).await
 }
 
 /// 21 players post scores of 0..6 (many ties) to a custom board and the

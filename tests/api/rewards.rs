@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use hiscore_bench::webhooks::Receiver;
 
 use crate::backend_tests;
-use crate::helpers::{assert_error, spawn_app_on, Backend, Player, TestApp, TestDatabase, ADMIN};
+use crate::helpers::{assert_error, spawn_app_on, spawn_instances, Backend, Player, TestApp, TestDatabase, ADMIN};
 
 backend_tests!(
     bands_are_validated_shown_and_replaced,
@@ -26,12 +26,7 @@ backend_tests!(
 /// Instances on one database: two where they share Redis (both close
 /// periods), else one.
 async fn instances(backend: &Backend, db: &TestDatabase) -> Vec<TestApp> {
-    let flags = ["--admin-token", ADMIN, "--webhook-allow-private"];
-    let mut apps = vec![spawn_app_on(db, &flags).await];
-    if matches!(backend, Backend::MariaDbRedis { .. }) {
-        apps.push(spawn_app_on(db, &flags).await);
-    }
-    apps
+    spawn_instances(backend, db, 2, &["--admin-token", ADMIN, "--webhook-allow-private"]).await
 }
 
 async fn call(app: &TestApp, method: Method, path: &str, token: &str) -> (StatusCode, Value) {

@@ -16,24 +16,14 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::backend_tests;
-use crate::helpers::{assert_error, spawn_app_on, Backend, Player, TestApp, TestDatabase, ADMIN};
+use crate::helpers::{
+    assert_error, board_definition, spawn_app_on, spawn_instances, Backend, Player, TestApp, TestDatabase, ADMIN,
+};
 
 backend_tests!(subscores_are_validated_and_shown, subscore_boards_rank_by_the_full_key_on_every_read);
 
 async fn instances(backend: &Backend, db: &TestDatabase) -> Vec<TestApp> {
-    let mut apps = vec![spawn_app_on(db, &["--admin-token", ADMIN]).await];
-    if matches!(backend, Backend::MariaDbRedis { .. }) {
-        apps.push(spawn_app_on(db, &["--admin-token", ADMIN]).await);
-    }
-    apps
-}
-
-fn board(id: &str, extra: Value) -> Value {
-    let mut definition = json!({"id": id, "name": id, "order": "desc", "operator": "best"});
-    for (field, value) in extra.as_object().unwrap() {
-        definition[field] = value.clone();
-    }
-    definition
+    spawn_instances(backend, db, 2, &["--admin-token", ADMIN]).await
 }
 
 async fn post(app: &TestApp, player: &Player, board: &str, body: Value) -> (StatusCode, Value) {
@@ -60,37 +50,38 @@ async fn subscores_are_validated_and_shown(backend: Backend) {
         json!({"name": "time", "order": "asc"}),
         json!("time"),
     ] {
-        let (status, body) =
-            app.admin(Method::POST, "/api/admin/boards", Some(&board("bad", json!({"subscores": subscores})))).await;
+        let (status, body) = app
+            .admin(Method::POST, "/api/admin/boards", Some(&board_definition("bad", json!({"subscores": subscores}))))
+            .await;
         assert_error(status, &body, 422, "invalid_subscores");
     }
-    let total = board("bad", json!({"operator": "total", "subscores": [name("t")]}));
+    let total = board_definition("bad", json!({"operator": "total", "subscores": [name("t")]}));
     let (status, body) = app.admin(Method::POST, "/api/admin/boards", Some(&total)).await;
     assert_error(status, &body, 422, "invalid_subscores");
 
     let two = json!([{"name": "kills", "order": "desc"}, {"name": "time_ms", "order": "asc"}]);
-    let created = app.create_board(&board("race", json!({"subscores": two}))).await;
+    let created = app.create_board(&board_definition("race", json!({"subscores": two}))).await;
     assert_eq!(created["subscores"], two);
     let (_, read) = app.get_json("/api/boards/race").await;
     assert_eq!(read["subscores"], two);
-    let plain = app.create_board(&board("plain", json!({"subscores": []}))).await;
+    let plain = app.create_board(&board_definition("plain", json!({"subscores": []}))).await;
     assert_eq!(plain["subscores"], json!([]));
     let (status, body) = app.admin(Method::PATCH, "/api/admin/boards/race", Some(&json!({"subscores": []}))).await;
     assert_error(status, &body, 422, "invalid_subscores");
 
     // Feeds join boards of the same subscore orders (names aside), or a
     // board without any.
-    app.create_board(&board(
+    app.create_board(&board_definition(
         "same",
         json!({"subscores": [{"name": "k", "order": "desc"}, {"name": "t", "order": "asc"}]}),
     ))
     .await;
-    app.create_board(&board(
+    app.create_board(&board_definition(
         "other",
         json!({"subscores": [{"name": "k", "order": "asc"}, {"name": "t", "order": "asc"}]}),
     ))
     .await;
-    app.create_board(&board("shorter", json!({"subscores": [{"name": "k", "order": "desc"}]}))).await;
+    app.create_board(&board_definition("shorter", json!({"subscores": [{"name": "k", "order": "desc"}]}))).await;
     for (feeder, feeds) in [("race", "other"), ("race", "shorter"), ("plain", "race")] {
         let (status, body) =
             app.admin(Method::PATCH, &format!("/api/admin/boards/{feeder}"), Some(&json!({"feeds": [feeds]}))).await;
@@ -260,12 +251,12 @@ async fn subscore_boards_rank_by_the_full_key_on_every_read(backend: Backend) {
         ModelBoard { id: "race", order: 1, orders: [1, -1], latest: false },
         ModelBoard { id: "golf", order: -1, orders: [1, 1], latest: true },
     ];
-    app.create_board(&board(
+    app.create_board(&board_definition(
         "race",
         json!({"subscores": [{"name": "kills", "order": "desc"}, {"name": "time", "order": "asc"}]}),
     ))
     .await;
-    app.create_board(&board(
+    app.create_board(&board_definition(
         "golf",
         json!({"order": "asc", "operator": "latest",
                "subscores": [{"name": "birdies", "order": "desc"}, {"name": "putts", "order": "desc"}]}),
@@ -367,7 +358,7 @@ async fn subscore_boards_rank_by_the_full_key_on_every_read(backend: Backend) {
     // that resets every second, posts kept inside one period.
     for attempt in 0..10 {
         let id = format!("tick{attempt}");
-        app.create_board(&board(
+        app.create_board(&board_definition(
             &id,
             json!({"reset": "* * * * * *", "archive_periods": 100,
                    "subscores": [{"name": "kills", "order": "desc"}, {"name": "time", "order": "asc"}]}),

@@ -8,7 +8,9 @@ use serde_json::{json, Value};
 use hiscore::domain::Timestamp;
 
 use crate::backend_tests;
-use crate::helpers::{assert_error, json_of, ranks_and_ids, spawn_app_on, Backend, TestApp, TestDatabase, ADMIN};
+use crate::helpers::{
+    assert_error, json_of, ranks_and_ids, spawn_app_on, spawn_instances, Backend, TestApp, TestDatabase, ADMIN,
+};
 
 backend_tests!(
     a_full_tournament_stays_full_under_a_hundred_concurrent_joins,
@@ -21,11 +23,7 @@ backend_tests!(
 
 /// Instances on one database: two where they share Redis, else one.
 async fn instances(backend: &Backend, db: &TestDatabase) -> Vec<TestApp> {
-    let mut apps = vec![spawn_app_on(db, &["--admin-token", ADMIN]).await];
-    if matches!(backend, Backend::MariaDbRedis { .. }) {
-        apps.push(spawn_app_on(db, &["--admin-token", ADMIN]).await);
-    }
-    apps
+    spawn_instances(backend, db, 2, &["--admin-token", ADMIN]).await
 }
 
 /// The board as `app` shows it once `done` holds (another instance

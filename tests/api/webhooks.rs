@@ -14,7 +14,9 @@ use hiscore_bench::webhooks::{Received, Receiver};
 
 use crate::backend_tests;
 use crate::crash::{start_server, wait_until_healthy};
-use crate::helpers::{assert_error, json_of, spawn_app_on, switch_on, Backend, TestApp, TestDatabase, ADMIN, PASSWORD};
+use crate::helpers::{
+    assert_error, json_of, spawn_app_on, spawn_instances, switch_on, Backend, TestApp, TestDatabase, ADMIN, PASSWORD,
+};
 
 backend_tests!(
     webhooks_are_managed_and_internal_urls_are_refused,
@@ -32,11 +34,7 @@ const PRIVATE_OK: [&str; 3] = ["--admin-token", ADMIN, "--webhook-allow-private"
 /// Instances on one database that may send to 127.0.0.1: two where they
 /// share Redis, else one.
 async fn instances(backend: &Backend, db: &TestDatabase) -> Vec<TestApp> {
-    let mut apps = vec![spawn_app_on(db, &PRIVATE_OK).await];
-    if matches!(backend, Backend::MariaDbRedis { .. }) {
-        apps.push(spawn_app_on(db, &PRIVATE_OK).await);
-    }
-    apps
+    spawn_instances(backend, db, 2, &PRIVATE_OK).await
 }
 
 /// Registers a webhook for `events` at the receiver, which then checks
