@@ -240,9 +240,10 @@ fn check_page(model: &ModelBoard, expected: &HashMap<i64, (Points, usize)>, entr
 
 /// Random posts with ties on the score and on each subscore to a `best`
 /// board (score desc, then kills desc, then time asc) and a `latest`
-/// board (score asc, then one subscore desc), over two instances where
-/// Redis shares the boards, with posts removed by an operator: every read
-/// answers the model's board; an ended period's final standings too.
+/// board (score asc, then two subscores desc), over two instances where
+/// Redis shares the boards, with posts removed by an operator and players
+/// banned (one let back): every read answers the model's board; an ended
+/// period's final standings too.
 async fn subscore_boards_rank_by_the_full_key_on_every_read(backend: Backend) {
     let db = TestDatabase::new(&backend).await;
     let apps = instances(&backend, &db).await;
@@ -297,12 +298,22 @@ async fn subscore_boards_rank_by_the_full_key_on_every_read(backend: Backend) {
         }
         board_posts.retain(|(_, _, id)| !removed.contains(id));
     }
+    // Three players banned (off every board), one of them let back.
+    for player in &players[3..6] {
+        let path = format!("/api/admin/users/{}/ban", player.id);
+        let (status, body) = app.admin(Method::POST, &path, Some(&json!({"reason": "subscores test"}))).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    let (status, body) = app.admin(Method::DELETE, &format!("/api/admin/users/{}/ban", players[4].id), None).await;
+    assert!(status.is_success(), "{body}");
+    let banned = [players[3].id, players[5].id];
     tokio::time::sleep(Duration::from_millis(300)).await;
 
     for model in &boards {
         let model_posts: Vec<(i64, Points)> =
             posts[model.id].iter().map(|(player, points, _)| (*player, *points)).collect();
-        let expected = model.entries(&model_posts);
+        let mut expected = model.entries(&model_posts);
+        expected.retain(|player, _| !banned.contains(player));
         for (n, target) in apps.iter().enumerate() {
             let context = format!("{} on instance {n}", model.id);
             let page = target.ranking(model.id, "limit=100").await;
@@ -366,7 +377,7 @@ async fn subscore_boards_rank_by_the_full_key_on_every_read(backend: Backend) {
         .await;
         let scores = [(30, [1, 5]), (30, [2, 9]), (30, [1, 5]), (20, [9, 1]), (30, [1, 4]), (30, [2, 9])];
         let mut periods = Vec::new();
-        for (player, (score, subscores)) in players.iter().zip(scores) {
+        for (player, (score, subscores)) in players[6..].iter().zip(scores) {
             let (status, posted) = post(app, player, &id, json!({"score": score, "subscores": subscores})).await;
             assert_eq!(status, StatusCode::CREATED, "{posted}");
             periods.push(posted["period"]["index"].as_i64().unwrap());
@@ -375,7 +386,8 @@ async fn subscore_boards_rank_by_the_full_key_on_every_read(backend: Backend) {
             continue;
         }
         let model = ModelBoard { id: "tick", order: 1, orders: [1, -1], latest: false };
-        let posted: Vec<(i64, Points)> = players.iter().zip(scores).map(|(p, (s, subs))| (p.id, (s, subs))).collect();
+        let posted: Vec<(i64, Points)> =
+            players[6..].iter().zip(scores).map(|(p, (s, subs))| (p.id, (s, subs))).collect();
         let expected = model.entries(&posted);
         let period = periods[0];
         let pool = db.connect().await;
