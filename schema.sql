@@ -131,7 +131,17 @@ CREATE TABLE IF NOT EXISTS boards (
   -- the subscores entries are ranked by after the score (v4): a JSON list
   -- of {"name", "order"}
   subscores VARCHAR(256) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL DEFAULT '[]',
-  UNIQUE KEY boards_id (id)
+  -- partitions (v4): the metadata field posts are partitioned by, the
+  -- partitions one period opens at most, the only values taken (a JSON
+  -- list; NULL: any)
+  partition_by VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NULL,
+  max_partitions BIGINT NOT NULL DEFAULT 1000,
+  partition_values MEDIUMTEXT CHARACTER SET ascii COLLATE ascii_bin NULL,
+  -- a partition's own row (id `<board number>:<value>`): its board and value
+  partition_of BIGINT NULL,
+  partition_value VARCHAR(32) CHARACTER SET ascii COLLATE ascii_bin NULL,
+  UNIQUE KEY boards_id (id),
+  KEY boards_partitions (partition_of, partition_value)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
 -- Bumped by every change to the catalog, in the same transaction: the

@@ -18,15 +18,17 @@ use crate::error::{ApiError, ErrorCode};
 /// What a live page answers: the parsed query of the plain GET it mirrors.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum LiveQuery {
-    Page { board: String, period: PeriodSelector, limit: i64, offset: i64 },
-    Around { board: String, period: PeriodSelector, user_id: i64, radius: i64 },
+    Page { board: String, partition: Option<String>, period: PeriodSelector, limit: i64, offset: i64 },
+    Around { board: String, partition: Option<String>, period: PeriodSelector, user_id: i64, radius: i64 },
 }
 
 impl LiveQuery {
     /// The board the answer depends on, as asked.
     pub fn board_watch(&self) -> BoardWatch {
         match self {
-            Self::Page { board, period, .. } | Self::Around { board, period, .. } => (board.clone(), *period),
+            Self::Page { board, partition, period, .. } | Self::Around { board, partition, period, .. } => {
+                (board.clone(), partition.clone(), *period)
+            }
         }
     }
 }
@@ -74,7 +76,8 @@ pub struct LiveHub {
 }
 
 /// A board as live pages watch it: its id as asked and the period selector.
-pub type BoardWatch = (String, PeriodSelector);
+/// A board (with the partition read, if any) and period, as asked.
+pub type BoardWatch = (String, Option<String>, PeriodSelector);
 
 #[derive(Default)]
 struct Streams {

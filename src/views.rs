@@ -9,7 +9,8 @@ use utoipa::ToSchema;
 
 use crate::boards::{BoardSpec, Period, PostRules, Tournament};
 use crate::domain::{
-    Board, BoardKey, BoardPeriod, CursorKeys, Hundredths, PostStatus, Ranking, RewardBand, Rewards, Subscore, Timestamp,
+    Board, BoardKey, BoardPeriod, CursorKeys, Hundredths, PartitionValue, PostStatus, Ranking, RewardBand, Rewards,
+    Subscore, Timestamp, DEFAULT_MAX_PARTITIONS,
 };
 use crate::rank::{Page, UserRanks};
 use crate::store::{ScoreRow, ServerKeyRow, UserRow};
@@ -232,6 +233,9 @@ pub struct RankingPage {
     #[schema(example = "best")]
     pub board: String,
     pub period: PeriodView,
+    /// The partition read (v4; null: the whole board).
+    #[schema(required = true)]
+    pub partition: Option<String>,
     pub entries: Vec<RankingEntry>,
     pub total_players: i64,
     #[schema(required = true)]
@@ -243,7 +247,7 @@ pub struct RankingPage {
 impl RankingPage {
     /// A page of the rank engine with the players' display names.
     pub fn new(
-        board_id: &str,
+        (board_id, partition): (&str, Option<&str>),
         period: PeriodView,
         page: &Page,
         names: &HashMap<i64, Arc<str>>,
@@ -261,6 +265,7 @@ impl RankingPage {
         Self {
             board: board_id.to_owned(),
             period,
+            partition: partition.map(str::to_owned),
             entries,
             total_players: page.total_players,
             next_offset: page.next_offset,
@@ -358,10 +363,15 @@ pub struct BoardView {
     /// Tie-breakers after the score, each in its own order (set at
     /// creation; `[]` on boards without them and on `best`/`total`).
     pub subscores: Vec<SubscoreView>,
-    /// The v4 fields this version does not build yet, at their defaults
-    /// (a board that sets them is refused with 422).
-    #[serde(flatten)]
-    pub unbuilt: UnbuiltFields,
+    /// The metadata field posts are partitioned by (v4; null: none).
+    #[schema(required = true, example = "country")]
+    pub partition_by: Option<String>,
+    /// Partitions one period opens at most (default 1000).
+    #[schema(example = 1000)]
+    pub max_partitions: i64,
+    /// The only partition values taken (null: any well-formed value).
+    #[schema(required = true)]
+    pub partition_values: Option<Vec<String>>,
 }
 
 /// A board's tie-breaker.
@@ -385,24 +395,6 @@ impl SubscoreView {
 pub fn subscores_of(ranking: Ranking, subscores: &[i64]) -> Option<Vec<i64>> {
     let count = ranking.subscores().len();
     (count > 0).then(|| subscores[..count].to_vec())
-}
-
-/// The v4 board fields this version shows at their defaults only:
-/// partitions are not built yet.
-#[derive(Debug, Default, Serialize, ToSchema)]
-pub struct UnbuiltFields {
-    /// The metadata field posts are partitioned by (not built yet: always null).
-    #[schema(required = true, value_type = Option<String>)]
-    pub partition_by: Option<()>,
-    /// Partitions a period may open (not built yet: the default, 1000).
-    pub max_partitions: i64,
-    /// The partition values allowed (not built yet: always null).
-    #[schema(required = true, value_type = Option<Vec<String>>)]
-    pub partition_values: Option<()>,
-}
-
-impl UnbuiltFields {
-    const DEFAULTS: Self = Self { partition_by: None, max_partitions: 1_000, partition_values: None };
 }
 
 /// A board's tournament fields (v3), as in force in one period.
@@ -476,7 +468,13 @@ impl BoardView {
             feeds,
             rewards: spec.rewards.clone(),
             subscores: SubscoreView::list(&spec.subscores),
-            unbuilt: UnbuiltFields::DEFAULTS,
+            partition_by: spec.partitioning.as_ref().map(|rule| rule.field.clone()),
+            max_partitions: spec.partitioning.as_ref().map_or(DEFAULT_MAX_PARTITIONS, |rule| rule.max_partitions),
+            partition_values: spec
+                .partitioning
+                .as_ref()
+                .and_then(|rule| rule.values.as_ref())
+                .map(|values| values.iter().map(|value| value.as_str().to_owned()).collect()),
         }
     }
 
@@ -508,7 +506,9 @@ impl BoardView {
             feeds,
             rewards: Rewards::default(),
             subscores: Vec::new(),
-            unbuilt: UnbuiltFields::DEFAULTS,
+            partition_by: None,
+            max_partitions: DEFAULT_MAX_PARTITIONS,
+            partition_values: None,
         }
     }
 }
@@ -527,6 +527,24 @@ pub struct PeriodEntry {
     #[schema(required = true)]
     pub end: Option<Timestamp>,
     /// Players with an entry in the period.
+    pub players: i64,
+}
+
+/// `GET /api/boards/{id}/partitions` (v4).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PartitionList {
+    pub partitions: Vec<PartitionView>,
+    /// The `after` of the next page (null: none).
+    #[schema(required = true)]
+    pub next_after: Option<String>,
+}
+
+/// A partition with entries in a period.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct PartitionView {
+    #[schema(example = "DE")]
+    pub value: String,
+    /// Its entries in the period.
     pub players: i64,
 }
 
@@ -568,6 +586,30 @@ pub struct BoardScoreResult {
     /// What became of the post on each board this one feeds (v4), in the
     /// board's `feeds` order.
     pub feeds: Vec<FeedResult>,
+    /// The board's partition the post landed on (v4 `partition_by`; null:
+    /// none). Boxed: most posts have none.
+    #[schema(required = true, value_type = Option<PartitionResult>)]
+    pub partition: Option<Box<PartitionResult>>,
+}
+
+/// A post on its board's partition (v4 `partition_by`).
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct PartitionResult {
+    #[schema(example = "DE")]
+    pub value: String,
+    /// The player's entry in the partition after the post, ranked among
+    /// the partition's entries (null: held without an entry).
+    #[schema(required = true)]
+    pub entry: Option<RankingEntry>,
+    /// Whether the post created or changed the player's entry there.
+    pub improved: bool,
+}
+
+impl PartitionResult {
+    /// A partition's copy of a post, as it was taken.
+    pub fn of(value: &PartitionValue, taken: BoardScoreResult) -> Self {
+        Self { value: value.as_str().to_owned(), entry: taken.entry, improved: taken.improved }
+    }
 }
 
 /// What became of a post on one board it fed (v4 `feeds`).
@@ -593,9 +635,9 @@ pub struct FeedResult {
     /// The period it counted in (null: skipped).
     #[schema(required = true)]
     pub period: Option<PeriodView>,
-    /// The partition it landed on (null: none).
-    #[schema(required = true, value_type = Option<Object>)]
-    pub partition: Option<serde_json::Value>,
+    /// The fed board's partition it landed on (null: none, or skipped).
+    #[schema(required = true, value_type = Option<PartitionResult>)]
+    pub partition: Option<Box<PartitionResult>>,
 }
 
 impl FeedResult {
@@ -623,7 +665,7 @@ impl FeedResult {
             entry: result.entry,
             improved: result.improved,
             period: Some(result.period),
-            partition: None,
+            partition: result.partition,
         }
     }
 }

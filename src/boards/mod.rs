@@ -14,7 +14,10 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, RwLock};
 
 pub use self::schedule::{parse_timezone, Schedule};
-use crate::domain::{Board, BoardPeriod, Operator, Order, Ranking, Rewards, Subscore, Timestamp, Writers};
+use crate::domain::{
+    Board, BoardPeriod, Operator, Order, PartitionOf, PartitionValue, Partitioning, Ranking, Rewards, Subscore,
+    Timestamp, Writers,
+};
 
 /// The default score range of a custom board (the contract's).
 pub const DEFAULT_MIN_SCORE: i64 = 0;
@@ -231,6 +234,10 @@ pub struct BoardSpec {
     pub rewards: Rewards,
     /// The tie-breakers after the score (v4; set at creation only).
     pub subscores: Vec<Subscore>,
+    /// How posts split into partitions (v4 `partition_by`; set at creation only).
+    pub partitioning: Option<Partitioning>,
+    /// A partition's board and value (see [`CustomBoard::partition`]).
+    pub partition_of: Option<PartitionOf>,
 }
 
 impl BoardSpec {
@@ -252,7 +259,8 @@ impl BoardSpec {
 /// A board of the catalog: its definition and its clock.
 pub struct CustomBoard {
     pub spec: BoardSpec,
-    clock: PeriodClock,
+    /// Shared with the board's partitions: they have its periods.
+    clock: Arc<PeriodClock>,
 }
 
 impl CustomBoard {
@@ -264,7 +272,29 @@ impl CustomBoard {
             None => None,
         };
         let clock = PeriodClock::new(schedule, spec.terms.clone(), known, spec.archive_periods);
-        Ok(Self { spec, clock })
+        Ok(Self { spec, clock: Arc::new(clock) })
+    }
+
+    /// This board's partition numbered `number` (v4): a board inside the
+    /// board, stored and ranked under its own number, with the board's id,
+    /// order, subscores and periods (its very clock). It has no rules,
+    /// feeds or rewards: a post is judged once, on the board, and bands
+    /// apply to the whole board.
+    pub fn partition(&self, number: i64, value: PartitionValue) -> Self {
+        let spec = BoardSpec {
+            number,
+            rules: PostRules::default(),
+            rewards: Rewards::default(),
+            partitioning: None,
+            partition_of: Some(PartitionOf { board: self.spec.number, value }),
+            ..self.spec.clone()
+        };
+        Self { spec, clock: Arc::clone(&self.clock) }
+    }
+
+    /// A partition's value; `None` for a board.
+    pub fn partition_value(&self) -> Option<&PartitionValue> {
+        self.spec.partition_of.as_ref().map(|of| &of.value)
     }
 
     /// The tournament's fields in force in period `index`.
@@ -396,12 +426,69 @@ impl PeriodClock {
 pub struct Registry {
     boards: RwLock<Catalog>,
     builtin_rules: RwLock<HashMap<Board, PostRules>>,
+    /// The numbers reads gave partitions no post opened (see
+    /// [`Registry::unopened_partition`]).
+    unopened: Mutex<HashMap<(i64, PartitionValue), i64>>,
 }
+
+/// Unopened partitions' numbers remembered at most (beyond, they are
+/// forgotten and numbered again).
+const UNOPENED_KEPT: usize = 10_000;
 
 #[derive(Default)]
 struct Catalog {
+    /// Boards (not their partitions, which share their board's id).
     by_id: HashMap<String, Arc<CustomBoard>>,
+    /// Boards and partitions.
     by_number: HashMap<i64, Arc<CustomBoard>>,
+    /// Partitions, by their board's number and their value.
+    partitions: HashMap<(i64, PartitionValue), Arc<CustomBoard>>,
+}
+
+/// A partition as stored: its number, its board's and its value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartitionEntry {
+    pub number: i64,
+    pub of: PartitionOf,
+}
+
+impl Catalog {
+    fn put(&mut self, board: Arc<CustomBoard>) {
+        match &board.spec.partition_of {
+            Some(of) => {
+                self.partitions.insert((of.board, of.value.clone()), Arc::clone(&board));
+            }
+            None => {
+                if let Some(old) = self.by_id.insert(board.spec.id.clone(), Arc::clone(&board)) {
+                    if old.spec.number != board.spec.number {
+                        self.forget_number(old.spec.number);
+                    }
+                }
+            }
+        }
+        self.by_number.insert(board.spec.number, board);
+    }
+
+    fn forget_number(&mut self, number: i64) {
+        self.by_number.remove(&number);
+        self.by_number.retain(|_, board| board.spec.partition_of.as_ref().is_none_or(|of| of.board != number));
+        self.partitions.retain(|(board, _), _| *board != number);
+    }
+
+    /// A board's partitions again from the board as it now is (its clock,
+    /// its definition).
+    fn derive_partitions(&mut self, board: &CustomBoard) {
+        let number = board.spec.number;
+        let mine: Vec<PartitionEntry> = self
+            .partitions
+            .values()
+            .filter_map(|p| p.spec.partition_of.clone().map(|of| PartitionEntry { number: p.spec.number, of }))
+            .filter(|entry| entry.of.board == number)
+            .collect();
+        for entry in mine {
+            self.put(Arc::new(board.partition(entry.number, entry.of.value)));
+        }
+    }
 }
 
 impl Registry {
@@ -413,7 +500,30 @@ impl Registry {
         self.boards.read().ok()?.by_number.get(&number).cloned()
     }
 
-    /// Every board, ordered by id.
+    /// A board's partition of `value`, if a post opened it.
+    pub fn partition(&self, board: i64, value: &PartitionValue) -> Option<Arc<CustomBoard>> {
+        self.boards.read().ok()?.partitions.get(&(board, value.clone())).cloned()
+    }
+
+    /// A partition no post opened yet, as a read names it: empty in every
+    /// period. Its number is negative (no stored board has one), and given
+    /// to no other (the page caches keep its answers apart from others').
+    pub fn unopened_partition(&self, board: &CustomBoard, value: PartitionValue) -> CustomBoard {
+        static NEXT: std::sync::atomic::AtomicI64 = std::sync::atomic::AtomicI64::new(-1);
+        let fresh = || NEXT.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+        let number = match self.unopened.lock() {
+            Ok(mut numbers) => {
+                if numbers.len() >= UNOPENED_KEPT {
+                    numbers.clear();
+                }
+                *numbers.entry((board.spec.number, value.clone())).or_insert_with(fresh)
+            }
+            Err(_) => fresh(),
+        };
+        board.partition(number, value)
+    }
+
+    /// Every board (not their partitions), ordered by id.
     pub fn all(&self) -> Vec<Arc<CustomBoard>> {
         let Ok(catalog) = self.boards.read() else { return Vec::new() };
         let mut boards: Vec<Arc<CustomBoard>> = catalog.by_id.values().cloned().collect();
@@ -421,15 +531,20 @@ impl Registry {
         boards
     }
 
+    /// Every board and partition, by number: what the rank engine holds
+    /// and the keeper records periods of.
+    pub fn all_ranked(&self) -> Vec<Arc<CustomBoard>> {
+        let Ok(catalog) = self.boards.read() else { return Vec::new() };
+        let mut boards: Vec<Arc<CustomBoard>> = catalog.by_number.values().cloned().collect();
+        boards.sort_by_key(|board| board.spec.number);
+        boards
+    }
+
+    /// Adds a board, or a partition (its board known already).
     pub fn insert(&self, board: CustomBoard) -> Arc<CustomBoard> {
         let board = Arc::new(board);
         if let Ok(mut catalog) = self.boards.write() {
-            if let Some(old) = catalog.by_id.insert(board.spec.id.clone(), Arc::clone(&board)) {
-                if old.spec.number != board.spec.number {
-                    catalog.by_number.remove(&old.spec.number);
-                }
-            }
-            catalog.by_number.insert(board.spec.number, Arc::clone(&board));
+            catalog.put(Arc::clone(&board));
         }
         board
     }
@@ -439,11 +554,11 @@ impl Registry {
         if let Ok(mut catalog) = self.boards.write() {
             let Some(old) = catalog.by_id.get(id).cloned() else { return };
             let renamed = Arc::new(CustomBoard {
-                clock: old.clock.with_terms(terms.clone()),
+                clock: Arc::new(old.clock.with_terms(terms.clone())),
                 spec: BoardSpec { name: name.to_owned(), rules, terms, rewards, ..old.spec.clone() },
             });
-            catalog.by_id.insert(id.to_owned(), Arc::clone(&renamed));
-            catalog.by_number.insert(renamed.spec.number, renamed);
+            catalog.put(Arc::clone(&renamed));
+            catalog.derive_partitions(&renamed);
         }
     }
 
@@ -472,14 +587,19 @@ impl Registry {
     pub fn remove(&self, id: &str) {
         if let Ok(mut catalog) = self.boards.write() {
             if let Some(old) = catalog.by_id.remove(id) {
-                catalog.by_number.remove(&old.spec.number);
+                catalog.forget_number(old.spec.number);
             }
         }
     }
 
-    /// Replaces the catalog with `boards` (a reload from the database),
-    /// keeping the clocks of boards that did not change.
-    pub fn replace(&self, boards: Vec<CustomBoard>, builtin_rules: HashMap<Board, PostRules>) {
+    /// Replaces the catalog with `boards` and their `partitions` (a reload
+    /// from the database), keeping the clocks of boards that did not change.
+    pub fn replace(
+        &self,
+        boards: Vec<CustomBoard>,
+        partitions: Vec<PartitionEntry>,
+        builtin_rules: HashMap<Board, PostRules>,
+    ) {
         if let Ok(mut rules) = self.builtin_rules.write() {
             *rules = builtin_rules;
         }
@@ -490,8 +610,14 @@ impl Registry {
                 Some(old) if old.spec == board.spec => Arc::clone(old),
                 _ => Arc::new(board),
             };
-            fresh.by_id.insert(board.spec.id.clone(), Arc::clone(&board));
-            fresh.by_number.insert(board.spec.number, board);
+            fresh.put(board);
+        }
+        for entry in partitions {
+            // (A partition whose board is gone goes with it.)
+            let Some(board) = fresh.by_number.get(&entry.of.board).cloned() else { continue };
+            let kept = catalog.by_number.get(&entry.number).filter(|old| Arc::ptr_eq(&old.clock, &board.clock));
+            let partition = kept.cloned().unwrap_or_else(|| Arc::new(board.partition(entry.number, entry.of.value)));
+            fresh.put(partition);
         }
         *catalog = fresh;
     }
@@ -519,7 +645,51 @@ mod tests {
             league: false,
             rewards: Rewards::default(),
             subscores: Vec::new(),
+            partitioning: None,
+            partition_of: None,
         }
+    }
+
+    #[test]
+    fn a_partition_is_registered_apart_from_boards_and_goes_with_its_board() {
+        let registry = Registry::default();
+        let start = Period { index: 0, start: Timestamp::from_millis(1_000), end: None };
+        let board = registry.insert(CustomBoard::new(spec(Some("* * * * * *"), 3), start).unwrap());
+        let de = PartitionValue::parse_str("DE").unwrap();
+        let partition = registry.insert(board.partition(7, de.clone()));
+        assert_eq!(partition.spec.id, "b", "a partition answers with its board's id");
+        assert!(Arc::ptr_eq(&partition.clock, &board.clock), "and has its very periods");
+        assert!(partition.spec.rules == PostRules::default() && partition.spec.partitioning.is_none());
+        assert_eq!(registry.get("b").map(|b| b.spec.number), Some(1), "the id still names the board");
+        assert_eq!(registry.all().len(), 1, "listed: boards only");
+        assert_eq!(registry.all_ranked().len(), 2, "ranked: partitions too");
+        assert_eq!(registry.partition(1, &de).map(|p| p.spec.number), Some(7));
+        assert_eq!(registry.by_number(7).and_then(|p| p.partition_value().cloned()), Some(de.clone()));
+
+        // A change to the board is its partitions' too (their clock).
+        registry.amend("b", "B2", PostRules::default(), Terms::default(), Rewards::default());
+        let amended = registry.get("b").unwrap();
+        assert!(Arc::ptr_eq(&registry.partition(1, &de).unwrap().clock, &amended.clock));
+        assert_eq!(registry.partition(1, &de).unwrap().spec.name, "B2");
+
+        // A reload keeps them; one whose board is gone is left out.
+        let reloaded = CustomBoard::new(spec(Some("* * * * * *"), 3), start).unwrap();
+        let orphan = PartitionEntry { number: 9, of: PartitionOf { board: 5, value: de.clone() } };
+        let kept = PartitionEntry { number: 7, of: PartitionOf { board: 1, value: de.clone() } };
+        registry.replace(vec![reloaded], vec![kept, orphan], HashMap::new());
+        assert_eq!(registry.partition(1, &de).map(|p| p.spec.number), Some(7));
+        assert!(registry.by_number(9).is_none());
+
+        // Unopened ones: numbers no stored board has, one per value, kept.
+        let fr = PartitionValue::parse_str("FR").unwrap();
+        let board = registry.get("b").unwrap();
+        let a = registry.unopened_partition(&board, fr.clone()).spec.number;
+        let b = registry.unopened_partition(&board, de.clone()).spec.number;
+        assert!(a < 0 && b < 0 && a != b);
+        assert_eq!(registry.unopened_partition(&board, fr).spec.number, a);
+
+        registry.remove("b");
+        assert!(registry.by_number(7).is_none() && registry.partition(1, &de).is_none());
     }
 
     #[test]

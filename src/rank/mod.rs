@@ -237,7 +237,7 @@ impl RankEngine {
             let read = started.elapsed();
             let mut local = LocalBoards::from_standings(&rows);
             let mut entries = rows.len();
-            for custom in self.boards.all() {
+            for custom in self.boards.all_ranked() {
                 let current = self.current_entries(&custom).await?;
                 entries += current.entries.len();
                 local.load_period(current.board, current.changes, &current.entries);
@@ -272,7 +272,7 @@ impl RankEngine {
 
     /// The built-in group and every custom board.
     fn groups(&self) -> Vec<Board> {
-        std::iter::once(Board::Best).chain(self.boards.all().iter().map(|custom| custom.spec.board())).collect()
+        std::iter::once(Board::Best).chain(self.boards.all_ranked().iter().map(|custom| custom.spec.board())).collect()
     }
 
     /// The entries of a custom board's current period, from the database.
@@ -517,7 +517,7 @@ impl RankEngine {
         let now = Timestamp::now();
         let boards: Vec<BoardPeriod> = self
             .boards
-            .all()
+            .all_ranked()
             .iter()
             .filter(|custom| custom.spec.operator == Operator::Latest)
             .map(|custom| custom.spec.period(custom.period_at(now).index))

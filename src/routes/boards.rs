@@ -9,8 +9,8 @@ use super::extractors::AuthUser;
 use super::paths;
 use super::schemas::{BoardPath, CustomBoardPath};
 use super::JsonObject;
-use crate::domain::{parse_before, IdempotencyKey, PageLimit, PeriodSelector};
-use crate::error::{ApiError, ErrorCode};
+use crate::domain::{parse_before, IdempotencyKey, PageLimit, PartitionValue, PeriodSelector};
+use crate::error::ApiError;
 use crate::scoring::Posted;
 use crate::state::AppState;
 use crate::usecases::moderation::Actor;
@@ -52,6 +52,33 @@ pub async fn periods(
     let limit = PageLimit::parse(query.limit.as_deref(), 20)?.value();
     let before = parse_before(query.before.as_deref())?;
     Ok(HttpResponse::Ok().json(boards::periods(&state, &path.board, before, limit).await?))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PartitionsQuery {
+    period: Option<String>,
+    limit: Option<String>,
+    after: Option<String>,
+}
+
+#[utoipa::path(get, path = paths::BOARD_PARTITIONS, operation_id = "listBoardPartitions", summary = "List a board's partitions with entries in a period", tag = "boards",
+    params(
+        crate::routes::schemas::BoardPath,
+        ("period" = Option<String>, Query, pattern = "^(current|[0-9]{1,18})$", description = "`current` (default) or a kept period's index"),
+        ("limit" = Option<i64>, Query, minimum = 1, maximum = 100, description = "1..100, default 20"),
+        ("after" = Option<String>, Query, pattern = "^[A-Za-z0-9_-]{1,32}$", description = "Only values after this one in byte order (from `next_after`)"),
+    ),
+    responses((status = 200, description = "The values with at least one entry in the period, in byte order; 404 `partition_not_found` on a board without `partition_by`", body = crate::views::PartitionList)))]
+pub async fn partitions(
+    state: web::Data<AppState>,
+    path: web::Path<BoardPath>,
+    query: web::Query<PartitionsQuery>,
+) -> Result<HttpResponse, ApiError> {
+    let period = PeriodSelector::parse(query.period.as_deref())?;
+    let limit = PageLimit::parse(query.limit.as_deref(), 20)?.value();
+    let after = PartitionValue::parse_query(query.after.as_deref())?;
+    Ok(HttpResponse::Ok().json(boards::partitions(&state, &path.board, period, after, limit).await?))
 }
 
 #[utoipa::path(post, path = paths::BOARD_SCORES, operation_id = "postBoardScore", summary = "Post a score to a custom board", tag = "boards",
@@ -97,14 +124,25 @@ pub async fn join(
 
 #[utoipa::path(get, path = paths::BOARD_ME, operation_id = "getMyBoardStanding", summary = "The player on a board now: joined, attempts, entry", tag = "boards",
     security(("bearer" = []), ("session_cookie" = [])),
-    params(crate::routes::schemas::CustomBoardPath),
+    params(
+        crate::routes::schemas::CustomBoardPath,
+        ("partition" = Option<String>, Query, pattern = "^[A-Za-z0-9_-]{1,32}$", description = "A partition of a board with `partition_by` (v4): `entry` is the player's entry there"),
+    ),
     responses((status = 200, description = "In the period in force", body = crate::views::BoardStanding)))]
 pub async fn standing(
     state: web::Data<AppState>,
     user: AuthUser,
     path: web::Path<CustomBoardPath>,
+    query: web::Query<StandingQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    Ok(HttpResponse::Ok().json(tournaments::standing(&state, &path.board, user.owner()).await?))
+    let partition = query.partition.as_deref();
+    Ok(HttpResponse::Ok().json(tournaments::standing(&state, &path.board, partition, user.owner()).await?))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StandingQuery {
+    partition: Option<String>,
 }
 
 /// A post's answer: 201 with the new body, 202 when it was held for
@@ -171,7 +209,7 @@ pub struct ExportQuery {
         BoardPath,
         ("period" = Option<String>, Query, pattern = "^(current|[0-9]{1,18})$", description = "`current` (default) or a kept period's index"),
         ("format" = Option<String>, Query, pattern = "^(csv|ndjson)$", description = "`csv` (default, RFC 4180 with a header row and CRLF line ends) or `ndjson`"),
-        ("partition" = Option<String>, Query, description = "A partition (no board has partitions yet: 404 `partition_not_found`)"),
+        ("partition" = Option<String>, Query, pattern = "^[A-Za-z0-9_-]{1,32}$", description = "A partition of a board with `partition_by` (v4): its entries, ranked among them"),
     ),
     responses((status = 200, description = "The period in board order, one line per entry (`rank`, `user_id`, \
         `display_name`, `score`, `subscores`, `achieved_at`, `metadata`), streamed a page at a time; a cell a \
@@ -186,11 +224,7 @@ pub async fn export(
 ) -> Result<HttpResponse, ApiError> {
     let period = PeriodSelector::parse(query.period.as_deref())?;
     let format = exports::Format::parse(query.format.as_deref())?;
-    if query.partition.is_some() {
-        // Partitions are not built yet: no board has them.
-        return Err(ErrorCode::PartitionNotFound.into());
-    }
-    let export = exports::board(state, &path.board, period, format).await?;
+    let export = exports::board(state, &path.board, query.partition.as_deref(), period, format).await?;
     Ok(HttpResponse::Ok()
         .content_type(format.content_type())
         .insert_header(("Content-Disposition", format!("attachment; filename=\"{}\"", export.filename)))

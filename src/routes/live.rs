@@ -38,6 +38,7 @@ pub struct LivePageQuery {
     limit: Option<String>,
     offset: Option<String>,
     period: Option<String>,
+    partition: Option<String>,
 }
 
 #[utoipa::path(get, path = paths::RANKING_LIVE, operation_id = "getRankingPageLive", summary = "A page of a board, pushed again whenever it changes (server-sent events)", tag = "rankings",
@@ -46,6 +47,7 @@ pub struct LivePageQuery {
         ("limit" = Option<i64>, Query, minimum = 1, maximum = 100, description = "1..100, default 10"),
         ("offset" = Option<i64>, Query, minimum = 0, description = "Position to start at, default 0"),
         ("period" = Option<String>, Query, pattern = "^(current|[0-9]{1,18})$", description = "`current` (default; the page follows the board into its next period at a reset) or a kept period's index"),
+        ("partition" = Option<String>, Query, pattern = "^[A-Za-z0-9_-]{1,32}$", description = "A partition of a board with `partition_by` (v4): its own entries and ranks; one without entries reads as empty"),
         ("Last-Event-ID" = Option<String>, Header, description = "The id of the last page the client received: no page is sent until the answer differs from it"),
     ),
     responses(
@@ -60,6 +62,7 @@ pub async fn page(
 ) -> Result<HttpResponse, ApiError> {
     let query = LiveQuery::Page {
         board: path.into_inner().board,
+        partition: query.partition.clone(),
         period: PeriodSelector::parse(query.period.as_deref())?,
         limit: PageLimit::parse(query.limit.as_deref(), 10)?.value(),
         offset: parse_offset(query.offset.as_deref())?,
@@ -73,6 +76,7 @@ pub async fn page(
         ("user_id" = i64, Path, minimum = 1, description = "The player in the middle"),
         ("radius" = Option<i64>, Query, minimum = 0, maximum = 50, description = "0..50 entries on each side, default 5"),
         ("period" = Option<String>, Query, pattern = "^(current|[0-9]{1,18})$", description = "`current` (default) or a kept period's index"),
+        ("partition" = Option<String>, Query, pattern = "^[A-Za-z0-9_-]{1,32}$", description = "A partition of a board with `partition_by` (v4): its own entries and ranks; one without entries reads as empty"),
         ("Last-Event-ID" = Option<String>, Header, description = "The id of the last page the client received: no page is sent until the answer differs from it"),
     ),
     responses(
@@ -89,6 +93,7 @@ pub async fn around(
     let query = LiveQuery::Around {
         user_id: parse_id(&user_id, ErrorCode::UserNotFound)?,
         board,
+        partition: query.partition.clone(),
         period: PeriodSelector::parse(query.period.as_deref())?,
         radius: Radius::parse(query.radius.as_deref())?.value(),
     };

@@ -120,45 +120,49 @@ routes! {
     },
     paths::RANKING => {
         get: rankings::page => [InvalidLimit, InvalidOffset, InvalidCursor, InvalidPeriod, InvalidQuery, BoardNotFound,
-            PeriodNotFound, DatabaseUnavailable],
+            PeriodNotFound, DatabaseUnavailable, InvalidPartition, PartitionNotFound],
     },
     paths::RANKING_AROUND => {
         get: rankings::around => [InvalidRadius, InvalidPeriod, InvalidQuery, BoardNotFound, PeriodNotFound,
-            UserNotFound, UserNotOnBoard, DatabaseUnavailable],
+            UserNotFound, UserNotOnBoard, DatabaseUnavailable, InvalidPartition, PartitionNotFound],
     },
     paths::RANKING_LIVE => {
         get: live::page => [InvalidLimit, InvalidOffset, InvalidPeriod, InvalidQuery, BoardNotFound, PeriodNotFound,
-            TooManyRequests, DatabaseUnavailable, TooManyStreams],
+            TooManyRequests, DatabaseUnavailable, TooManyStreams, InvalidPartition, PartitionNotFound],
     },
     paths::RANKING_AROUND_LIVE => {
         get: live::around => [InvalidRadius, InvalidPeriod, InvalidQuery, BoardNotFound, PeriodNotFound, UserNotFound,
-            UserNotOnBoard, TooManyRequests, DatabaseUnavailable, TooManyStreams],
+            UserNotOnBoard, TooManyRequests, DatabaseUnavailable, TooManyStreams, InvalidPartition, PartitionNotFound],
     },
     paths::RANKING_USERS => {
         get: rankings::friends => [InvalidIds, InvalidPeriod, InvalidQuery, BoardNotFound, PeriodNotFound,
-            DatabaseUnavailable],
+            DatabaseUnavailable, InvalidPartition, PartitionNotFound],
     },
     paths::RANKING_CUTOFFS => {
         get: rankings::cutoffs => [InvalidPercents, InvalidPeriod, InvalidQuery, BoardNotFound, PeriodNotFound,
-            DatabaseUnavailable],
+            DatabaseUnavailable, InvalidPartition, PartitionNotFound],
     },
     paths::BOARDS => { get: boards::list => [DatabaseUnavailable] },
     paths::BOARD => { get: boards::get => [BoardNotFound, DatabaseUnavailable] },
     paths::BOARD_PERIODS => {
         get: boards::periods => [InvalidLimit, InvalidBefore, InvalidQuery, BoardNotFound, DatabaseUnavailable],
     },
+    paths::BOARD_PARTITIONS => {
+        get: boards::partitions => [InvalidLimit, InvalidPeriod, InvalidPartition, InvalidQuery, BoardNotFound,
+            PeriodNotFound, PartitionNotFound, DatabaseUnavailable],
+    },
     paths::BOARD_SCORES => {
         post: boards::post_score => [InvalidJson, InvalidBody, InvalidIdempotencyKey, SessionRequired, InvalidSession,
             InvalidServerKey, ForbiddenForRole, Banned, ServerOnly, NotJoined, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, BoardNotFound,
             BuiltinBoard, BoardClosed, AttemptsExhausted, UserNotFound, InvalidScore, InvalidSubscores, InvalidMetadata, InvalidUserId, IdempotencyKeyReused, TooManyRequests, DatabaseUnavailable,
-            WriteQueueFull, WriteFailed, ShuttingDown],
+            WriteQueueFull, WriteFailed, ShuttingDown, InvalidPartition, PartitionLimit],
     },
     paths::BOARD_ENTRANTS => {
         post: boards::join => [SessionRequired, InvalidSession, Banned, NotFound, BoardNotFound, BuiltinBoard, BoardClosed, BoardFull,
             JoinNotRequired, TooManyRequests, DatabaseUnavailable],
     },
     paths::BOARD_ME => {
-        get: boards::standing => [SessionRequired, InvalidSession, Banned, BoardNotFound, BuiltinBoard, DatabaseUnavailable],
+        get: boards::standing => [SessionRequired, InvalidSession, Banned, BoardNotFound, BuiltinBoard, DatabaseUnavailable, InvalidQuery, InvalidPartition, PartitionNotFound],
     },
     paths::ADMIN_BOARDS => {
         post: boards::create => [InvalidJson, InvalidBody, PayloadTooLarge, RequestTimeout, UnsupportedMediaType, AdminTokenRequired,
@@ -182,7 +186,7 @@ routes! {
     paths::ADMIN_BOARD_EXPORT => {
         get: boards::export => [InvalidPeriod, InvalidFormat, InvalidQuery, AdminTokenRequired, InvalidAdminToken,
             ForbiddenForRole, TooManyRequests, NotFound, BoardNotFound, PeriodNotFound, PartitionNotFound,
-            DatabaseUnavailable],
+            DatabaseUnavailable, InvalidPartition],
     },
     paths::ADMIN_BOARD_REWARDS => {
         get: rewards::board_grants => [InvalidPeriod, InvalidLimit, InvalidQuery, AdminTokenRequired, InvalidAdminToken,

@@ -28,6 +28,7 @@ pub const RANKING_CUTOFFS: &str = "/api/rankings/{board}/cutoffs";
 pub const BOARDS: &str = "/api/boards";
 pub const BOARD: &str = "/api/boards/{board}";
 pub const BOARD_PERIODS: &str = "/api/boards/{board}/periods";
+pub const BOARD_PARTITIONS: &str = "/api/boards/{board}/partitions";
 pub const BOARD_SCORES: &str = "/api/boards/{board}/scores";
 pub const BOARD_ENTRANTS: &str = "/api/boards/{board}/entrants";
 pub const BOARD_ME: &str = "/api/boards/{board}/me";

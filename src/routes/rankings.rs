@@ -13,7 +13,7 @@ use crate::cache::Rendered;
 use crate::domain::{parse_offset, PageLimit, Percents, PeriodSelector, Radius, UserIds};
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
-use crate::usecases::boards::resolve;
+use crate::usecases::boards::{resolve, resolve_partition};
 use crate::usecases::rankings::{self, PageRequest};
 
 #[derive(Deserialize)]
@@ -23,6 +23,7 @@ pub struct PageQuery {
     offset: Option<String>,
     cursor: Option<String>,
     period: Option<String>,
+    partition: Option<String>,
 }
 
 #[utoipa::path(get, path = paths::RANKING, operation_id = "getRankingPage", summary = "A page of a board, by offset or cursor", tag = "rankings",
@@ -32,6 +33,7 @@ pub struct PageQuery {
         ("offset" = Option<i64>, Query, minimum = 0, description = "Position to start at, default 0 (not with `cursor`)"),
         ("cursor" = Option<String>, Query, pattern = "^[A-Za-z0-9_-]{46,99}$", description = "A `next_cursor` (opaque, signed by the server: any other value is 400 `invalid_cursor`): keyset paging that never shows a player twice (on `latest` boards it leaves out players whose entry changed since the walk began); it goes on in the period it began in"),
         ("period" = Option<String>, Query, pattern = "^(current|[0-9]{1,18})$", description = "`current` (default) or a kept period's index"),
+        ("partition" = Option<String>, Query, pattern = "^[A-Za-z0-9_-]{1,32}$", description = "A partition of a board with `partition_by` (v4): its own entries and ranks; one without entries reads as empty"),
         ("If-None-Match" = Option<String>, Header, description = "The `ETag` of a copy the client holds: 304 while it is current"),
     ),
     responses(
@@ -46,7 +48,7 @@ pub async fn page(
     path: web::Path<BoardPath>,
     query: web::Query<PageQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let board = resolve(&state, &path.board).await?;
+    let board = resolve_partition(&state, resolve(&state, &path.board).await?, query.partition.as_deref()).await?;
     let limit = PageLimit::parse(query.limit.as_deref(), 10)?.value();
     let period = PeriodSelector::parse(query.period.as_deref())?;
     let start = match (&query.cursor, &query.offset) {
@@ -64,6 +66,7 @@ pub async fn page(
 pub struct AroundQuery {
     pub(super) radius: Option<String>,
     pub(super) period: Option<String>,
+    pub(super) partition: Option<String>,
 }
 
 #[utoipa::path(get, path = paths::RANKING_AROUND, operation_id = "getRankingAround", summary = "The entries around a player", tag = "rankings",
@@ -72,6 +75,7 @@ pub struct AroundQuery {
         ("user_id" = i64, Path, minimum = 1, description = "The player in the middle"),
         ("radius" = Option<i64>, Query, minimum = 0, maximum = 50, description = "0..50 entries on each side, default 5"),
         ("period" = Option<String>, Query, pattern = "^(current|[0-9]{1,18})$", description = "`current` (default) or a kept period's index"),
+        ("partition" = Option<String>, Query, pattern = "^[A-Za-z0-9_-]{1,32}$", description = "A partition of a board with `partition_by` (v4): its own entries and ranks; one without entries reads as empty"),
         ("If-None-Match" = Option<String>, Header, description = "The `ETag` of a copy the client holds: 304 while it is current"),
     ),
     responses(
@@ -87,7 +91,7 @@ pub async fn around(
     query: web::Query<AroundQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let (board, user_id) = path.into_inner();
-    let board = resolve(&state, &board).await?;
+    let board = resolve_partition(&state, resolve(&state, &board).await?, query.partition.as_deref()).await?;
     let user_id = parse_id(&user_id, ErrorCode::UserNotFound)?;
     let radius = Radius::parse(query.radius.as_deref())?.value();
     let period = PeriodSelector::parse(query.period.as_deref())?;
@@ -99,6 +103,7 @@ pub async fn around(
 pub struct FriendsQuery {
     ids: Option<String>,
     period: Option<String>,
+    partition: Option<String>,
 }
 
 #[utoipa::path(get, path = paths::RANKING_USERS, operation_id = "getFriendsRanking", summary = "Some players' entries with their board-wide ranks (friends board)", tag = "rankings",
@@ -106,6 +111,7 @@ pub struct FriendsQuery {
         crate::routes::schemas::BoardPath,
         ("ids" = String, Query, pattern = r"^[1-9][0-9]{0,17}(,[1-9][0-9]{0,17}){0,99}$", description = "1..100 comma-separated user ids (a friends list)"),
         ("period" = Option<String>, Query, pattern = "^(current|[0-9]{1,18})$", description = "`current` (default) or a kept period's index"),
+        ("partition" = Option<String>, Query, pattern = "^[A-Za-z0-9_-]{1,32}$", description = "A partition of a board with `partition_by` (v4): its own entries and ranks; one without entries reads as empty"),
     ),
     responses((status = 200, description = "Those of the ids on the board, in board order, with board-wide ranks; `next_*` null", body = crate::views::RankingPage)))]
 pub async fn friends(
@@ -113,7 +119,7 @@ pub async fn friends(
     path: web::Path<BoardPath>,
     query: web::Query<FriendsQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let board = resolve(&state, &path.board).await?;
+    let board = resolve_partition(&state, resolve(&state, &path.board).await?, query.partition.as_deref()).await?;
     let ids = UserIds::parse(query.ids.as_deref())?;
     let period = PeriodSelector::parse(query.period.as_deref())?;
     Ok(json_response(rankings::friends(&state, &board, period, ids.as_slice()).await?))
@@ -124,6 +130,7 @@ pub async fn friends(
 pub struct CutoffsQuery {
     percents: Option<String>,
     period: Option<String>,
+    partition: Option<String>,
 }
 
 #[utoipa::path(get, path = paths::RANKING_CUTOFFS, operation_id = "getCutoffs", summary = "Where the top x% of a board ends", tag = "rankings",
@@ -131,6 +138,7 @@ pub struct CutoffsQuery {
         crate::routes::schemas::BoardPath,
         ("percents" = String, Query, pattern = r"^(100(\.0{1,2})?|[1-9][0-9]?(\.[0-9]{1,2})?|0\.(0[1-9]|[1-9][0-9]?))(,(100(\.0{1,2})?|[1-9][0-9]?(\.[0-9]{1,2})?|0\.(0[1-9]|[1-9][0-9]?))){0,9}$", description = "1..10 comma-separated percents above 0 and at most 100, each with at most two decimals"),
         ("period" = Option<String>, Query, pattern = "^(current|[0-9]{1,18})$", description = "`current` (default) or a kept period's index"),
+        ("partition" = Option<String>, Query, pattern = "^[A-Za-z0-9_-]{1,32}$", description = "A partition of a board with `partition_by` (v4): its own entries and ranks; one without entries reads as empty"),
     ),
     responses((status = 200, description = "For each percent, in the order asked, the entry where it ends", body = crate::views::CutoffList)))]
 pub async fn cutoffs(
@@ -138,7 +146,7 @@ pub async fn cutoffs(
     path: web::Path<BoardPath>,
     query: web::Query<CutoffsQuery>,
 ) -> Result<HttpResponse, ApiError> {
-    let board = resolve(&state, &path.board).await?;
+    let board = resolve_partition(&state, resolve(&state, &path.board).await?, query.partition.as_deref()).await?;
     let percents = Percents::parse(query.percents.as_deref())?;
     let period = PeriodSelector::parse(query.period.as_deref())?;
     Ok(json_response(rankings::cutoffs(&state, &board, period, &percents).await?))

@@ -195,6 +195,21 @@ pub struct BoardRequest {
     /// that many `subscores`. 422 `invalid_subscores` otherwise. Default `[]`.
     #[schema(max_items = 2)]
     pub subscores: Option<Vec<SubscoreRequest>>,
+    /// The metadata field posts are partitioned by (v4; set at creation
+    /// only; 1..64 characters of `[A-Za-z0-9_]`): a post whose metadata
+    /// has it as 1..32 characters of `[A-Za-z0-9_-]` lands on the board
+    /// and on that partition, with its own entries and ranks (another type
+    /// or spelling: 422 `invalid_partition`). Default null.
+    #[schema(example = "country", pattern = "^[A-Za-z0-9_]{1,64}$")]
+    pub partition_by: Option<String>,
+    /// Partitions one period opens at most, 1..10,000 (default 1,000): a
+    /// post that would open one more is 409 `partition_limit`.
+    #[schema(minimum = 1, maximum = 10_000)]
+    pub max_partitions: Option<i64>,
+    /// The only values taken (at most `max_partitions`; null, the
+    /// default: any well-formed value).
+    #[schema(example = json!(["DE", "FR", "US"]))]
+    pub partition_values: Option<Vec<String>>,
     #[serde(flatten)]
     pub tournament: TournamentFields,
 }

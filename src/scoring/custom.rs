@@ -37,6 +37,19 @@ pub(super) struct Locked {
     /// Tournaments with `max_attempts`: each posting player's posts in the
     /// period so far, by board and player (the batch's own counted as admitted).
     attempts: HashMap<(i64, i64), i64>,
+    /// Partitioned boards the batch posts to a partition of, by number.
+    partitions: HashMap<i64, OpenPartitions>,
+}
+
+/// A partitioned board's partitions with entries in the period in force,
+/// as the batch finds them (under the board's period lock: exact across
+/// instances) and opens more.
+#[derive(Default)]
+struct OpenPartitions {
+    /// Of the batch's partitions, those with entries (or taken by the batch).
+    open: HashSet<i64>,
+    /// How many the period has; read only when one of the batch's is new.
+    count: Option<i64>,
 }
 
 /// The entries a committed batch changed, with their period's end.
@@ -80,6 +93,7 @@ pub(super) async fn lock(
             entries: HashMap::new(),
             entrants: HashMap::new(),
             attempts: HashMap::new(),
+            partitions: HashMap::new(),
         });
     }
     let mut numbers: Vec<i64> = boards.keys().copied().collect();
@@ -117,7 +131,27 @@ pub(super) async fn lock(
         }
         periods.insert(number, period);
     }
-    Ok(Locked { periods, names, entries, entrants, attempts })
+    // Each partitioned board's partitions the batch posts to, after every
+    // period is locked (the board's first: its number is lower).
+    let mut partitions: HashMap<i64, OpenPartitions> = HashMap::new();
+    let mut numbers_of: HashMap<i64, Vec<i64>> = HashMap::new();
+    for board in boards.values() {
+        if let Some(of) = &board.spec.partition_of {
+            numbers_of.entry(of.board).or_default().push(board.spec.number);
+        }
+    }
+    for (board, numbers) in numbers_of {
+        let Some(period) = periods.get(&board) else { continue };
+        let open: HashSet<i64> =
+            store.partitions_with_entries(conn, &numbers, period.index).await?.into_iter().collect();
+        let count = if numbers.iter().all(|number| open.contains(number)) {
+            None
+        } else {
+            Some(store.count_partitions_with_entries(conn, board, period.index).await?)
+        };
+        partitions.insert(board, OpenPartitions { open, count });
+    }
+    Ok(Locked { periods, names, entries, entrants, attempts, partitions })
 }
 
 /// A new post: its item's index, board, player, points and metadata.
@@ -200,6 +234,26 @@ impl Locked {
         Ok(())
     }
 
+    /// Whether `post`'s board takes its copy `to_partition` on a partition:
+    /// one with entries in the period does; a new one while the period
+    /// has fewer than `max_partitions` (409 `partition_limit`), and then
+    /// counts for the batch's later posts.
+    pub(super) fn take_partition(&mut self, post: &Post, to_partition: &Post) -> Result<(), ErrorCode> {
+        let (Some(board), Some(partition)) = (custom_target(post), custom_target(to_partition)) else { return Ok(()) };
+        let Some(rule) = &board.spec.partitioning else { return Ok(()) };
+        let Some(found) = self.partitions.get_mut(&board.spec.number) else { return Ok(()) };
+        if found.open.contains(&partition.spec.number) {
+            return Ok(());
+        }
+        let count = found.count.get_or_insert(0);
+        if *count >= rule.max_partitions {
+            return Err(ErrorCode::PartitionLimit);
+        }
+        *count += 1;
+        found.open.insert(partition.spec.number);
+        Ok(())
+    }
+
     /// A taken post is an attempt made (for the batch's later posts).
     pub(super) fn record_attempt(&mut self, post: &Post) {
         if let Some(board) = custom_target(post) {
@@ -274,17 +328,31 @@ impl Locked {
                 via: None,
             })
             .collect();
-        // Originals first: the fed posts (last in the batch) name their ids.
-        let originals = new_posts.iter().take_while(|(index, ..)| batch[*index].fed_by.is_none()).count();
-        let mut ids = store.insert_board_posts(conn, &log[..originals], now).await?;
-        if originals < log.len() {
-            let original_ids: HashMap<usize, i64> =
-                new_posts.iter().zip(&ids).map(|((index, ..), id)| (*index, *id)).collect();
-            for ((index, ..), post) in new_posts.iter().zip(log.iter_mut()).skip(originals) {
-                let origin = batch[*index].fed_by.unwrap_or(*index);
-                post.via = original_of(batch, pending, &original_ids, origin);
+        // In waves: the originals, then the posts made with them (fed
+        // posts, partitions' copies), then the partitions' copies of fed
+        // posts: each names the id of the post it was made with.
+        let depth_of = |mut index: usize| {
+            let mut depth = 0;
+            while let Some(origin) = batch[index].fed_by {
+                depth += 1;
+                index = origin;
             }
-            ids.extend(store.insert_board_posts(conn, &log[originals..], now).await?);
+            depth
+        };
+        let mut ids: Vec<i64> = Vec::with_capacity(log.len());
+        let mut known: HashMap<usize, i64> = HashMap::new();
+        while ids.len() < log.len() {
+            let start = ids.len();
+            let depth = depth_of(new_posts[start].0);
+            let end = start + new_posts[start..].iter().take_while(|(index, ..)| depth_of(*index) == depth).count();
+            for ((index, ..), post) in new_posts[start..end].iter().zip(&mut log[start..end]) {
+                if let Some(origin) = batch[*index].fed_by {
+                    post.via = original_of(batch, pending, &known, origin);
+                }
+            }
+            let wave = store.insert_board_posts(conn, &log[start..end], now).await?;
+            known.extend(new_posts[start..end].iter().zip(&wave).map(|((index, ..), id)| (*index, *id)));
+            ids.extend(wave);
         }
         let held_posts: Vec<Held> = log
             .iter()
@@ -373,6 +441,7 @@ impl Locked {
                 improved: a.improved,
                 period: PeriodView::from(self.periods[&a.board.spec.number]),
                 feeds: Vec::new(),
+                partition: None,
             };
             pending[a.index] = Pending::Taken { answer: Box::new(Answer::Board(result)), held: a.held };
         }

@@ -33,11 +33,11 @@ use tokio::sync::{mpsc, oneshot};
 use crate::background::Background;
 use crate::boards::{CustomBoard, Registry};
 use crate::cache::Caches;
-use crate::domain::{Board, IdempotencyKey, Metadata, Score, Timestamp, Writers};
+use crate::domain::{Board, IdempotencyKey, Metadata, PartitionValue, Score, Timestamp, Writers};
 use crate::error::{ApiError, ErrorCode};
 use crate::rank::RankEngine;
 use crate::store::{retry_conflicts, MaybeConflict, Store, StoreError};
-use crate::views::{BoardScoreResult, FeedResult, ScoreResult};
+use crate::views::{BoardScoreResult, FeedResult, PartitionResult, ScoreResult};
 
 /// The answer to a post, as the JSON body the client gets.
 #[derive(Debug, Clone)]
@@ -92,6 +92,8 @@ pub struct Post {
     pub target: Target,
     /// Kept by custom boards (the built-ins keep none; the boards they feed do).
     pub metadata: Option<Metadata>,
+    /// The partition of its board the metadata names (v4 `partition_by`).
+    pub partition: Option<PartitionValue>,
     pub key: Option<IdempotencyKey>,
     /// The least time since the player's previous post to the board, in
     /// ms (its `min_interval_ms`; for `/api/scores`, the longer of the
@@ -159,20 +161,31 @@ struct Job {
     reply: oneshot::Sender<Result<Posted, ApiError>>,
 }
 
-/// A post fed by a job's post (v4 `feeds`): the job's index, and the post
-/// to the fed board.
+/// A post made with another one: fed by it (v4 `feeds`; the origin is a
+/// job) or its copy on its board's partition (v4 `partition_by`; the
+/// origin is a job or a fed post). `origin` is the item's index.
 struct FedPost {
     origin: usize,
     post: Post,
 }
 
-/// One post a batch writes: a job's, or a fed one. Fed posts come after
-/// every job, so that each original is decided before the posts it feeds.
+impl FedPost {
+    fn item(&self, partition: bool) -> Item<'_> {
+        Item { post: &self.post, fingerprint: "", fed_by: Some(self.origin), partition }
+    }
+}
+
+/// One post a batch writes: a job's, a fed one, or one to a partition.
+/// Each comes after the post it is made with (jobs, fed posts, then the
+/// partitions' posts), so that the original is decided first.
 struct Item<'a> {
     post: &'a Post,
     fingerprint: &'a str,
-    /// A fed post: the index of its original.
+    /// A post made with another: the index of that one.
     fed_by: Option<usize>,
+    /// A partition's copy of the post at `fed_by`: judged once, on its
+    /// board, and answered in that post's `partition`.
+    partition: bool,
 }
 
 /// The handle handlers post through.
@@ -377,14 +390,17 @@ struct Committed {
 }
 
 /// What a fed board refuses that a direct post's handler checks before
-/// the writer: its writers and its score range.
+/// the writer: its writers, its score range and its partitions' values.
 fn fed_refusal(post: &Post) -> Option<ErrorCode> {
     let Target::Custom { board } = &post.target else { return None };
     if board.spec.rules.writers == Writers::Server && matches!(post.by, Poster::Player { .. }) {
         return Some(ErrorCode::ServerOnly);
     }
     let score = post.score.value();
-    (score < board.spec.min_score || score > board.spec.max_score).then_some(ErrorCode::InvalidScore)
+    if score < board.spec.min_score || score > board.spec.max_score {
+        return Some(ErrorCode::InvalidScore);
+    }
+    board.spec.partitioning.as_ref().and_then(|rule| rule.partition_of(post.metadata.as_ref()).err())
 }
 
 impl Writer {
@@ -420,12 +436,17 @@ impl Writer {
             for board in feeds.numbers().iter().filter_map(|number| self.boards.by_number(*number)) {
                 // Feeds join boards with the same subscores or none.
                 let subscores = if board.spec.subscores.is_empty() { Vec::new() } else { job.post.subscores.clone() };
+                let partition = board.spec.partitioning.as_ref().and_then(|rule| {
+                    // (A value the fed board refuses skips it: `fed_refusal`.)
+                    rule.partition_of(job.post.metadata.as_ref()).ok().flatten()
+                });
                 let post = Post {
                     user_id: job.post.user_id,
                     by: job.post.by,
                     score: job.post.score,
                     subscores,
                     metadata: job.post.metadata.clone(),
+                    partition,
                     min_interval_ms: board.spec.rules.min_interval_ms,
                     target: Target::Custom { board },
                     key: None,
@@ -436,13 +457,78 @@ impl Writer {
         fed
     }
 
+    /// The partitions' copies of the batch's posts (`posts`: the jobs',
+    /// then the fed ones), each partition opened first if it is new:
+    /// `None` when it cannot be (the database is away), which fails the
+    /// batch as any write would. A partition whose board was deleted
+    /// meanwhile is left out (the post fails with its board).
+    async fn partition_posts(&self, posts: &[&Post]) -> Option<Vec<FedPost>> {
+        let mut copies = Vec::new();
+        for (origin, post) in posts.iter().enumerate() {
+            let (Target::Custom { board }, Some(value)) = (&post.target, &post.partition) else { continue };
+            let partition = match self.boards.partition(board.spec.number, value) {
+                Some(partition) => partition,
+                None => match self.open_partition(board, value).await {
+                    Ok(Some(partition)) => partition,
+                    Ok(None) => continue,
+                    Err(error) => {
+                        tracing::error!(%error, board = %board.spec.id, "opening a partition failed");
+                        return None;
+                    }
+                },
+            };
+            let copy = Post {
+                user_id: post.user_id,
+                by: post.by,
+                score: post.score,
+                subscores: post.subscores.clone(),
+                metadata: post.metadata.clone(),
+                partition: None,
+                min_interval_ms: None,
+                target: Target::Custom { board: partition },
+                key: None,
+            };
+            copies.push(FedPost { origin, post: copy });
+        }
+        Some(copies)
+    }
+
+    /// Opens a board's partition in a transaction of its own (a batch
+    /// that then fails leaves it open, empty, as a later post would open
+    /// it) and registers it. The instance that opens it builds it in the
+    /// rank engine before the commit, so no post to it is recorded before.
+    async fn open_partition(
+        &self,
+        board: &CustomBoard,
+        value: &PartitionValue,
+    ) -> Result<Option<Arc<CustomBoard>>, StoreError> {
+        let mut tx = self.store.begin_write().await?;
+        let Some((number, opened)) = self.store.open_partition(&mut tx, board.spec.number, value).await? else {
+            return Ok(None);
+        };
+        let partition = self.boards.insert(board.partition(number, value.clone()));
+        if opened {
+            self.ranks.add_board(&partition).await;
+        }
+        tx.commit().await?;
+        Ok(Some(partition))
+    }
+
     async fn commit_batch(&self, batch: Vec<Job>) {
-        let now = Timestamp::now();
         let fed = self.fed_posts(&batch);
+        let posts: Vec<&Post> = batch.iter().map(|job| &job.post).chain(fed.iter().map(|fed| &fed.post)).collect();
+        let Some(copies) = self.partition_posts(&posts).await else {
+            for job in batch {
+                let _ = job.reply.send(Err(ErrorCode::WriteFailed.into()));
+            }
+            return;
+        };
+        let now = Timestamp::now();
         let items: Vec<Item> = batch
             .iter()
-            .map(|job| Item { post: &job.post, fingerprint: &job.fingerprint, fed_by: None })
-            .chain(fed.iter().map(|fed| Item { post: &fed.post, fingerprint: "", fed_by: Some(fed.origin) }))
+            .map(|job| Item { post: &job.post, fingerprint: &job.fingerprint, fed_by: None, partition: false })
+            .chain(fed.iter().map(|fed| fed.item(false)))
+            .chain(copies.iter().map(|copy| copy.item(true)))
             .collect();
         // A batch that lost to another transaction runs again whole, its
         // keys claimed again or found claimed.
@@ -529,10 +615,17 @@ impl Writer {
             }
         }
 
-        // The boards' minimum intervals and tournaments' entrants and
-        // attempts, in the batch's order, after the replays: a replay is
-        // not a new post. A fed post is made only with its original, and
-        // passes its own board's rules.
+        // The boards' minimum intervals, tournaments' entrants and attempts
+        // and partitions' limits, in the batch's order, after the replays:
+        // a replay is not a new post. A fed post is made only with its
+        // original, and passes its own board's rules; a partition's copy
+        // is made with its post, which passed them for it.
+        let copies: HashMap<usize, usize> = batch
+            .iter()
+            .enumerate()
+            .filter(|(_, item)| item.partition)
+            .filter_map(|(index, item)| Some((item.fed_by?, index)))
+            .collect();
         for (index, item) in batch.iter().enumerate() {
             if !matches!(pending[index], Pending::New) {
                 continue;
@@ -543,11 +636,18 @@ impl Writer {
                     continue;
                 }
             }
+            if item.partition {
+                continue;
+            }
             let taken = match item.fed_by.and_then(|_| fed_refusal(item.post)) {
                 Some(code) => Err(code.into()),
-                None => {
-                    pace.check(item.post, now).and_then(|()| custom.check_entry(item.post, now).map_err(ApiError::from))
-                }
+                None => pace
+                    .check(item.post, now)
+                    .and_then(|()| custom.check_entry(item.post, now).map_err(ApiError::from))
+                    .and_then(|()| match copies.get(&index) {
+                        Some(copy) => custom.take_partition(item.post, batch[*copy].post).map_err(ApiError::from),
+                        None => Ok(()),
+                    }),
             };
             match taken {
                 Ok(()) => {
@@ -627,10 +727,22 @@ impl Writer {
     }
 }
 
-/// Each fed post's result joins its original's answer (in `feeds` order:
-/// the items' order), then every taken post's answer is rendered.
+/// Each partition's copy's result joins its post's answer (`partition`),
+/// then each fed post's result its original's (in `feeds` order: the
+/// items' order), then every taken post's answer is rendered.
 fn render(batch: &[Item<'_>], pending: &mut [Pending]) -> Result<(), serde_json::Error> {
-    for (index, item) in batch.iter().enumerate() {
+    for (index, item) in batch.iter().enumerate().filter(|(_, item)| item.partition) {
+        let (Some(origin), Target::Custom { board }) = (item.fed_by, &item.post.target) else { continue };
+        let Some(value) = board.partition_value() else { continue };
+        let Pending::Taken { answer, .. } = std::mem::replace(&mut pending[index], Pending::New) else { continue };
+        let Answer::Board(result) = *answer else { continue };
+        if let Pending::Taken { answer, .. } = &mut pending[origin] {
+            if let Answer::Board(original) = answer.as_mut() {
+                original.partition = Some(Box::new(PartitionResult::of(value, result)));
+            }
+        }
+    }
+    for (index, item) in batch.iter().enumerate().filter(|(_, item)| !item.partition) {
         let (Some(origin), Target::Custom { board }) = (item.fed_by, &item.post.target) else { continue };
         let id = board.spec.id.clone();
         let result = match std::mem::replace(&mut pending[index], Pending::New) {

@@ -8,7 +8,7 @@ use sqlx::AnyConnection;
 
 use super::board_reads::IdSpan;
 use super::{Store, StoreError, StoreResult, UniqueKey};
-use crate::domain::{BoardKey, Timestamp, MAX_SUBSCORES};
+use crate::domain::{BoardKey, PartitionOf, PartitionValue, Timestamp, MAX_SUBSCORES};
 
 /// A row of the catalog.
 #[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
@@ -33,11 +33,29 @@ pub struct BoardRow {
     pub league: i64,
     /// The subscores, as a JSON list (see `domain::Subscore`).
     pub subscores: String,
+    /// Partitions (v4): the metadata field, the most a period opens, the
+    /// only values taken (a JSON list).
+    pub partition_by: Option<String>,
+    pub max_partitions: i64,
+    pub partition_values: Option<String>,
+    /// A partition's row: its board's number and its value.
+    pub partition_of: Option<i64>,
+    pub partition_value: Option<String>,
+}
+
+impl BoardRow {
+    /// Where a partition's row belongs; `None` for a board's (or a
+    /// partition row this version cannot read).
+    pub fn partition(&self) -> Option<PartitionOf> {
+        let value = PartitionValue::parse_str(self.partition_value.as_deref()?)?;
+        Some(PartitionOf { board: self.partition_of?, value })
+    }
 }
 
 const BOARD_COLUMNS: &str = "number, id, name, sort_order, operator, reset, timezone, archive_periods, min_score, \
                              max_score, created_at, min_interval_ms, writers, hold_beyond, hold_jump, feeds, \
-                             join_required, max_entrants, max_attempts, starts_at, ends_at, league, subscores";
+                             join_required, max_entrants, max_attempts, starts_at, ends_at, league, subscores, \
+                             partition_by, max_partitions, partition_values, partition_of, partition_value";
 
 /// A tournament's fields (on `boards` and on `board_terms` alike).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, sqlx::FromRow)]
@@ -213,6 +231,10 @@ pub struct NewBoard<'a> {
     pub subscores: &'a str,
     /// The reward bands (v4).
     pub rewards: &'a [BandRow],
+    /// Partitions (v4; see [`BoardRow`]).
+    pub partition_by: Option<&'a str>,
+    pub max_partitions: i64,
+    pub partition_values: Option<&'a str>,
 }
 
 /// A reward band of a board (`board_rewards`): ranks `rank_from..=rank_to`,
@@ -270,8 +292,8 @@ impl Store {
         let sql = self.insert_sql(
             "INSERT INTO boards (id, name, sort_order, operator, reset, timezone, archive_periods, min_score, \
              max_score, created_at, min_interval_ms, writers, hold_beyond, hold_jump, feeds, join_required, \
-             max_entrants, max_attempts, starts_at, ends_at, league, subscores) \
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             max_entrants, max_attempts, starts_at, ends_at, league, subscores, partition_by, max_partitions, \
+             partition_values) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             "number",
         );
         let query = self
@@ -297,7 +319,10 @@ impl Store {
             .bind(board.starts_at)
             .bind(board.ends_at)
             .bind(i64::from(board.league.is_some()))
-            .bind(board.subscores);
+            .bind(board.subscores)
+            .bind(board.partition_by)
+            .bind(board.max_partitions)
+            .bind(board.partition_values);
         let number = self.insert_returning_id(tx, query).await.map_err(StoreError::taken_as(UniqueKey::BoardId))?;
         self.set_rewards(tx, number, board.rewards).await?;
         if let Some(ladder) = board.league {
@@ -382,7 +407,7 @@ impl Store {
         Ok(self.sql_scalar("SELECT version FROM catalog_version WHERE id = 1").fetch_one(&mut *conn).await?)
     }
 
-    async fn bump_catalog_version(&self, conn: &mut sqlx::AnyConnection) -> StoreResult<()> {
+    pub(super) async fn bump_catalog_version(&self, conn: &mut sqlx::AnyConnection) -> StoreResult<()> {
         self.sql("UPDATE catalog_version SET version = version + 1 WHERE id = 1").execute(&mut *conn).await?;
         Ok(())
     }
@@ -522,7 +547,13 @@ impl Store {
     /// board of that number (numbers are never reused), and deleting a
     /// million rows in this transaction would hold every post behind it.
     pub async fn delete_board(&self, tx: &mut AnyConnection, number: i64) -> StoreResult<bool> {
-        let done = self.sql("DELETE FROM boards WHERE number = ?").bind(number).execute(&mut *tx).await?;
+        // Its partitions with it (their rows are purged as its are).
+        let done = self
+            .sql("DELETE FROM boards WHERE number = ? OR partition_of = ?")
+            .bind(number)
+            .bind(number)
+            .execute(&mut *tx)
+            .await?;
         self.bump_catalog_version(tx).await?;
         Ok(done.rows_affected() > 0)
     }

@@ -21,6 +21,7 @@ mod held;
 mod idempotency;
 mod leagues;
 mod moderation;
+mod partitions;
 mod player_data;
 mod rewards;
 mod rows;
@@ -56,6 +57,7 @@ pub use self::custom_boards::{
 pub use self::held::{HeldRow, NewHold, BUILTIN_LOG};
 pub use self::leagues::{ClosingMember, CohortMember, Move, NewPlacement, Placement, PlacementHistory};
 pub use self::moderation::{AuditRecord, AuditRow, FedPostRow};
+pub use self::partitions::PartitionRow;
 pub use self::player_data::{json_text, OwnEntryRow, PlacementRow, PostRow};
 pub use self::rewards::{ClaimState, ClosedPeriod, GrantRow, GrantedBand, NewGrant};
 pub use self::rows::{LongText, ScoreRow, Standing, UserRow};

@@ -25,6 +25,8 @@ pub struct PostRow {
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct OwnEntryRow {
     pub board: String,
+    /// An entry in one of the board's partitions: its value.
+    pub partition: Option<String>,
     pub period: i64,
     pub score: i64,
     pub achieved_at: Timestamp,
@@ -80,7 +82,7 @@ impl Store {
             .sql_as(
                 "SELECT s.id, b.id AS board, s.period, s.score, s.metadata, s.created_at, s.status, s.via \
                  FROM board_scores s JOIN boards b ON b.number = s.board \
-                 WHERE s.user_id = ? AND s.id > ? ORDER BY s.id LIMIT ?",
+                 WHERE s.user_id = ? AND s.id > ? AND b.partition_of IS NULL ORDER BY s.id LIMIT ?",
             )
             .bind(user_id)
             .bind(after)
@@ -94,8 +96,10 @@ impl Store {
         let mut conn = self.conn().await?;
         Ok(self
             .sql_as(
-                "SELECT b.id AS board, e.period, e.score, e.achieved_at, e.plays, e.metadata \
-                 FROM board_entries e JOIN boards b ON b.number = e.board WHERE e.user_id = ? ORDER BY b.id, e.period",
+                "SELECT COALESCE(o.id, b.id) AS board, b.partition_value AS partition, e.period, e.score, \
+                 e.achieved_at, e.plays, e.metadata FROM board_entries e JOIN boards b ON b.number = e.board \
+                 LEFT JOIN boards o ON o.number = b.partition_of WHERE e.user_id = ? \
+                 ORDER BY COALESCE(o.id, b.id), b.partition_value, e.period",
             )
             .bind(user_id)
             .fetch_all(&mut *conn)

@@ -96,7 +96,7 @@ pub async fn initialize(state: &AppState, actor: &Actor, spec: DatasetSpec) -> R
     let record =
         AuditRecord { at: Timestamp::now(), actor: &actor.name, action: "initialize", target: "data", detail: &detail };
     state.store.replace_all(&data, &password_hash, generation, &record).await?;
-    state.boards.replace(Vec::new(), HashMap::new());
+    state.boards.replace(Vec::new(), Vec::new(), HashMap::new());
     state.caches.reset(generation);
     if let Some(redis) = &state.redis {
         // Sessions and custom boards are wiped with the data: their cached

@@ -145,6 +145,8 @@ async fn close(state: &AppState, ended: EndedPeriod, now: Timestamp) -> Result<b
     // Read before the transaction (a page read takes its own connection);
     // a change after it is what `period.amended` reports.
     let closing = match state.boards.by_number(ended.board) {
+        // A partition's period closes with its board's, which tells.
+        Some(board) if board.spec.partition_of.is_some() => Closing::Nothing,
         Some(board) if board.spec.league => match state.store.ladder(ended.board).await? {
             Some(row) => Closing::League { id: board.spec.id.clone(), ladder: row.ladder() },
             None => Closing::Nothing,

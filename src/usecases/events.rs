@@ -24,7 +24,10 @@ pub(super) async fn period_amended(
 ) -> Result<(), StoreError> {
     let now = Timestamp::now();
     for ended in state.store.closed_among(conn, periods).await? {
-        let Some(board) = state.boards.by_number(ended.board) else { continue };
+        // (A partition's change is its board's: the post on the board tells.)
+        let Some(board) = state.boards.by_number(ended.board).filter(|board| board.spec.partition_of.is_none()) else {
+            continue;
+        };
         let owner = if board.spec.league { "league" } else { "board" };
         let data = json!({
             owner: board.spec.id,

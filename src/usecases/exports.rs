@@ -9,7 +9,7 @@ use actix_web::web::{Bytes, Data};
 use futures_util::stream::{self, Stream};
 use tokio::sync::OwnedSemaphorePermit;
 
-use super::boards::{resolve, resolve_period};
+use super::boards::{resolve, resolve_partition, resolve_period};
 use super::rankings::names;
 use crate::domain::{BoardPeriod, PeriodSelector, PostStatus};
 use crate::error::{ApiError, ErrorCode};
@@ -80,10 +80,11 @@ struct Walk {
 pub async fn board(
     state: Data<AppState>,
     id: &str,
+    partition: Option<&str>,
     selector: PeriodSelector,
     format: Format,
 ) -> Result<Export<impl Stream<Item = Result<Bytes, ApiError>> + use<>>, ApiError> {
-    let board = resolve(&state, id).await?;
+    let board = resolve_partition(&state, resolve(&state, id).await?, partition).await?;
     let resolved = resolve_period(&state, &board, selector).await?;
     let slot = state.exports.board().ok_or_else(|| {
         ApiError::too_many_requests(
@@ -92,7 +93,11 @@ pub async fn board(
             "exports",
         )
     })?;
-    let filename = format!("{}-period-{}.{}", board.id(), resolved.view.index, format.extension());
+    let name = match board.partition() {
+        Some(partition) => format!("{}-{partition}", board.id()),
+        None => board.id().to_owned(),
+    };
+    let filename = format!("{name}-period-{}.{}", resolved.view.index, format.extension());
     let walk = Walk {
         state,
         board: resolved.board,
@@ -216,7 +221,8 @@ async fn rest_json(state: &AppState, user_id: i64) -> Result<String, ApiError> {
         .await?
         .into_iter()
         .map(|e| {
-            serde_json::json!({"board": e.board, "period": e.period, "score": e.score, "achieved_at": e.achieved_at,
+            serde_json::json!({"board": e.board, "partition": e.partition, "period": e.period, "score": e.score,
+                "achieved_at": e.achieved_at,
                 "plays": e.plays, "metadata": json_text(e.metadata.as_deref())})
         })
         .collect();

@@ -38,7 +38,7 @@ pub async fn keep_periods(state: Data<AppState>) {
         }
         ticks += 1;
         let now = Timestamp::now();
-        for board in state.boards.all() {
+        for board in state.boards.all_ranked() {
             if board.spec.reset.is_none() {
                 continue;
             }

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use actix_web::web::Data;
 use tokio::sync::watch;
 
-use super::boards::{resolve, BoardRef};
+use super::boards::{resolve, resolve_partition, BoardRef};
 use super::rankings::{self, PageRequest};
 use crate::cache::PageVersion;
 use crate::domain::{Board, BoardPeriod, PeriodSelector, Timestamp};
@@ -37,12 +37,12 @@ pub const WATCH_EVERY: Duration = Duration::from_millis(250);
 pub async fn answer(state: &AppState, query: &LiveQuery) -> Result<LivePage, ApiError> {
     let read_at = Instant::now();
     let rendered = match query {
-        LiveQuery::Page { board, period, limit, offset } => {
-            let board = resolve(state, board).await?;
+        LiveQuery::Page { board, partition, period, limit, offset } => {
+            let board = resolve_partition(state, resolve(state, board).await?, partition.as_deref()).await?;
             rankings::page(state, &board, *period, *limit, PageRequest::Offset(*offset)).await?
         }
-        LiveQuery::Around { board, period, user_id, radius } => {
-            let board = resolve(state, board).await?;
+        LiveQuery::Around { board, partition, period, user_id, radius } => {
+            let board = resolve_partition(state, resolve(state, board).await?, partition.as_deref()).await?;
             rankings::around(state, &board, *period, *user_id, *radius).await?
         }
     };
@@ -159,8 +159,8 @@ enum BoardState {
     Period { changes: Option<i64>, names: i64 },
 }
 
-async fn unchanged_since(state: &AppState, (board, selector): &BoardWatch) -> Option<Unchanged> {
-    let board = resolve(state, board).await.ok()?;
+async fn unchanged_since(state: &AppState, (board, partition, selector): &BoardWatch) -> Option<Unchanged> {
+    let board = resolve_partition(state, resolve(state, board).await.ok()?, partition.as_deref()).await.ok()?;
     let (period, current) = match (&board, selector) {
         (BoardRef::Builtin(builtin), _) => (BoardPeriod::builtin(*builtin), true),
         (BoardRef::Custom(custom), PeriodSelector::Current) => {

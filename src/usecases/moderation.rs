@@ -135,6 +135,16 @@ pub(super) async fn change_fed_posts(
     change: FedChange,
 ) -> Result<Vec<(EntryRow, bool)>, Failure> {
     let mut fed = state.store.fed_posts(conn, original.0, original.1).await?;
+    // The partitions' copies of fed posts go with them (the original's
+    // own copies are among its fed posts).
+    let mut copies = Vec::new();
+    for post in &fed {
+        if let Some(board) = state.boards.by_number(post.board).filter(|board| board.spec.partitioning.is_some()) {
+            copies.extend(state.store.fed_posts(conn, &board.spec.id, post.id).await?);
+        }
+    }
+    fed.extend(copies);
+    fed.sort_by_key(|post| post.board);
     if let FedChange::Decide(_) = change {
         fed.retain(|post| PostStatus::from_stored(&post.status) == PostStatus::Held);
     }

@@ -214,6 +214,7 @@ pub async fn friends(
     let page = RankingPage {
         board: board.id().to_owned(),
         period: view,
+        partition: board.partition().map(str::to_owned),
         entries,
         total_players: players,
         next_offset: None,
@@ -301,7 +302,8 @@ async fn read_cutoffs(
                 }
             })
             .collect();
-        return Ok(CutoffList { board: board.id().to_owned(), period: view, partition: None, players, cutoffs });
+        let partition = board.partition().map(str::to_owned);
+        return Ok(CutoffList { board: board.id().to_owned(), period: view, partition, players, cutoffs });
     }
 }
 
@@ -353,7 +355,7 @@ pub(super) async fn names(state: &AppState, ids: &[i64]) -> Result<HashMap<i64, 
 /// A page as JSON, with its players' display names.
 async fn render(state: &AppState, board: &BoardRef, period: PeriodView, page: &Page) -> Result<Bytes, ApiError> {
     let names = names(state, &page.user_ids()).await?;
-    let view = RankingPage::new(board.id(), period, page, &names, &state.cursor_keys);
+    let view = RankingPage::new((board.id(), board.partition()), period, page, &names, &state.cursor_keys);
     let json = serde_json::to_vec(&view).map_err(ApiError::internal)?;
     Ok(Bytes::from(json))
 }

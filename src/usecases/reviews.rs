@@ -74,7 +74,7 @@ pub async fn list(state: &AppState, board: Option<&str>, after: i64, limit: i64)
         rows.iter().zip(&boards).filter_map(|(hold, id)| Some((id.as_deref()?, hold.post_id))).collect();
     let mut fed: HashMap<(String, i64), Vec<String>> = HashMap::new();
     for (original, number) in state.store.held_fed_boards(&originals).await? {
-        if let Some(board) = state.boards.by_number(number) {
+        if let Some(board) = state.boards.by_number(number).filter(|board| board.spec.partition_of.is_none()) {
             fed.entry(original).or_default().push(board.spec.id.clone());
         }
     }

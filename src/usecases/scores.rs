@@ -83,7 +83,8 @@ pub async fn post(
     let subscores = Subscore::parse_values(body.get("subscores"), &[])?;
     let metadata = Metadata::parse(body.get("metadata"))?;
     let min_interval_ms = rules.min_interval_ms;
-    let post = Post { user_id, by, score, subscores, target: Target::Builtin, metadata, key, min_interval_ms };
+    let target = Target::Builtin;
+    let post = Post { user_id, by, score, subscores, target, metadata, partition: None, key, min_interval_ms };
     submit(state, author, post).await
 }
 

@@ -7,7 +7,7 @@ use crate::error::{ApiError, ErrorCode};
 use crate::limits::Limit;
 use crate::state::AppState;
 use crate::usecases::account_changes::{in_transaction, lock_user, Failure};
-use crate::usecases::boards::{resolve_custom, BoardRef};
+use crate::usecases::boards::{resolve_custom, resolve_partition, BoardRef};
 use crate::usecases::rankings;
 use crate::usecases::sessions::SessionOwner;
 use crate::views::{BoardStanding, Joined, PeriodView};
@@ -54,8 +54,15 @@ pub async fn join(state: &AppState, id: &str, owner: SessionOwner) -> Result<(bo
 
 /// `GET /api/boards/{id}/me`: the player's standing on a board in the
 /// period in force.
-pub async fn standing(state: &AppState, id: &str, owner: SessionOwner) -> Result<BoardStanding, ApiError> {
+pub async fn standing(
+    state: &AppState,
+    id: &str,
+    partition: Option<&str>,
+    owner: SessionOwner,
+) -> Result<BoardStanding, ApiError> {
     let board = resolve_custom(state, id).await?;
+    // (Only the entry is the partition's: joins and attempts are the board's.)
+    let ranked = resolve_partition(state, BoardRef::Custom(board.clone()), partition).await?;
     let period = board.period_at(Timestamp::now());
     let (number, user_id) = (board.spec.number, owner.user_id);
     let mut conn = state.store.conn().await?;
@@ -64,9 +71,7 @@ pub async fn standing(state: &AppState, id: &str, owner: SessionOwner) -> Result
     drop(conn);
     let attempts = attempts.get(&user_id).copied().unwrap_or(0);
     let attempts_left = board.tournament(period.index).max_attempts.map(|max| (max - attempts).max(0));
-    let entry =
-        rankings::entry_of(state, &BoardRef::Custom(board.clone()), PeriodSelector::Index(period.index), user_id)
-            .await?;
+    let entry = rankings::entry_of(state, &ranked, PeriodSelector::Index(period.index), user_id).await?;
     Ok(BoardStanding {
         board: board.spec.id.clone(),
         period: PeriodView::from(period),

@@ -153,6 +153,8 @@ async fn export_requests_are_validated(backend: Backend) {
     assert_error(status, &body, 404, "board_not_found");
     let (status, body) = app.admin(Method::GET, "/api/admin/boards/exp/export?partition=FR", None).await;
     assert_error(status, &body, 404, "partition_not_found");
+    let (status, body) = app.admin(Method::GET, "/api/admin/boards/exp/export?partition=F.R", None).await;
+    assert_error(status, &body, 404, "partition_not_found");
     let (status, body) = app.admin(Method::GET, "/api/admin/boards/exp/export?limit=5", None).await;
     assert_error(status, &body, 400, "invalid_query");
     let (status, body) = json_of(app.get("/api/admin/boards/exp/export").await).await;

@@ -32,6 +32,7 @@ mod maxima;
 mod migrations;
 mod moderation;
 mod operations;
+mod partitions;
 mod percentiles;
 mod pool;
 mod rankings;

@@ -8,13 +8,13 @@ use serde_json::{Map, Value};
 
 use super::{resolve, resolve_custom, BoardRef};
 use crate::boards::{
-    parse_timezone, BoardSpec, CustomBoard, Feeds, Period, PostRules, Schedule, Terms, Tournament,
+    parse_timezone, BoardSpec, CustomBoard, Feeds, PartitionEntry, Period, PostRules, Schedule, Terms, Tournament,
     DEFAULT_ARCHIVE_PERIODS, DEFAULT_MAX_SCORE, DEFAULT_MIN_SCORE, MAX_ARCHIVE_PERIODS, MAX_FEEDS, MAX_MIN_INTERVAL_MS,
     SCORE_LIMIT,
 };
 use crate::domain::{
-    BandMatch, Board, BoardId, BoardName, Hundredths, Operator, Order, RewardBand, Rewards, Subscore, Timestamp,
-    Writers,
+    BandMatch, Board, BoardId, BoardName, Hundredths, Operator, Order, Partitioning, RewardBand, Rewards, Subscore,
+    Timestamp, Writers, DEFAULT_MAX_PARTITIONS,
 };
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
@@ -39,6 +39,7 @@ struct Definition {
     tournament: Tournament,
     rewards: Rewards,
     subscores: Vec<Subscore>,
+    partitioning: Option<Partitioning>,
 }
 
 /// The most entrants a period may take, and attempts a player may make.
@@ -233,18 +234,6 @@ fn integer(
     }
 }
 
-/// A field's name, whether a value is its default, and the code for any other.
-type UnbuiltField = (&'static str, fn(&Value) -> bool, ErrorCode);
-
-/// The v4 board fields this version does not build yet, with the value
-/// each may take meanwhile (its default) and the code that refuses any
-/// other: a board is never created without what it asked for.
-const NOT_YET: [UnbuiltField; 3] = [
-    ("partition_by", Value::is_null, ErrorCode::InvalidPartitionBy),
-    ("max_partitions", Value::is_null, ErrorCode::InvalidMaxPartitions),
-    ("partition_values", Value::is_null, ErrorCode::InvalidPartitionValues),
-];
-
 /// The fields a board takes at creation only, each with the code `PATCH`
 /// answers for it (v4: "any other field is 422 `invalid_<field>`").
 const FIXED_AT_CREATION: [(&str, ErrorCode); 12] = [
@@ -273,17 +262,7 @@ fn refuse_fixed_fields(body: &Map<String, Value>) -> Result<(), ApiError> {
     }
 }
 
-fn refuse_unbuilt_fields(body: &Map<String, Value>) -> Result<(), ApiError> {
-    for (field, is_default, code) in NOT_YET {
-        if body.get(field).is_some_and(|value| !is_default(value)) {
-            return Err(code.into());
-        }
-    }
-    Ok(())
-}
-
 fn definition(body: &Map<String, Value>) -> Result<Definition, ApiError> {
-    refuse_unbuilt_fields(body)?;
     let id = BoardId::parse(body.get("id"))?;
     if Board::builtin(id.as_str()).is_some() {
         return Err(ApiError::with_message(ErrorCode::BoardExists, "`best` and `total` are the built-in boards"));
@@ -328,6 +307,8 @@ fn definition(body: &Map<String, Value>) -> Result<Definition, ApiError> {
     if operator == Operator::Total && !subscores.is_empty() {
         return Err(ApiError::with_message(ErrorCode::InvalidSubscores, "a `total` board has no subscores"));
     }
+    let partitioning =
+        Partitioning::parse(body.get("partition_by"), body.get("max_partitions"), body.get("partition_values"))?;
     Ok(Definition {
         id,
         name,
@@ -342,6 +323,7 @@ fn definition(body: &Map<String, Value>) -> Result<Definition, ApiError> {
         tournament,
         rewards,
         subscores,
+        partitioning,
     })
 }
 
@@ -417,6 +399,14 @@ fn spec_of(row: BoardRow, changes: &[TermsRow], rewards: Rewards) -> Result<Boar
         league: row.league != 0,
         rewards,
         subscores: serde_json::from_str(&row.subscores).map_err(|_| corrupt("subscores"))?,
+        partitioning: match row.partition_by {
+            Some(field) => Some(
+                Partitioning::from_stored(field, row.max_partitions, row.partition_values.as_deref())
+                    .ok_or_else(|| corrupt("partition_values"))?,
+            ),
+            None => None,
+        },
+        partition_of: None,
     })
 }
 
@@ -440,8 +430,13 @@ pub async fn reload_catalog(state: &AppState) -> Result<(), ApiError> {
         bands.entry(band.board).or_default().push(band);
     }
     let mut boards = Vec::with_capacity(rows.len());
+    let mut partitions = Vec::new();
     for row in rows {
         let number = row.number;
+        if let Some(of) = row.partition() {
+            partitions.push(PartitionEntry { number, of });
+            continue;
+        }
         let created_at = row.created_at;
         let rewards = rewards_of(bands.get(&number).map_or(&[], Vec::as_slice));
         let spec = spec_of(row, changes.get(&number).map_or(&[], Vec::as_slice), rewards)?;
@@ -456,7 +451,7 @@ pub async fn reload_catalog(state: &AppState) -> Result<(), ApiError> {
         }
     }
     let builtin_rules = builtin_rules_of(state.store.builtin_rules().await?);
-    state.boards.replace(boards, builtin_rules);
+    state.boards.replace(boards, partitions, builtin_rules);
     Ok(())
 }
 
@@ -487,6 +482,7 @@ pub async fn create_for_league(
             "a league needs a reset: its periods are its rounds",
         ));
     }
+
     insert(state, actor, &definition, Some(ladder)).await.map_err(|error| match error.code() {
         ErrorCode::BoardExists => ErrorCode::LeagueExists.into(),
         _ => error,
@@ -506,6 +502,8 @@ async fn insert(
     let rules_row = row_of(definition.rules);
     let band_rows = band_rows(0, &definition.rewards);
     let subscores_json = serde_json::to_string(&definition.subscores).map_err(ApiError::internal)?;
+    let partitioning = definition.partitioning.as_ref();
+    let partition_values = partitioning.and_then(Partitioning::values_json);
     let new = NewBoard {
         id: definition.id.as_str(),
         name: definition.name.as_str(),
@@ -526,6 +524,9 @@ async fn insert(
         league,
         rewards: &band_rows,
         subscores: &subscores_json,
+        partition_by: partitioning.map(|p| p.field.as_str()),
+        max_partitions: partitioning.map_or(DEFAULT_MAX_PARTITIONS, |p| p.max_partitions),
+        partition_values: partition_values.as_deref(),
     };
     let spec = BoardSpec {
         number: 0,
@@ -544,6 +545,8 @@ async fn insert(
         league: league.is_some(),
         rewards: definition.rewards.clone(),
         subscores: definition.subscores.clone(),
+        partitioning: definition.partitioning.clone(),
+        partition_of: None,
     };
     let first = Period { index: 0, start: created_at, end: None };
     let first_end = CustomBoard::new(spec.clone(), first)?.period_at(created_at).end;
@@ -585,7 +588,6 @@ pub async fn update(
         BoardRef::Custom(board) => board,
     };
     refuse_fixed_fields(body)?;
-    refuse_unbuilt_fields(body)?;
     let name = match body.get("name") {
         None => board.spec.name.clone(),
         raw => BoardName::parse(raw)?.as_str().to_owned(),
@@ -737,8 +739,17 @@ pub async fn delete_custom(state: &AppState, actor: &Actor, board: &CustomBoard)
         Ok(((), Audit { target: target.clone(), detail: serde_json::json!({}) }))
     })
     .await?;
+    let partitions: Vec<i64> = state
+        .boards
+        .all_ranked()
+        .iter()
+        .filter(|partition| partition.spec.partition_of.as_ref().is_some_and(|of| of.board == board.spec.number))
+        .map(|partition| partition.spec.number)
+        .collect();
     state.boards.remove(&board.spec.id);
-    state.ranks.forget_board(board.spec.number).await;
+    for number in std::iter::once(board.spec.number).chain(partitions) {
+        state.ranks.forget_board(number).await;
+    }
     state.caches.renderings_changed();
     Ok(())
 }

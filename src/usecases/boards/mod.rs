@@ -1,9 +1,10 @@
 //! Boards: which board and period a request names (here), the catalog
-//! and its periods (`catalog`), posts to custom boards and a player's
+//! and its periods (`catalog`), a board's partitions (`partitions`), posts to custom boards and a player's
 //! posts and entries on them (`posts`), and deleting what expired or
 //! belonged to a deleted board (`purges`, run by `usecases::jobs`).
 
 mod catalog;
+mod partitions;
 mod posts;
 mod purges;
 
@@ -11,13 +12,14 @@ pub use self::catalog::{
     amend_for_league, create, create_for_league, delete, delete_custom, get, list, periods, reload_catalog,
     rewards_of as catalog_rewards, update,
 };
+pub use self::partitions::partitions;
 pub use self::posts::{history, post, post_to, user_boards};
 pub(in crate::usecases) use self::purges::{purge_deleted_boards, purge_expired};
 
 use std::sync::Arc;
 
 use crate::boards::{CustomBoard, Period};
-use crate::domain::{Board, BoardId, BoardPeriod, Order, PeriodSelector, Ranking, Timestamp};
+use crate::domain::{Board, BoardId, BoardPeriod, Order, PartitionValue, PeriodSelector, Ranking, Timestamp};
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
 use crate::views::PeriodView;
@@ -52,6 +54,37 @@ impl BoardRef {
             Self::Custom(custom) => custom.spec.ranking(),
         }
     }
+
+    /// The partition read, if one is (v4; answers name it).
+    pub fn partition(&self) -> Option<&str> {
+        match self {
+            Self::Builtin(_) => None,
+            Self::Custom(custom) => custom.partition_value().map(PartitionValue::as_str),
+        }
+    }
+}
+
+/// The board a read names with its `partition=` (v4): the board itself
+/// without one; else its partition of that value, read as a board of its
+/// own (one no post opened reads as empty). 404 `partition_not_found` on a
+/// board without `partition_by`, 422 `invalid_partition` for a malformed
+/// value.
+pub async fn resolve_partition(state: &AppState, board: BoardRef, raw: Option<&str>) -> Result<BoardRef, ApiError> {
+    let Some(raw) = raw else { return Ok(board) };
+    let custom = match board {
+        BoardRef::Custom(custom) if custom.spec.partitioning.is_some() => custom,
+        _ => return Err(ErrorCode::PartitionNotFound.into()),
+    };
+    let value = PartitionValue::parse_query(Some(raw))?.ok_or(ErrorCode::InvalidPartition)?;
+    if let Some(partition) = state.boards.partition(custom.spec.number, &value) {
+        return Ok(BoardRef::Custom(partition));
+    }
+    // Opened by another instance, or not at all.
+    let partition = match state.store.partition_number(custom.spec.number, &value).await? {
+        Some(number) => state.boards.insert(custom.partition(number, value)),
+        None => Arc::new(state.boards.unopened_partition(&custom, value)),
+    };
+    Ok(BoardRef::Custom(partition))
 }
 
 /// A board period a read is about, and how the answer shows it.

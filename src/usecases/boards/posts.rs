@@ -45,9 +45,13 @@ pub async fn post_to(
     let score = Score::parse_in(body.get("score"), board.spec.min_score, board.spec.max_score)?;
     let subscores = Subscore::parse_values(body.get("subscores"), &board.spec.subscores)?;
     let metadata = Metadata::parse(body.get("metadata"))?;
+    let partition = match &board.spec.partitioning {
+        Some(rule) => rule.partition_of(metadata.as_ref())?,
+        None => None,
+    };
     let min_interval_ms = board.spec.rules.min_interval_ms;
     let target = Target::Custom { board };
-    let post = Post { user_id, by, score, subscores, target, metadata, key, min_interval_ms };
+    let post = Post { user_id, by, score, subscores, target, metadata, partition, key, min_interval_ms };
     scores::submit(state, author, post).await
 }
 
