@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # What `feeds` cost a post (issue 40): posts/s to a custom board that feeds
-# three boards (one resetting daily, one weekly, one never) against posts/s
-# to a plain board, in the same run on one server, rounds alternating
-# (64 players posting from 64 connections, `wrk -t2 -c64 -d8s`), then a
-# check that every fed board holds one post per post to the family board.
+# three boards (one resetting daily, one weekly, one never), each
+# partitioned by the posts' `country` (20 values), against posts/s to a
+# plain board, in the same run on one server, rounds alternating (64
+# players posting from 64 connections, `wrk -t2 -c64 -d8s`; both post the
+# same bodies), then a check that every fed board, and the sum of its
+# partitions, hold one post per post to the family board.
 #   scripts/feeds_rate.sh DATABASE_URL BINARY [ROUNDS]
 # DATABASE_URL: sqlite:///tmp/x.db or mysql://root@127.0.0.1:3306/hiscore_feeds
 # (a MySQL database is dropped and recreated). Needs wrk and curl.
@@ -27,9 +29,9 @@ board() {
     -H 'content-type: application/json' -d "$1" > /dev/null
 }
 board '{"id": "plain", "name": "plain"}'
-board '{"id": "f-daily", "name": "daily", "reset": "0 0 * * *"}'
-board '{"id": "f-weekly", "name": "weekly", "reset": "0 0 * * 1"}'
-board '{"id": "f-all", "name": "all time"}'
+board '{"id": "f-daily", "name": "daily", "reset": "0 0 * * *", "partition_by": "country"}'
+board '{"id": "f-weekly", "name": "weekly", "reset": "0 0 * * 1", "partition_by": "country"}'
+board '{"id": "f-all", "name": "all time", "partition_by": "country"}'
 board '{"id": "family", "name": "family", "feeds": ["f-daily", "f-weekly", "f-all"]}'
 tokens=()
 for i in $(seq 1 64); do
@@ -45,7 +47,8 @@ counter = 0
 request = function()
   counter = counter + 1
   local headers = {["Content-Type"] = "application/json", ["Authorization"] = "Bearer " .. tokens[(counter % #tokens) + 1]}
-  return wrk.format("POST", "/api/boards/$target/scores", headers, '{"score": ' .. (counter % 1000) .. '}')
+  local body = '{"score": ' .. (counter % 1000) .. ', "metadata": {"country": "C' .. (counter % 20) .. '"}}'
+  return wrk.format("POST", "/api/boards/$target/scores", headers, body)
 end
 LUA
   } > "$work/$target.lua"
@@ -61,12 +64,15 @@ for round in $(seq 1 "$rounds"); do
     echo "round $round $target: $rate posts/s, ${failed:-0} not 2xx"
   done
 done
-# Every fed board holds one post per post to the family board.
-query="SELECT b.id, COUNT(*) FROM board_scores s JOIN boards b ON b.number = s.board GROUP BY b.id ORDER BY b.id"
+# Every fed board, and its partitions together, hold one post per post to
+# the family board.
+query="SELECT COALESCE(o.id, b.id), CASE WHEN b.partition_of IS NULL THEN 'board' ELSE 'partitions' END, COUNT(*) \
+  FROM board_scores s JOIN boards b ON b.number = s.board LEFT JOIN boards o ON o.number = b.partition_of \
+  GROUP BY 1, 2 ORDER BY 1, 2"
 case "$url" in
   sqlite://*) python3 -c 'import sqlite3, sys; [print(*row) for row in sqlite3.connect(sys.argv[1]).execute(sys.argv[2])]' \
     "${url#sqlite://}" "$query" ;;
   mysql://*) mysql -h"${address%:*}" -P"${address##*:}" -uroot -N "$db" -e "$query" ;;
 esac
-echo "accepted posts: plain ${posted[plain]}, family ${posted[family]} (each fed to 3 boards)"
+echo "accepted posts: plain ${posted[plain]}, family ${posted[family]} (each fed to 3 boards and a partition of each)"
 kill "$server"; wait "$server" 2>/dev/null || true

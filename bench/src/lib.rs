@@ -7,6 +7,7 @@
 
 mod boards;
 mod context;
+mod families;
 mod http;
 mod leagues;
 pub mod live;
@@ -190,6 +191,12 @@ pub async fn run(args: BenchArgs) -> anyhow::Result<Outcome> {
         recorder.phase("quiet check");
         quiet_check(&mut ctx).await;
         boards::probe(&ctx, &mut ctx.randomness.stream()).await;
+        // v4 board families, where the target serves custom boards.
+        if let (Some(token), false) = (ctx.admin_token.as_deref(), ctx.boards.is_empty()) {
+            if let Some(family) = families::create(&ctx, token).await {
+                families::probe(&ctx, &mut ctx.randomness.stream(), &family).await;
+            }
+        }
         ctx.static_paths = discover_static(&api).await;
         // `--duration` is the load's: the checks before it do not count.
         ctx.deadline = Instant::now() + Duration::from_secs(args.duration);

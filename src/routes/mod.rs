@@ -37,9 +37,10 @@ use crate::telemetry::RouteName;
 /// Request bodies larger than this get 413.
 pub const BODY_LIMIT_BYTES: usize = 16 * 1024;
 /// ... except a board's or league's definition, which at the contract's
-/// maxima (20 reward bands of 1 KiB each, escaped as a client may) needs
-/// more: up to this (the shipped nginx's `client_max_body_size`).
-pub const DEFINITION_LIMIT_BYTES: usize = 64 * 1024;
+/// maxima (10,000 `partition_values` of 32 characters, 20 reward bands of
+/// 1 KiB each escaped as a client may) needs more: up to this (the shipped
+/// nginx's `client_max_body_size` for `/api/admin/`).
+pub const DEFINITION_LIMIT_BYTES: usize = 512 * 1024;
 /// The routes that take a definition.
 const DEFINITION_ROUTES: [&str; 4] =
     [paths::ADMIN_BOARDS, paths::ADMIN_BOARD, paths::ADMIN_LEAGUES, paths::ADMIN_LEAGUE];

@@ -26,7 +26,7 @@ pub struct PostRow {
 pub struct OwnEntryRow {
     pub board: String,
     /// An entry in one of the board's partitions: its value.
-    pub partition: Option<String>,
+    pub partition_value: Option<String>,
     pub period: i64,
     pub score: i64,
     pub achieved_at: Timestamp,
@@ -96,7 +96,7 @@ impl Store {
         let mut conn = self.conn().await?;
         Ok(self
             .sql_as(
-                "SELECT COALESCE(o.id, b.id) AS board, b.partition_value AS partition, e.period, e.score, \
+                "SELECT COALESCE(o.id, b.id) AS board, b.partition_value, e.period, e.score, \
                  e.achieved_at, e.plays, e.metadata FROM board_entries e JOIN boards b ON b.number = e.board \
                  LEFT JOIN boards o ON o.number = b.partition_of WHERE e.user_id = ? \
                  ORDER BY COALESCE(o.id, b.id), b.partition_value, e.period",

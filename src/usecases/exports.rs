@@ -221,7 +221,7 @@ async fn rest_json(state: &AppState, user_id: i64) -> Result<String, ApiError> {
         .await?
         .into_iter()
         .map(|e| {
-            serde_json::json!({"board": e.board, "partition": e.partition, "period": e.period, "score": e.score,
+            serde_json::json!({"board": e.board, "partition": e.partition_value, "period": e.period, "score": e.score,
                 "achieved_at": e.achieved_at,
                 "plays": e.plays, "metadata": json_text(e.metadata.as_deref())})
         })

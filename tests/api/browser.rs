@@ -139,6 +139,13 @@ async fn the_ranking_page_works_in_chromium_through_nginx() {
         .post_board_score_raw(&runners[0].token, "arena", &json!({"score": 300, "subscores": [12, 95_000]}), None)
         .await;
     assert_eq!(status, 201, "{posted}");
+    // A board with partitions: one runner in each of two cities.
+    app.create_board(&json!({"id": "cities", "name": "Cities", "partition_by": "city"})).await;
+    for (runner, city, score) in [(&runners[0], "Lyon", 40), (&runners[1], "Oslo", 50)] {
+        let body = json!({"score": score, "metadata": {"city": city}});
+        let (status, posted) = app.post_board_score_raw(&runner.token, "cities", &body, None).await;
+        assert_eq!(status, 201, "{posted}");
+    }
 
     // nginx in front, exactly as nginx/run-local.sh runs it.
     let nginx_port = free_port();
@@ -290,8 +297,31 @@ async fn the_ranking_page_works_in_chromium_through_nginx() {
         .script("return [...document.querySelectorAll('#entries li .subscores')].map(s => s.textContent.replace(/[^a-z0-9_ ·]/g, ''));")
         .await;
     assert_eq!(shown, json!(["kills 13 · time_ms 99000", "kills 12 · time_ms 95000"]), "digit groups aside");
+
+    // The board with partitions: a picker of its partitions; one picked
+    // shows its own entries and ranks; a post from the page to a partition
+    // lands there.
+    browser.script("const p = document.getElementById('board-picker'); p.value = 'cities'; p.dispatchEvent(new Event('change'));").await;
+    browser.wait("!document.getElementById('partition-field').hidden").await;
+    browser.wait("document.querySelectorAll('#partition-picker option').length === 3").await;
+    let options =
+        browser.script("return [...document.querySelectorAll('#partition-picker option')].map(o => o.value);").await;
+    assert_eq!(options, json!(["", "Lyon", "Oslo"]));
+    browser.wait("document.querySelectorAll('#entries li').length === 2").await;
+    browser.script("const p = document.getElementById('partition-picker'); p.value = 'Lyon'; p.dispatchEvent(new Event('change'));").await;
+    browser.wait("document.querySelectorAll('#entries li').length === 1").await;
+    browser.wait("document.getElementById('summary').textContent.includes('in Lyon')").await;
+    browser.type_into("score", "45").await;
+    browser.click("post-score").await;
+    browser.wait("document.querySelectorAll('#entries li').length === 2").await;
+    let (_, lyon) =
+        crate::helpers::json_of(reqwest::get(format!("{site}/api/rankings/cities?partition=Lyon")).await.unwrap())
+            .await;
+    assert_eq!(lyon["total_players"], 2, "{lyon}");
+    assert_eq!(browser.ranks_shown().await, ranks_and_ids(&lyon), "the page shows the partition as the API does");
     browser.script("const p = document.getElementById('board-picker'); p.value = 'best'; p.dispatchEvent(new Event('change'));").await;
     browser.wait("document.querySelectorAll('#subscore-inputs input').length === 0").await;
+    browser.wait("document.getElementById('partition-field').hidden").await;
 
     // The player's own account: a new display name shows on the board; a
     // new password needs the current one; deleting needs a confirmation

@@ -1,5 +1,6 @@
 // The hiscore ranking page: every board (the built-ins and custom ones),
-// their periods (step to earlier ones), "load more" by cursor, around me,
+// their periods (step to earlier ones), a board's partitions (v4: pick
+// one, post to one), "load more" by cursor, around me,
 // register / login / logout, posting a score with an Idempotency-Key,
 // profiles with history, and the player's own account settings (display
 // name, password, deleting the account), and a league: the player's cohort
@@ -11,6 +12,7 @@ const state = {
   boards: [],          // GET /api/boards
   board: null,         // the board shown (an entry of `boards`)
   period: null,        // the period index shown; null: the current one
+  partition: null,     // the partition shown; null: the whole board
   cursor: null,
   me: null,
   pendingKey: null,
@@ -134,7 +136,8 @@ function showPage(page, append) {
   if (!append) $("entries").replaceChildren();
   page.entries.forEach((entry) => $("entries").append(entryRow(entry)));
   const order = state.board && state.board.order === "asc" ? " · lowest first" : "";
-  $("summary").textContent = `${page.total_players.toLocaleString()} players on the board${order}`;
+  const where = page.partition ? `in ${page.partition}` : "on the board";
+  $("summary").textContent = `${page.total_players.toLocaleString()} players ${where}${order}`;
   showPeriod(page.period);
   state.cursor = page.next_cursor;
   $("more").hidden = !state.cursor;
@@ -152,6 +155,7 @@ async function loadBoard(append) {
   say("board-message", "");
   const query = new URLSearchParams({ limit: PAGE });
   if (state.period !== null) query.set("period", state.period);
+  if (state.partition !== null) query.set("partition", state.partition);
   if (append && state.cursor) query.set("cursor", state.cursor);
   try {
     const page = await api("GET", `/api/rankings/${state.board.id}?${query}`, undefined, {}, loading.signal);
@@ -219,6 +223,7 @@ async function aroundMe() {
   stopLive();
   const query = new URLSearchParams({ radius: 5 });
   if (state.period !== null) query.set("period", state.period);
+  if (state.partition !== null) query.set("partition", state.partition);
   const path = `/api/rankings/${state.board.id}/around/${state.me.id}`;
   const show = async () => showPage(await api("GET", `${path}?${query}`), false);
   try {
@@ -282,6 +287,9 @@ async function postScore(event) {
   const body = { score };
   const subscores = [...document.querySelectorAll("#subscore-inputs input")].map((input) => Number(input.value));
   if (custom && subscores.length > 0) body.subscores = subscores;
+  // A partitioned board: the partition goes in the metadata field it is named by.
+  const partition = $("partition-input").value.trim();
+  if (custom && board.partition_by && partition) body.metadata = { [board.partition_by]: partition };
   // One key per score the player means to post: a retry after a network
   // error reuses it, so the score counts once.
   state.pendingKey = state.pendingKey || newKey();
@@ -291,7 +299,10 @@ async function postScore(event) {
     state.pendingKey = null;
     say("account-message", "");
     if (custom) {
-      say("score-message", result.improved ? `Posted ${score.toLocaleString()}: now #${result.entry.rank} (top ${result.entry.top_percent}%).` : `Posted ${score.toLocaleString()}.`);
+      const there = result.partition && result.partition.entry
+        ? ` In ${result.partition.value}: #${result.partition.entry.rank}.` : "";
+      say("score-message", (result.improved ? `Posted ${score.toLocaleString()}: now #${result.entry.rank} (top ${result.entry.top_percent}%).` : `Posted ${score.toLocaleString()}.`) + there);
+      loadPartitions();
     } else {
       setMe(result.user);
       say("score-message", result.new_best ? `New best: ${score.toLocaleString()}!` : `Posted ${score.toLocaleString()}.`);
@@ -310,6 +321,7 @@ function selectBoard(id) {
   if (!board) return;
   state.board = board;
   state.period = null;
+  state.partition = null;
   state.cursor = null;
   document.querySelectorAll("[role=tab]").forEach((tab) => {
     const selected = tab.dataset.board === id;
@@ -328,6 +340,36 @@ function selectBoard(id) {
     label.append(input);
     return label;
   }));
+  $("partition-input-field").hidden = !board.partition_by;
+  $("partition-input-label").textContent = board.partition_by || "Partition";
+  loadPartitions();
+  loadBoard(false);
+}
+
+// The picker of the board's partitions with entries in the period shown
+// (hidden on boards without `partition_by`): "Whole board" first.
+async function loadPartitions() {
+  const board = state.board;
+  $("partition-field").hidden = !(board && board.partition_by);
+  if (!board || !board.partition_by) return;
+  const query = new URLSearchParams({ limit: 100 });
+  if (state.period !== null) query.set("period", state.period);
+  let values = [];
+  try {
+    values = (await api("GET", `/api/boards/${board.id}/partitions?${query}`)).partitions.map((p) => p.value);
+  } catch (_) { /* the whole board still shows */ }
+  if (state.board !== board) return;
+  if (state.partition !== null && !values.includes(state.partition)) values.push(state.partition);
+  const whole = Object.assign(document.createElement("option"), { value: "", textContent: "Whole board" });
+  $("partition-picker").replaceChildren(whole, ...values.map((value) =>
+    Object.assign(document.createElement("option"), { value, textContent: value })));
+  $("partition-picker").value = state.partition ?? "";
+}
+
+function selectPartition(value) {
+  state.partition = value || null;
+  state.cursor = null;
+  if (value) $("partition-input").value = value;
   loadBoard(false);
 }
 
@@ -336,6 +378,7 @@ function stepPeriod(delta) {
   const next = shown + delta;
   state.period = next >= state.board.period.index ? null : next;
   state.cursor = null;
+  loadPartitions();
   loadBoard(false);
 }
 
@@ -364,6 +407,7 @@ tabs.forEach((tab, index) => {
   });
 });
 $("board-picker").addEventListener("change", (event) => selectBoard(event.target.value));
+$("partition-picker").addEventListener("change", (event) => selectPartition(event.target.value));
 $("period-earlier").addEventListener("click", () => stepPeriod(-1));
 $("period-later").addEventListener("click", () => stepPeriod(1));
 $("more").addEventListener("click", () => loadBoard(true));
