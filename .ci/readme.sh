@@ -76,7 +76,7 @@ start "$(printf '%s\necho\n' 'H=http://127.0.0.1:8080' "$(block initialize)" "$(
 for _ in $(seq 1 300); do grep -q 'custom-boards-done' "$work/initialize.log" && break; sleep 1; done
 grep -q '"users":1000' "$work/initialize.log" || { echo "FATAL: initialize did not answer:" >&2; cat "$work/initialize.log" >&2; exit 1; }
 echo "ok: initialize loaded 1000 players"
-grep -qE '"board":"level-3","period":\{[^}]*\},"entries":\[\{"rank":1' "$work/initialize.log" || { echo "FATAL: the custom board shows no ranked entry:" >&2; cat "$work/initialize.log" >&2; exit 1; }
+grep -qE '"board":"level-3","period":\{[^}]*\},"partition":null,"entries":\[\{"rank":1' "$work/initialize.log" || { echo "FATAL: the custom board shows no ranked entry:" >&2; cat "$work/initialize.log" >&2; exit 1; }
 echo "ok: the custom board was created, posted to and read"
 grep -qE '"feeds":\[\{"board":"level-3-daily","status":"accepted"' "$work/initialize.log" || { echo "FATAL: the fed boards did not take the post:" >&2; cat "$work/initialize.log" >&2; exit 1; }
 echo "ok: a post landed on the boards its board feeds"

@@ -252,6 +252,14 @@ def repair(path, method, body):
         if isinstance(body.get("feeds"), list):
             # Boards that exist and feed none (no schema can name them).
             body["feeds"] = [fresh_board() for _ in body["feeds"][:3]]
+        if not isinstance(body.get("partition_by"), str):
+            # Partitions' limits need `partition_by` (a rule across fields).
+            body.pop("max_partitions", None)
+            body.pop("partition_values", None)
+        if isinstance(body.get("partition_values"), list):
+            # Distinct values, no more than `max_partitions`.
+            most = body.get("max_partitions") if isinstance(body.get("max_partitions"), int) else 1000
+            body["partition_values"] = [f"v{n}" for n in range(min(len(body["partition_values"]), max(most, 0)))]
     if isinstance(body.get("rewards"), list):
         # A band's ranks in order, its percent to two decimals and its
         # reward within 1 KiB: rules a JSON Schema states loosely at best.

@@ -1,6 +1,6 @@
 """Seeds the server under schemathesis (.ci/schemathesis.sh) and prints
 the fixture .ci/schemathesis_hooks.py reads: a generated dataset, the
-run's player with posts on every kind of board, a tournament it joined,
+run's player with posts on every kind of board (a partitioned one too), a tournament it joined,
 a league it plays in, a board that holds posts, a server key, a
 webhook and a reward the player was granted. HISCORE_URL and HISCORE_ADMIN say where and who."""
 
@@ -23,7 +23,10 @@ def admin(method, path, body=None):
 
 admin("POST", "/api/admin/initialize", {"users": 200, "scores": 2000, "seed": 1})
 for board in ("sprint", "patchable"):
-    admin("POST", "/api/admin/boards", {"id": board, "name": board, "reset": "0 0 * * 1", "archive_periods": 5})
+    # Partitioned by a field no generated metadata has: every read's
+    # `partition=` reaches a board with partitions, and posts land on it.
+    admin("POST", "/api/admin/boards", {"id": board, "name": board, "reset": "0 0 * * 1", "archive_periods": 5,
+                                        "partition_by": "region_code"})
 admin("POST", "/api/admin/boards", {"id": "cup", "name": "Cup", "join_required": True})
 admin("POST", "/api/admin/boards", {"id": "guarded", "name": "Guarded", "hold_beyond": 100})
 league_definition = {"tiers": ["Bronze", "Silver"], "cohort_size": 10, "promote": 2, "demote": 2, "reset": "0 0 * * 1"}
@@ -38,7 +41,7 @@ registered = ok(call("POST", "/api/users", {"login_name": "schemathesis", "passw
 ok(call("POST", "/api/users", {"login_name": "schemathesis_login", "password": RUN_PASSWORD}))
 token, user_id = registered["token"], registered["user"]["id"]
 ok(call("POST", "/api/scores", {"score": 1200}, token))
-ok(call("POST", "/api/boards/sprint/scores", {"score": 30, "metadata": {"level": 3}}, token))
+ok(call("POST", "/api/boards/sprint/scores", {"score": 30, "metadata": {"level": 3, "region_code": "DE"}}, token))
 ok(call("POST", "/api/boards/cup/entrants", None, token))
 placed = ok(call("POST", "/api/leagues/weekly/scores", {"score": 40}, token))
 

@@ -13,7 +13,11 @@ use sqlx::AnyPool;
 use crate::backend_tests;
 use crate::helpers::{spawn_app_on, Backend, TestDatabase};
 
-backend_tests!(a_database_of_the_release_before_migrations_is_adopted, no_migrate_requires_hiscore_migrate);
+backend_tests!(
+    a_database_of_the_release_before_migrations_is_adopted,
+    no_migrate_requires_hiscore_migrate,
+    custom_entries_written_before_subscores_keep_their_order
+);
 
 fn is_sqlite(db: &TestDatabase) -> bool {
     db.url.starts_with("sqlite:")
@@ -118,6 +122,88 @@ async fn a_database_of_the_release_before_migrations_is_adopted(backend: Backend
     app.stop().await;
     let again = spawn_app_on(&old, &[]).await;
     assert_eq!(again.get_json(&format!("/api/users/{}", player.id)).await.1["best_score"], 123);
+}
+
+/// A custom board's entries written before migration 20 (subscores: the
+/// board order index gained `rank_sub1`, `rank_sub2`) read in the same
+/// order, with the same ranks, once this version migrated the database:
+/// the migrations up to 19 are applied by sqlx from a copy of the
+/// directory, the board and its entries written as that schema held them
+/// (a tie on the score, split by time), then this version starts on it.
+async fn custom_entries_written_before_subscores_keep_their_order(backend: Backend) {
+    let db = TestDatabase::new(&backend).await;
+    let pool = db.connect().await;
+    let dialect = if is_sqlite(&db) { "sqlite" } else { "mysql" };
+    let before = tempfile::tempdir().unwrap();
+    for file in std::fs::read_dir(format!("{}/migrations/{dialect}", env!("CARGO_MANIFEST_DIR"))).unwrap() {
+        let path = file.unwrap().path();
+        let version: u32 = path.file_name().unwrap().to_str().unwrap()[..4].parse().unwrap();
+        if version < 20 {
+            std::fs::copy(&path, before.path().join(path.file_name().unwrap())).unwrap();
+        }
+    }
+    sqlx::migrate::Migrator::new(before.path()).await.unwrap().run(&pool).await.unwrap();
+    let created = 1_796_112_000_000_i64;
+    sqlx::query(
+        "INSERT INTO boards (number, id, name, sort_order, operator, reset, timezone, archive_periods, min_score, \
+         max_score, created_at) VALUES (1, 'old', 'Old', 'asc', 'best', NULL, 'UTC', 10, 0, 1000000000, ?)",
+    )
+    .bind(created)
+    .execute(&pool)
+    .await
+    .unwrap();
+    sqlx::query(
+        "INSERT INTO board_periods (board, period, starts_at, ends_at, players, changes) VALUES (1, 0, ?, NULL, 4, 4)",
+    )
+    .bind(created)
+    .execute(&pool)
+    .await
+    .unwrap();
+    // (user, score, achieved_at): lowest first; 20 twice, the earlier first.
+    let entries = [(1, 30, 5), (2, 20, 9), (3, 20, 7), (4, 10, 8)];
+    for (user, score, at) in entries {
+        sqlx::query(
+            "INSERT INTO users (id, login_name, login_key, display_name, password_hash, created_at) \
+             VALUES (?, ?, ?, ?, 'x', ?)",
+        )
+        .bind(user)
+        .bind(format!("old{user}"))
+        .bind(format!("old{user}"))
+        .bind(format!("Old {user}"))
+        .bind(created)
+        .execute(&pool)
+        .await
+        .unwrap();
+        sqlx::query(
+            "INSERT INTO board_entries (board, period, user_id, score, rank_score, achieved_at, post_id, metadata, \
+             plays, version, changed) VALUES (1, 0, ?, ?, ?, ?, ?, NULL, 1, 1, ?)",
+        )
+        .bind(user)
+        .bind(score)
+        .bind(score)
+        .bind(created + at)
+        .bind(user)
+        .bind(user)
+        .execute(&pool)
+        .await
+        .unwrap();
+    }
+
+    let app = spawn_app_on(&db, &[]).await;
+    let page = app.ranking("old", "limit=10").await;
+    let shown: Vec<(i64, i64)> = page["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["rank"].as_i64().unwrap(), e["user"]["id"].as_i64().unwrap()))
+        .collect();
+    assert_eq!(shown, [(1, 4), (2, 3), (2, 2), (4, 1)], "{page}");
+    let cursor = app.ranking("old", "limit=2").await["next_cursor"].as_str().unwrap().to_owned();
+    let rest = app.ranking("old", &format!("limit=2&cursor={cursor}")).await;
+    let ids: Vec<i64> = rest["entries"].as_array().unwrap().iter().map(|e| e["user"]["id"].as_i64().unwrap()).collect();
+    assert_eq!(ids, [2, 1], "a cursor walk goes on by the old entries' keys");
+    let (_, around) = app.get_json("/api/rankings/old/around/2?radius=0").await;
+    assert_eq!(around["entries"][0]["rank"], 2);
 }
 
 async fn no_migrate_requires_hiscore_migrate(backend: Backend) {

@@ -451,6 +451,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/boards/{board}/partitions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List a board's partitions with entries in a period */
+        get: operations["listBoardPartitions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/boards/{board}/periods": {
         parameters: {
             query?: never;
@@ -1095,6 +1112,12 @@ export interface components {
             id: string;
             /**
              * Format: int64
+             * @description Partitions one period opens at most, 1..10,000 (default 1,000): a
+             *     post that would open one more is 409 `partition_limit`.
+             */
+            max_partitions?: number | null;
+            /**
+             * Format: int64
              * @description Default 1,000,000,000; at least `min_score`.
              */
             max_score?: number | null;
@@ -1116,6 +1139,25 @@ export interface components {
             name: string;
             operator?: null | components["schemas"]["ScoreOperator"];
             order?: null | components["schemas"]["SortOrder"];
+            /**
+             * @description The metadata field posts are partitioned by (v4; set at creation
+             *     only; 1..64 characters of `[A-Za-z0-9_]`): a post whose metadata
+             *     has it as 1..32 characters of `[A-Za-z0-9_-]` lands on the board
+             *     and on that partition, with its own entries and ranks (another type
+             *     or spelling: 422 `invalid_partition`). Default null.
+             * @example country
+             */
+            partition_by?: string | null;
+            /**
+             * @description The only values taken (at most `max_partitions`; null, the
+             *     default: any well-formed value).
+             * @example [
+             *       "DE",
+             *       "FR",
+             *       "US"
+             *     ]
+             */
+            partition_values?: string[] | null;
             /**
              * @description A cron pattern (5 fields, or 6 with seconds first) in `timezone`; null: never resets.
              * @example 0 0 * * 1
@@ -1180,6 +1222,7 @@ export interface components {
             feeds: components["schemas"]["FeedResult"][];
             /** @description Whether the entry's score changed. */
             improved: boolean;
+            partition: null | components["schemas"]["PartitionResult"];
             /** @description The period the post counted in. */
             period: components["schemas"]["PeriodView"];
             score: components["schemas"]["BoardScoreView"];
@@ -1222,7 +1265,7 @@ export interface components {
             period: components["schemas"]["PeriodView"];
         };
         /** @description A board as `GET /api/boards` lists it. */
-        BoardView: components["schemas"]["TournamentView"] & components["schemas"]["UnbuiltFields"] & {
+        BoardView: components["schemas"]["TournamentView"] & {
             /** Format: int64 */
             archive_periods: number;
             created_at: null | components["schemas"]["Timestamp"];
@@ -1253,6 +1296,12 @@ export interface components {
             hold_jump: number | null;
             /** @example level-3 */
             id: string;
+            /**
+             * Format: int64
+             * @description Partitions one period opens at most (default 1000).
+             * @example 1000
+             */
+            max_partitions: number;
             /** Format: int64 */
             max_score: number;
             /**
@@ -1267,6 +1316,13 @@ export interface components {
             operator: string;
             /** @example desc */
             order: string;
+            /**
+             * @description The metadata field posts are partitioned by (v4; null: none).
+             * @example country
+             */
+            partition_by: string | null;
+            /** @description The only partition values taken (null: any well-formed value). */
+            partition_values: string[] | null;
             pending_change: null | components["schemas"]["PendingChange"];
             /** @description The period in force. */
             period: components["schemas"]["PeriodView"];
@@ -1452,7 +1508,7 @@ export interface components {
              * @description snake_case; each response lists the codes it can carry
              * @enum {string}
              */
-            code: "invalid_json" | "invalid_body" | "invalid_query" | "invalid_path" | "invalid_limit" | "invalid_offset" | "invalid_cursor" | "invalid_radius" | "invalid_before" | "invalid_ids" | "invalid_idempotency_key" | "invalid_period" | "session_required" | "invalid_session" | "invalid_credentials" | "invalid_server_key" | "admin_token_required" | "invalid_admin_token" | "forbidden_for_role" | "builtin_board" | "banned" | "not_joined" | "server_only" | "cross_origin" | "not_found" | "user_not_found" | "board_not_found" | "user_not_on_board" | "partition_not_found" | "period_not_found" | "score_not_found" | "key_not_found" | "league_not_found" | "cohort_not_found" | "webhook_not_found" | "reward_not_found" | "method_not_allowed" | "request_timeout" | "login_name_taken" | "board_exists" | "league_exists" | "already_banned" | "not_banned" | "board_closed" | "board_full" | "attempts_exhausted" | "period_started" | "already_decided" | "ambiguous_score" | "payload_too_large" | "unsupported_media_type" | "invalid_login_name" | "invalid_password" | "invalid_display_name" | "invalid_score" | "invalid_users" | "invalid_scores" | "invalid_seed" | "idempotency_key_reused" | "invalid_id" | "invalid_name" | "invalid_order" | "invalid_operator" | "invalid_reset" | "invalid_timezone" | "invalid_archive_periods" | "invalid_min_score" | "invalid_max_score" | "invalid_min_interval_ms" | "invalid_hold_beyond" | "invalid_hold_jump" | "invalid_subscores" | "invalid_partition_by" | "invalid_max_partitions" | "invalid_partition_values" | "invalid_rewards" | "invalid_status" | "invalid_format" | "invalid_role" | "invalid_feeds" | "invalid_board" | "invalid_decision" | "invalid_starts_at" | "invalid_ends_at" | "invalid_join_required" | "invalid_max_entrants" | "invalid_max_attempts" | "join_not_required" | "invalid_writers" | "invalid_url" | "invalid_events" | "invalid_tiers" | "invalid_cohort_size" | "invalid_promote" | "invalid_demote" | "invalid_user_id" | "invalid_metadata" | "invalid_reason" | "invalid_current_password" | "invalid_change" | "invalid_percents" | "too_many_requests" | "internal_error" | "database_unavailable" | "hashing_busy" | "write_queue_full" | "write_failed" | "shutting_down" | "too_many_streams";
+            code: "invalid_json" | "invalid_body" | "invalid_query" | "invalid_path" | "invalid_limit" | "invalid_offset" | "invalid_cursor" | "invalid_radius" | "invalid_before" | "invalid_ids" | "invalid_idempotency_key" | "invalid_period" | "session_required" | "invalid_session" | "invalid_credentials" | "invalid_server_key" | "admin_token_required" | "invalid_admin_token" | "forbidden_for_role" | "builtin_board" | "banned" | "not_joined" | "server_only" | "cross_origin" | "not_found" | "user_not_found" | "board_not_found" | "user_not_on_board" | "partition_not_found" | "period_not_found" | "score_not_found" | "key_not_found" | "league_not_found" | "cohort_not_found" | "webhook_not_found" | "reward_not_found" | "method_not_allowed" | "request_timeout" | "login_name_taken" | "board_exists" | "league_exists" | "already_banned" | "not_banned" | "board_closed" | "board_full" | "attempts_exhausted" | "partition_limit" | "period_started" | "already_decided" | "ambiguous_score" | "payload_too_large" | "unsupported_media_type" | "invalid_login_name" | "invalid_password" | "invalid_display_name" | "invalid_score" | "invalid_users" | "invalid_scores" | "invalid_seed" | "idempotency_key_reused" | "invalid_id" | "invalid_name" | "invalid_order" | "invalid_operator" | "invalid_reset" | "invalid_timezone" | "invalid_archive_periods" | "invalid_min_score" | "invalid_max_score" | "invalid_min_interval_ms" | "invalid_hold_beyond" | "invalid_hold_jump" | "invalid_subscores" | "invalid_partition_by" | "invalid_max_partitions" | "invalid_partition_values" | "invalid_partition" | "invalid_rewards" | "invalid_status" | "invalid_format" | "invalid_role" | "invalid_feeds" | "invalid_board" | "invalid_decision" | "invalid_starts_at" | "invalid_ends_at" | "invalid_join_required" | "invalid_max_entrants" | "invalid_max_attempts" | "join_not_required" | "invalid_writers" | "invalid_url" | "invalid_events" | "invalid_tiers" | "invalid_cohort_size" | "invalid_promote" | "invalid_demote" | "invalid_user_id" | "invalid_metadata" | "invalid_reason" | "invalid_current_password" | "invalid_change" | "invalid_percents" | "too_many_requests" | "internal_error" | "database_unavailable" | "hashing_busy" | "write_queue_full" | "write_failed" | "shutting_down" | "too_many_streams";
             /** @description Human text, never internals */
             message: string;
         };
@@ -1468,8 +1524,7 @@ export interface components {
             entry: null | components["schemas"]["RankingEntry"];
             /** @description Whether the post created or changed the player's entry there. */
             improved: boolean;
-            /** @description The partition it landed on (null: none). */
-            partition: Record<string, never> | null;
+            partition: null | components["schemas"]["PartitionResult"];
             period: null | components["schemas"]["PeriodView"];
             /**
              * @description Skipped: the error code that board would have answered.
@@ -1734,6 +1789,30 @@ export interface components {
         };
         /** @description The JSON object posted with the score (at most 1 KiB) */
         Metadata: Record<string, never>;
+        /** @description `GET /api/boards/{id}/partitions` (v4). */
+        PartitionList: {
+            /** @description The `after` of the next page (null: none). */
+            next_after: string | null;
+            partitions: components["schemas"]["PartitionView"][];
+        };
+        /** @description A post on its board's partition (v4 `partition_by`). */
+        PartitionResult: {
+            entry: null | components["schemas"]["RankingEntry"];
+            /** @description Whether the post created or changed the player's entry there. */
+            improved: boolean;
+            /** @example DE */
+            value: string;
+        };
+        /** @description A partition with entries in a period. */
+        PartitionView: {
+            /**
+             * Format: int64
+             * @description Its entries in the period.
+             */
+            players: number;
+            /** @example DE */
+            value: string;
+        };
         /** @description The tournament fields from `period` on, as a `PATCH` set them. */
         PendingChange: components["schemas"]["TournamentView"] & {
             /**
@@ -1809,6 +1888,8 @@ export interface components {
             next_cursor: string | null;
             /** Format: int64 */
             next_offset: number | null;
+            /** @description The partition read (v4; null: the whole board). */
+            partition: string | null;
             period: components["schemas"]["PeriodView"];
             /** Format: int64 */
             total_players: number;
@@ -2088,21 +2169,6 @@ export interface components {
              */
             max_entrants: number | null;
             starts_at: null | components["schemas"]["Timestamp"];
-        };
-        /**
-         * @description The v4 board fields this version shows at their defaults only:
-         *     partitions are not built yet.
-         */
-        UnbuiltFields: {
-            /**
-             * Format: int64
-             * @description Partitions a period may open (not built yet: the default, 1000).
-             */
-            max_partitions: number;
-            /** @description The metadata field posts are partitioned by (not built yet: always null). */
-            partition_by: string | null;
-            /** @description The partition values allowed (not built yet: always null). */
-            partition_values: string[] | null;
         };
         /**
          * @description `PATCH /api/admin/boards/{board}`: the fields to change; a field left
@@ -2774,7 +2840,7 @@ export interface operations {
                 period?: string;
                 /** @description `csv` (default, RFC 4180 with a header row and CRLF line ends) or `ndjson` */
                 format?: string;
-                /** @description A partition (no board has partitions yet: 404 `partition_not_found`) */
+                /** @description A partition of a board with `partition_by` (v4): its entries, ranked among them */
                 partition?: string;
             };
             header?: never;
@@ -2844,7 +2910,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `invalid_format` */
+            /** @description `invalid_format`, `invalid_partition` */
             422: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -5866,7 +5932,10 @@ export interface operations {
     };
     getMyBoardStanding: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description A partition of a board with `partition_by` (v4): `entry` is the player's entry there */
+                partition?: string;
+            };
             header?: never;
             path: {
                 /** @description A custom board's id */
@@ -5887,7 +5956,7 @@ export interface operations {
                     "application/json": components["schemas"]["BoardStanding"];
                 };
             };
-            /** @description `invalid_path` */
+            /** @description `invalid_query`, `invalid_path` */
             400: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -5920,8 +5989,108 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `board_not_found` */
+            /** @description `board_not_found`, `partition_not_found` */
             404: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `invalid_partition` */
+            422: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable` */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listBoardPartitions: {
+        parameters: {
+            query?: {
+                /** @description `current` (default) or a kept period's index */
+                period?: string;
+                /** @description 1..100, default 20 */
+                limit?: number;
+                /** @description Only values after this one in byte order (from `next_after`) */
+                after?: string;
+            };
+            header?: never;
+            path: {
+                /** @description `best`, `total` or a custom board's id */
+                board: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The values with at least one entry in the period, in byte order; 404 `partition_not_found` on a board without `partition_by` */
+            200: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PartitionList"];
+                };
+            };
+            /** @description `invalid_limit`, `invalid_period`, `invalid_query`, `invalid_path` */
+            400: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `board_not_found`, `period_not_found`, `partition_not_found` */
+            404: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `invalid_partition` */
+            422: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
                     "X-Request-Id"?: string;
@@ -6142,7 +6311,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `board_closed`, `attempts_exhausted` */
+            /** @description `board_closed`, `attempts_exhausted`, `partition_limit` */
             409: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -6175,7 +6344,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `invalid_score`, `invalid_subscores`, `invalid_metadata`, `invalid_user_id`, `idempotency_key_reused` */
+            /** @description `invalid_score`, `invalid_subscores`, `invalid_metadata`, `invalid_user_id`, `idempotency_key_reused`, `invalid_partition` */
             422: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -7347,6 +7516,8 @@ export interface operations {
                 cursor?: string;
                 /** @description `current` (default) or a kept period's index */
                 period?: string;
+                /** @description A partition of a board with `partition_by` (v4): its own entries and ranks; one without entries reads as empty */
+                partition?: string;
             };
             header?: {
                 /** @description The `ETag` of a copy the client holds: 304 while it is current */
@@ -7394,8 +7565,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `board_not_found`, `period_not_found` */
+            /** @description `board_not_found`, `period_not_found`, `partition_not_found` */
             404: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `invalid_partition` */
+            422: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
                     "X-Request-Id"?: string;
@@ -7438,6 +7620,8 @@ export interface operations {
                 radius?: number;
                 /** @description `current` (default) or a kept period's index */
                 period?: string;
+                /** @description A partition of a board with `partition_by` (v4): its own entries and ranks; one without entries reads as empty */
+                partition?: string;
             };
             header?: {
                 /** @description The `ETag` of a copy the client holds: 304 while it is current */
@@ -7487,8 +7671,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `board_not_found`, `period_not_found`, `user_not_found`, `user_not_on_board` */
+            /** @description `board_not_found`, `period_not_found`, `user_not_found`, `user_not_on_board`, `partition_not_found` */
             404: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `invalid_partition` */
+            422: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
                     "X-Request-Id"?: string;
@@ -7531,6 +7726,8 @@ export interface operations {
                 radius?: number;
                 /** @description `current` (default) or a kept period's index */
                 period?: string;
+                /** @description A partition of a board with `partition_by` (v4): its own entries and ranks; one without entries reads as empty */
+                partition?: string;
             };
             header?: {
                 /** @description The id of the last page the client received: no page is sent until the answer differs from it */
@@ -7568,8 +7765,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `board_not_found`, `period_not_found`, `user_not_found`, `user_not_on_board` */
+            /** @description `board_not_found`, `period_not_found`, `user_not_found`, `user_not_on_board`, `partition_not_found` */
             404: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `invalid_partition` */
+            422: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
                     "X-Request-Id"?: string;
@@ -7625,6 +7833,8 @@ export interface operations {
                 percents: string;
                 /** @description `current` (default) or a kept period's index */
                 period?: string;
+                /** @description A partition of a board with `partition_by` (v4): its own entries and ranks; one without entries reads as empty */
+                partition?: string;
             };
             header?: never;
             path: {
@@ -7657,7 +7867,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `board_not_found`, `period_not_found` */
+            /** @description `board_not_found`, `period_not_found`, `partition_not_found` */
             404: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -7668,7 +7878,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `invalid_percents` */
+            /** @description `invalid_percents`, `invalid_partition` */
             422: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
@@ -7714,6 +7924,8 @@ export interface operations {
                 offset?: number;
                 /** @description `current` (default; the page follows the board into its next period at a reset) or a kept period's index */
                 period?: string;
+                /** @description A partition of a board with `partition_by` (v4): its own entries and ranks; one without entries reads as empty */
+                partition?: string;
             };
             header?: {
                 /** @description The id of the last page the client received: no page is sent until the answer differs from it */
@@ -7749,8 +7961,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `board_not_found`, `period_not_found` */
+            /** @description `board_not_found`, `period_not_found`, `partition_not_found` */
             404: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `invalid_partition` */
+            422: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
                     "X-Request-Id"?: string;
@@ -7806,6 +8029,8 @@ export interface operations {
                 ids: string;
                 /** @description `current` (default) or a kept period's index */
                 period?: string;
+                /** @description A partition of a board with `partition_by` (v4): its own entries and ranks; one without entries reads as empty */
+                partition?: string;
             };
             header?: never;
             path: {
@@ -7838,8 +8063,19 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `board_not_found`, `period_not_found` */
+            /** @description `board_not_found`, `period_not_found`, `partition_not_found` */
             404: {
+                headers: {
+                    /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `invalid_partition` */
+            422: {
                 headers: {
                     /** @description The request's id (the `X-Request-Id` sent, or a new one), as in the server's log */
                     "X-Request-Id"?: string;
