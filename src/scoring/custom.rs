@@ -104,6 +104,9 @@ pub(super) async fn lock(
     let mut entries = HashMap::new();
     let mut entrants = HashMap::new();
     let mut attempts = HashMap::new();
+    // Every board's period in force, and its posting players.
+    let mut locking: Vec<(i64, Period)> = Vec::new();
+    let mut posting: Vec<((i64, i64), Vec<i64>)> = Vec::new();
     for number in existing {
         let Some(board) = boards.get(&number) else { continue };
         let period = match fault {
@@ -111,25 +114,31 @@ pub(super) async fn lock(
             Some(PlantedFault::WrongPeriod) => board.recent_periods().get(1).copied().unwrap_or(board.period_at(now)),
             _ => board.period_at(now),
         };
-        let ids = players.get_mut(&number).map(std::mem::take).unwrap_or_default();
-        let mut ids = ids;
+        let mut ids = players.get_mut(&number).map(std::mem::take).unwrap_or_default();
         ids.sort_unstable();
         ids.dedup();
-        store.lock_period(conn, number, period.index, period.start, period.end).await?;
-        for entry in store.entries_for_update(conn, number, period.index, &ids).await? {
-            entries.insert((number, entry.user_id), entry);
-        }
+        locking.push((number, period));
+        posting.push(((number, period.index), ids));
+        periods.insert(number, period);
+    }
+    // The periods' rows in board order, then their entries: a statement
+    // each for all the batch's boards (a post fed to three partitioned
+    // boards touches seven).
+    store.lock_periods(conn, &locking).await?;
+    for entry in store.entries_for_update_in(conn, &posting).await? {
+        entries.insert((entry.board, entry.user_id), entry);
+    }
+    for ((number, period), ids) in &posting {
         // Under the period's row, which joins take too: exact across instances.
-        let tournament = board.tournament(period.index);
+        let tournament = boards[number].tournament(*period);
         if tournament.join_required {
-            entrants.insert(number, store.entrants_among(conn, number, period.index, &ids).await?);
+            entrants.insert(*number, store.entrants_among(conn, *number, *period, ids).await?);
         }
         if tournament.max_attempts.is_some() {
-            for (user_id, made) in store.attempts_among(conn, number, period.index, &ids).await? {
-                attempts.insert((number, user_id), made);
+            for (user_id, made) in store.attempts_among(conn, *number, *period, ids).await? {
+                attempts.insert((*number, user_id), made);
             }
         }
-        periods.insert(number, period);
     }
     // Each partitioned board's partitions the batch posts to, after every
     // period is locked (the board's first: its number is lower).
@@ -458,10 +467,15 @@ impl Locked {
             }
         }
         finals.sort_by_key(|(entry, _)| entry.board);
-        for same_board in finals.chunk_by_mut(|a, b| a.0.board == b.0.board) {
-            let number = same_board[0].0.board;
-            let count = same_board.len() as i64;
-            let first = store.number_changes(conn, number, self.periods[&number].index, count).await?;
+        let counts: Vec<(i64, i64, i64)> = finals
+            .chunk_by(|a, b| a.0.board == b.0.board)
+            .map(|same_board| {
+                let number = same_board[0].0.board;
+                (number, self.periods[&number].index, same_board.len() as i64)
+            })
+            .collect();
+        let firsts = store.number_changes_of(conn, &counts).await?;
+        for (same_board, first) in finals.chunk_by_mut(|a, b| a.0.board == b.0.board).zip(firsts) {
             for (offset, (entry, _)) in same_board.iter_mut().enumerate() {
                 entry.changed = first + offset as i64;
             }

@@ -1,12 +1,15 @@
 //! What the score writer does to the custom boards' tables inside its
-//! batch transaction: a statement per kind of change and board, never one
-//! per post.
+//! batch transaction: a statement per kind of change (for all the batch's
+//! boards and partitions at once), never one per post.
+
+use std::collections::HashMap;
 
 use sqlx::AnyConnection;
 
 use super::board_reads::{rank_score, rank_subscores};
 use super::custom_boards::{EntryRow, ENTRY_COLUMNS};
 use super::{placeholders, Store, StoreResult};
+use crate::boards::Period;
 use crate::domain::{Board, BoardPeriod, PostStatus, Ranking, Timestamp};
 
 /// A post to append to `board_scores`.
@@ -89,6 +92,22 @@ impl Store {
         Ok(())
     }
 
+    /// [`Store::lock_period`] for several board periods in one statement,
+    /// in the order given (the writer's: by board number).
+    pub async fn lock_periods(&self, conn: &mut AnyConnection, periods: &[(i64, Period)]) -> StoreResult<()> {
+        let rows: Vec<PeriodPlayers> = periods
+            .iter()
+            .map(|(board, period)| PeriodPlayers {
+                board: *board,
+                period: period.index,
+                starts_at: period.start,
+                ends_at: period.end,
+                added: 0,
+            })
+            .collect();
+        self.add_period_players(conn, &rows).await
+    }
+
     /// Numbers `count` changes to a board period's entries: returns the
     /// first number, the others follow it. The caller holds the period's
     /// row (`lock_period`, `lock_existing_period`), so numbers are handed
@@ -112,6 +131,74 @@ impl Store {
         .await?;
         let changes = self.period_changes(conn, board, period).await?;
         Ok(changes - count + 1)
+    }
+
+    /// [`Store::number_changes`] for several board periods in two
+    /// statements (a batch's boards, partitions included): the first
+    /// number of each, in the order given. The caller holds the periods'
+    /// rows.
+    pub async fn number_changes_of(
+        &self,
+        conn: &mut AnyConnection,
+        counts: &[(i64, i64, i64)],
+    ) -> StoreResult<Vec<i64>> {
+        if counts.is_empty() {
+            return Ok(Vec::new());
+        }
+        let matches = vec!["(board = ? AND period = ?)"; counts.len()].join(" OR ");
+        let sql = format!(
+            "UPDATE board_periods SET changes = changes + CASE {} END, standings_changes = NULL WHERE {matches}",
+            vec!["WHEN board = ? AND period = ? THEN ?"; counts.len()].join(" ")
+        );
+        let mut update = self.sql_once(&sql);
+        for (board, period, count) in counts {
+            update = update.bind(*board).bind(*period).bind(*count);
+        }
+        for (board, period, _) in counts {
+            update = update.bind(*board).bind(*period);
+        }
+        update.execute(&mut *conn).await?;
+        let sql = format!("SELECT board, period, changes FROM board_periods WHERE {matches}");
+        let mut read = self.sql_as::<(i64, i64, i64)>(&sql).persistent(false);
+        for (board, period, _) in counts {
+            read = read.bind(*board).bind(*period);
+        }
+        let now: HashMap<(i64, i64), i64> =
+            read.fetch_all(&mut *conn).await?.into_iter().map(|(b, p, changes)| ((b, p), changes)).collect();
+        Ok(counts.iter().map(|(b, p, count)| now.get(&(*b, *p)).copied().unwrap_or(0) - count + 1).collect())
+    }
+
+    /// [`Store::entries_for_update`] for several board periods in one
+    /// statement (a batch's boards, partitions included): `players` gives
+    /// each (board, period) its players. The caller holds the periods'
+    /// rows, which every writer of their entries takes first.
+    pub async fn entries_for_update_in(
+        &self,
+        conn: &mut AnyConnection,
+        players: &[((i64, i64), Vec<i64>)],
+    ) -> StoreResult<Vec<EntryRow>> {
+        let players: Vec<&((i64, i64), Vec<i64>)> = players.iter().filter(|(_, ids)| !ids.is_empty()).collect();
+        if players.is_empty() {
+            return Ok(Vec::new());
+        }
+        let condition: Vec<String> = players
+            .iter()
+            .map(|(_, ids)| format!("(board = ? AND period = ? AND user_id IN ({}))", placeholders(ids.len())))
+            .collect();
+        let sql = format!(
+            "SELECT {ENTRY_COLUMNS} FROM {} WHERE {} ORDER BY board, period, user_id{}",
+            self.dialect.entries_by_key(),
+            condition.join(" OR "),
+            self.dialect.lock_rows()
+        );
+        let mut query = self.sql_as::<EntryRow>(&sql).persistent(false);
+        for ((board, period), ids) in players {
+            query = query.bind(*board).bind(*period);
+            for id in ids {
+                query = query.bind(*id);
+            }
+        }
+        Ok(query.fetch_all(&mut *conn).await?)
     }
 
     /// The entries of these players in one period of a board, locked until
