@@ -1,6 +1,7 @@
 //! SIGKILL while score posts are in flight: after a restart on the same
 //! database every post that got a 201 is there, and no post is half there
-//! (a post and the posts it fed, v4 `feeds`, commit together or not at all).
+//! (a post, the posts it fed, v4 `feeds`, and their partitions' copies commit
+//! together or not at all).
 
 use std::collections::HashMap;
 use std::process::{Child, Command, Stdio};
@@ -66,11 +67,12 @@ async fn a_killed_server_loses_no_acknowledged_post(backend: Backend) {
     let client = reqwest::Client::builder().timeout(Duration::from_secs(5)).build().unwrap();
     let mut server = start_server(&db, port, &["--admin-token", ADMIN]);
     wait_until_healthy(&client, &base).await;
-    // `/api/scores` feeds one board, `crash-main` two (one resets every second).
+    // `/api/scores` feeds one board, `crash-main` two (one resets every
+    // second), each partitioned by the posts' `country`.
     for (id, extra) in [
         ("crash-season", json!({"operator": "total"})),
-        ("crash-daily", json!({"reset": "* * * * * *", "archive_periods": 1000})),
-        ("crash-weekly", json!({})),
+        ("crash-daily", json!({"reset": "* * * * * *", "archive_periods": 1000, "partition_by": "country"})),
+        ("crash-weekly", json!({"partition_by": "country"})),
         ("crash-main", json!({"feeds": ["crash-daily", "crash-weekly"]})),
     ] {
         let mut definition = json!({"id": id, "name": id});
@@ -105,12 +107,8 @@ async fn a_killed_server_loses_no_acknowledged_post(backend: Backend) {
         posters.push(actix_web::rt::spawn(async move {
             for n in 0.. {
                 let score = (poster * 1000 + n) as i64;
-                let sent = client
-                    .post(format!("{base}{path}"))
-                    .bearer_auth(&token)
-                    .json(&json!({"score": score}))
-                    .send()
-                    .await;
+                let body = json!({"score": score, "metadata": {"country": format!("C{}", n % 3)}});
+                let sent = client.post(format!("{base}{path}")).bearer_auth(&token).json(&body).send().await;
                 let Ok(response) = sent else { return };
                 if response.status() != 201 {
                     return;
@@ -154,6 +152,11 @@ async fn a_killed_server_loses_no_acknowledged_post(backend: Backend) {
         for fed in &post.fed {
             let row = board_logged.get(fed).cloned();
             assert_eq!(row, Some((post.score, Some(via.to_owned()), Some(post.id))), "fed post {fed} of {}", post.id);
+            // A partitioned fed board's post has its partition's copy.
+            if !post.builtin {
+                let copies = board_logged.values().filter(|(score, _, of)| *of == Some(*fed) && *score == post.score);
+                assert_eq!(copies.count(), 1, "the partition's copy of fed post {fed}");
+            }
         }
     }
     // No fed post outlived its original.
@@ -171,7 +174,8 @@ async fn a_killed_server_loses_no_acknowledged_post(backend: Backend) {
     .await
     .unwrap();
     assert!(mismatched.is_empty(), "aggregates disagree with the log: {mismatched:?}");
-    // Every custom board's entries equal their period's log, fed boards included.
+    // Every custom board's entries equal their period's log, fed boards
+    // and partitions included.
     let mismatched: Vec<(i64, i64, i64)> = sqlx::query_as(
         "SELECT e.board, e.period, e.user_id FROM board_entries e JOIN boards b ON b.number = e.board \
          WHERE e.score <> (SELECT CASE WHEN b.operator = 'total' THEN SUM(s.score) ELSE MAX(s.score) END \
