@@ -23,7 +23,8 @@ use crate::helpers::{
 backend_tests!(
     partitions_are_validated_listed_and_bounded,
     partitions_rank_like_a_model_on_every_read,
-    partitions_take_the_contracts_maxima
+    partitions_take_the_contracts_maxima,
+    a_cursor_walk_of_a_partition_under_writes_shows_nobody_twice_and_skips_nobody_unchanged
 );
 
 async fn post(app: &TestApp, player: &Player, board: &str, body: Value) -> (StatusCode, Value) {
@@ -554,4 +555,53 @@ async fn partitions_take_the_contracts_maxima(backend: Backend) {
     assert!(response.headers()["content-disposition"].to_str().unwrap().contains(&format!("{id}-{longest}-period-0")));
     let line: Value = serde_json::from_str(response.text().await.unwrap().lines().next().unwrap()).unwrap();
     assert_eq!((line["score"].clone(), line["metadata"].clone()), (json!(900), metadata));
+}
+
+/// A cursor walk of a partition of a `latest` board while players post to
+/// it and to other partitions (from another instance where Redis shares
+/// the boards): nobody shows twice, and everybody whose entry did not
+/// change during the walk shows.
+async fn a_cursor_walk_of_a_partition_under_writes_shows_nobody_twice_and_skips_nobody_unchanged(backend: Backend) {
+    let db = TestDatabase::new(&backend).await;
+    let apps = spawn_instances(&backend, &db, 2, &["--admin-token", ADMIN]).await;
+    let app = &apps[0];
+    app.create_board(&board_definition("lanes", json!({"operator": "latest", "partition_by": "country"}))).await;
+    let mut players = Vec::new();
+    for i in 0..30 {
+        let player = app.register(&format!("lane{i}")).await;
+        let (status, _) = post(app, &player, "lanes", json!({"score": i * 10, "metadata": country("DE")})).await;
+        assert_eq!(status, StatusCode::CREATED);
+        players.push(player);
+    }
+    // Between two pages of each walk, two posts from the other instance
+    // (where there is one): a third of the players move, in DE or to FR.
+    let writer = apps.last().unwrap();
+    let mut rng = ChaCha8Rng::seed_from_u64(42);
+    let mut changed: HashMap<i64, ()> = HashMap::new();
+    for round in 0..3 {
+        let before = changed.clone();
+        let mut seen = Vec::new();
+        let mut query = "partition=DE&limit=3".to_owned();
+        loop {
+            let page = app.ranking("lanes", &query).await;
+            seen.extend(page["entries"].as_array().unwrap().iter().map(|e| e["user"]["id"].as_i64().unwrap()));
+            let Some(cursor) = page["next_cursor"].as_str() else { break };
+            query = format!("partition=DE&limit=3&cursor={cursor}");
+            for _ in 0..2 {
+                let player = &players[rng.gen_range(0..10) * 3];
+                let value = ["DE", "FR"][rng.gen_range(0..2)];
+                let body = json!({"score": rng.gen_range(0..400), "metadata": country(value)});
+                let (status, _) = post(writer, player, "lanes", body).await;
+                assert_eq!(status, StatusCode::CREATED);
+                changed.insert(player.id, ());
+            }
+        }
+        let unique: std::collections::HashSet<i64> = seen.iter().copied().collect();
+        assert_eq!(unique.len(), seen.len(), "round {round}: nobody twice: {seen:?}");
+        for player in &players {
+            if !changed.contains_key(&player.id) && !before.contains_key(&player.id) {
+                assert!(unique.contains(&player.id), "round {round}: unchanged player {} skipped: {seen:?}", player.id);
+            }
+        }
+    }
 }
