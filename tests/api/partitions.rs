@@ -292,7 +292,8 @@ fn check_page(expected: &HashMap<i64, i64>, page: &Value, context: &str) {
 }
 
 /// Random posts (ties, some without a partition) to a board feeding a
-/// second partitioned board, over two instances where Redis shares the
+/// second partitioned board and a third that resets every second (each
+/// period's partitions start empty), over two instances where Redis shares the
 /// boards; a held post accepted and one rejected, posts removed (fed
 /// posts and partitions' copies go with them), two players banned, one
 /// let back: each partition of both boards, and each board whole, reads
@@ -303,7 +304,13 @@ async fn partitions_rank_like_a_model_on_every_read(backend: Backend) {
     let apps = spawn_instances(&backend, &db, 2, &["--admin-token", ADMIN]).await;
     let app = &apps[0];
     app.create_board(&board_definition("season", json!({"partition_by": "country", "hold_beyond": 900}))).await;
-    app.create_board(&board_definition("runs", json!({"partition_by": "country", "feeds": ["season"]}))).await;
+    // `ticks` resets every second: its partitions start empty each period.
+    app.create_board(&board_definition(
+        "ticks",
+        json!({"partition_by": "country", "reset": "* * * * * *", "archive_periods": 1000}),
+    ))
+    .await;
+    app.create_board(&board_definition("runs", json!({"partition_by": "country", "feeds": ["season", "ticks"]}))).await;
     let mut players = Vec::new();
     for i in 0..20 {
         players.push(app.register(&format!("part{i}")).await);
@@ -315,6 +322,8 @@ async fn partitions_rank_like_a_model_on_every_read(backend: Backend) {
     let mut runs: Vec<(ModelPost, i64)> = Vec::new();
     let mut season: Vec<ModelPost> = Vec::new();
     let mut direct: Vec<i64> = Vec::new();
+    // Posts fed to `ticks`, with the period each counted in.
+    let mut ticks: Vec<(ModelPost, i64)> = Vec::new();
     for turn in 0..120 {
         let player = &players[rng.gen_range(0..players.len())];
         let partition = values[rng.gen_range(0..values.len())];
@@ -333,6 +342,10 @@ async fn partitions_rank_like_a_model_on_every_read(backend: Backend) {
             let fed = posted["feeds"][0]["score_id"].as_i64().unwrap();
             runs.push(((player.id, score, partition, id), fed));
             season.push((player.id, score, partition, fed));
+            let tick = &posted["feeds"][1];
+            let period = tick["period"]["index"].as_i64().unwrap();
+            ticks.push(((player.id, score, partition, tick["score_id"].as_i64().unwrap()), period));
+            assert_eq!(tick["partition"]["value"], partition.map_or(Value::Null, Value::from), "{posted}");
         }
         // The answer ranks the partition's entry as the partition does.
         if let Some(value) = partition {
@@ -373,7 +386,18 @@ async fn partitions_rank_like_a_model_on_every_read(backend: Backend) {
         assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
         gone.push(*id);
     }
-    let runs: Vec<ModelPost> = runs.iter().map(|(post, _)| *post).filter(|post| !gone.contains(&post.3)).collect();
+    let removed_originals: Vec<i64> = removed.iter().map(|(original, _)| original.3).collect();
+    let runs_left: Vec<&(ModelPost, i64)> = runs.iter().filter(|(post, _)| !gone.contains(&post.3)).collect();
+    // (The fed posts to `ticks` of removed originals went with them: the
+    // ticks kept are those of the originals kept, in post order.)
+    let kept_ticks: Vec<(ModelPost, i64)> = runs
+        .iter()
+        .zip(&ticks)
+        .filter(|((original, _), _)| !removed_originals.contains(&original.3))
+        .map(|(_, tick)| *tick)
+        .collect();
+    assert_eq!(kept_ticks.len(), runs_left.len());
+    let runs: Vec<ModelPost> = runs_left.iter().map(|(post, _)| *post).collect();
     season.retain(|post| !gone.contains(&post.3));
     // Two players banned (off every board and partition), one let back.
     for player in &players[3..5] {
@@ -445,6 +469,25 @@ async fn partitions_rank_like_a_model_on_every_read(backend: Backend) {
             .map(|p| (p["value"].as_str().unwrap().to_owned(), p["players"].as_u64().unwrap() as usize))
             .collect();
         assert_eq!(listed, counts, "{board}: the partitions listed");
+    }
+
+    // `ticks`: each period, whole and by partition, ended ones included.
+    let mut periods: Vec<i64> = kept_ticks.iter().map(|(_, period)| *period).collect();
+    periods.sort_unstable();
+    periods.dedup();
+    assert!(!periods.is_empty());
+    for period in periods {
+        for partition in values {
+            let posts = kept_ticks
+                .iter()
+                .filter(|(post, at)| *at == period && (partition.is_none() || post.2 == partition))
+                .map(|(post, _)| post);
+            let mut expected = best_entries(posts);
+            expected.remove(&banned);
+            let query = partition.map_or(String::new(), |value| format!("partition={value}&"));
+            let page = app.ranking("ticks", &format!("{query}period={period}&limit=100")).await;
+            check_page(&expected, &page, &format!("ticks {partition:?} period {period}"));
+        }
     }
 
     // An ended period's final standings, per partition: a board that
