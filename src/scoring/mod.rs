@@ -461,7 +461,10 @@ impl Writer {
     /// then the fed ones), each partition opened first if it is new:
     /// `None` when it cannot be (the database is away), which fails the
     /// batch as any write would. A partition whose board was deleted
-    /// meanwhile is left out (the post fails with its board).
+    /// meanwhile is left out (the post fails with its board), and so is a
+    /// new one while the board's period has all the partitions it takes
+    /// (the post is refused, 409 `partition_limit`): a refused post opens
+    /// no partition that would stay empty.
     async fn partition_posts(&self, posts: &[&Post]) -> Option<Vec<FedPost>> {
         let mut copies = Vec::new();
         for (origin, post) in posts.iter().enumerate() {
@@ -495,13 +498,23 @@ impl Writer {
 
     /// Opens a board's partition in a transaction of its own (a batch
     /// that then fails leaves it open, empty, as a later post would open
-    /// it) and registers it. The instance that opens it builds it in the
+    /// it) and registers it; `None` when the board is gone or its period
+    /// has all the partitions it takes. The instance that opens it builds it in the
     /// rank engine before the commit, so no post to it is recorded before.
     async fn open_partition(
         &self,
         board: &CustomBoard,
         value: &PartitionValue,
     ) -> Result<Option<Arc<CustomBoard>>, StoreError> {
+        // Opened already (on another instance), or full: nothing to open.
+        if let Some(number) = self.store.partition_number(board.spec.number, value).await? {
+            return Ok(Some(self.boards.insert(board.partition(number, value.clone()))));
+        }
+        let most = board.spec.partitioning.as_ref().map_or(i64::MAX, |rule| rule.max_partitions);
+        let period = board.period_at(Timestamp::now()).index;
+        if self.store.partitions_with_entries_now(board.spec.number, period).await? >= most {
+            return Ok(None);
+        }
         let mut tx = self.store.begin_write().await?;
         let Some((number, opened)) = self.store.open_partition(&mut tx, board.spec.number, value).await? else {
             return Ok(None);
@@ -646,6 +659,8 @@ impl Writer {
                     .and_then(|()| custom.check_entry(item.post, now).map_err(ApiError::from))
                     .and_then(|()| match copies.get(&index) {
                         Some(copy) => custom.take_partition(item.post, batch[*copy].post).map_err(ApiError::from),
+                        // A partition left unopened: its board's period was full.
+                        None if item.post.partition.is_some() => Err(ErrorCode::PartitionLimit.into()),
                         None => Ok(()),
                     }),
             };

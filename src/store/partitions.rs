@@ -95,6 +95,21 @@ impl Store {
         Ok(self.sql_scalar(&sql).bind(board).bind(period).fetch_one(&mut *conn).await?)
     }
 
+    /// [`Store::count_partitions_with_entries`] as committed, outside a
+    /// transaction (before a partition is opened).
+    pub async fn partitions_with_entries_now(&self, board: i64, period: i64) -> StoreResult<i64> {
+        let mut conn = self.conn().await?;
+        Ok(self
+            .sql_scalar(
+                "SELECT COUNT(*) FROM board_periods p JOIN boards b ON b.number = p.board \
+                 WHERE b.partition_of = ? AND p.period = ? AND p.players > 0",
+            )
+            .bind(board)
+            .bind(period)
+            .fetch_one(&mut *conn)
+            .await?)
+    }
+
     /// Board `board`'s partitions with entries in `period`, in byte order
     /// of their values, after `after`.
     pub async fn partitions_of(

@@ -137,6 +137,13 @@ async fn partitions_are_validated_listed_and_bounded(backend: Backend) {
     assert_eq!(status, StatusCode::CREATED);
     let whole = app.ranking("small", "").await;
     assert_eq!(whole["total_players"], 2, "the refused post is on no board: {whole}");
+    let pool = db.connect().await;
+    let opened: Vec<String> =
+        sqlx::query_scalar("SELECT partition_value FROM boards WHERE partition_value IS NOT NULL ORDER BY id")
+            .fetch_all(&pool)
+            .await
+            .unwrap();
+    assert!(!opened.contains(&"C".to_owned()), "a refused post opens no partition: {opened:?}");
 
     // Fed: the fed board's own partition; the answer says where.
     let (status, posted) = post(&app, &players[2], "plain", json!({"score": 4, "metadata": country("BR")})).await;
