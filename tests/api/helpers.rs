@@ -546,6 +546,29 @@ impl Events {
     }
 }
 
+/// Waits until the final standings of the board row `board` (a board's
+/// id, or a partition's row id `<board number>:<value>`) hold for
+/// `period` (the job looks every 2 s at periods ended 2 s ago; a loaded
+/// machine gets the rest of 30 s).
+pub async fn settle(pool: &sqlx::AnyPool, board: &str, period: i64) {
+    for _ in 0..300 {
+        let (changes, standings): (i64, Option<i64>) = sqlx::query_as(
+            "SELECT p.changes, p.standings_changes FROM board_periods p JOIN boards b ON b.number = p.board \
+             WHERE b.id = ? AND p.period = ?",
+        )
+        .bind(board)
+        .bind(period)
+        .fetch_one(pool)
+        .await
+        .unwrap();
+        if standings == Some(changes) {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("the standings of {board} period {period} were never written");
+}
+
 #[cfg(test)]
 mod tests {
     use super::replace_database;

@@ -16,8 +16,8 @@ use serde_json::{json, Value};
 
 use crate::backend_tests;
 use crate::helpers::{
-    assert_error, board_definition, spawn_app_on, spawn_instances, Backend, Events, Player, TestApp, TestDatabase,
-    ADMIN,
+    assert_error, board_definition, settle, spawn_app_on, spawn_instances, Backend, Events, Player, TestApp,
+    TestDatabase, ADMIN,
 };
 
 backend_tests!(
@@ -514,7 +514,9 @@ async fn partitions_rank_like_a_model_on_every_read(backend: Backend) {
             continue;
         }
         let period = periods[0];
-        settle(&pool, &id, "DE", period).await;
+        let number: i64 =
+            sqlx::query_scalar("SELECT number FROM boards WHERE id = ?").bind(&id).fetch_one(&pool).await.unwrap();
+        settle(&pool, &format!("{number}:DE"), period).await;
         let page = app.ranking(&id, &format!("partition=DE&period={period}")).await;
         let ranks: Vec<(i64, i64)> = page["entries"]
             .as_array()
@@ -527,29 +529,6 @@ async fn partitions_rank_like_a_model_on_every_read(backend: Backend) {
         return;
     }
     panic!("no run of posts stayed inside one period");
-}
-
-/// Waits until a partition's period has its final standings (the job
-/// looks every 2 s at periods ended 2 s ago; a loaded machine gets the
-/// rest of 30 s).
-async fn settle(pool: &sqlx::AnyPool, board: &str, value: &str, period: i64) {
-    for _ in 0..300 {
-        let (changes, standings): (i64, Option<i64>) = sqlx::query_as(
-            "SELECT p.changes, p.standings_changes FROM board_periods p JOIN boards b ON b.number = p.board \
-             JOIN boards o ON o.number = b.partition_of WHERE o.id = ? AND b.partition_value = ? AND p.period = ?",
-        )
-        .bind(board)
-        .bind(value)
-        .bind(period)
-        .fetch_one(pool)
-        .await
-        .unwrap();
-        if standings == Some(changes) {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("the standings of {board} partition {value} period {period} were never written");
 }
 
 /// A partitioned board at the contract's maxima: the longest id and

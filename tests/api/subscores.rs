@@ -17,7 +17,8 @@ use serde_json::{json, Value};
 
 use crate::backend_tests;
 use crate::helpers::{
-    assert_error, board_definition, spawn_app_on, spawn_instances, Backend, Player, TestApp, TestDatabase, ADMIN,
+    assert_error, board_definition, settle, spawn_app_on, spawn_instances, Backend, Player, TestApp, TestDatabase,
+    ADMIN,
 };
 
 backend_tests!(subscores_are_validated_and_shown, subscore_boards_rank_by_the_full_key_on_every_read);
@@ -148,27 +149,6 @@ async fn subscores_are_validated_and_shown(backend: Backend) {
     let other = json!({"score": 7, "subscores": [1, 3]});
     let (status, body) = app.post_board_score_raw(&player.token, "race", &other, Some("sub-key")).await;
     assert_error(status, &body, 422, "idempotency_key_reused");
-}
-
-/// Waits until the period's final standings hold (the job looks every
-/// 2 s at periods ended 2 s ago; a loaded machine gets the rest of 30 s).
-async fn settle(pool: &sqlx::AnyPool, board: &str, period: i64) {
-    for _ in 0..300 {
-        let (changes, standings): (i64, Option<i64>) = sqlx::query_as(
-            "SELECT p.changes, p.standings_changes FROM board_periods p JOIN boards b ON b.number = p.board \
-             WHERE b.id = ? AND p.period = ?",
-        )
-        .bind(board)
-        .bind(period)
-        .fetch_one(pool)
-        .await
-        .unwrap();
-        if standings == Some(changes) {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("the standings of {board} period {period} were never written");
 }
 
 /// A player's entry in the model: score, subscores.
