@@ -129,9 +129,10 @@ async fn bands_are_validated_shown_and_replaced(backend: Backend) {
     let (status, body) = app.admin(Method::PATCH, "/api/admin/boards/best", Some(&json!({"rewards": []}))).await;
     assert!(status.is_client_error(), "{status} {body}");
 
-    // A definition may be larger than other bodies (20 bands of 1 KiB),
+    // A definition may be larger than other bodies (20 bands of 1 KiB,
+    // 10,000 partition values: up to 512 KiB),
     // but not without bound.
-    let huge = json!([{"ranks": [1, 1], "reward": {"t": "x".repeat(70 * 1024)}}]);
+    let huge = json!([{"ranks": [1, 1], "reward": {"t": "x".repeat(600 * 1024)}}]);
     let (status, body) = app.admin(Method::POST, "/api/admin/boards", Some(&board(huge))).await;
     assert_error(status, &body, 413, "payload_too_large");
 
