@@ -17,22 +17,9 @@ entries=${2:-1000000}
 parts=${3:-1000}
 token=partitions-bench-admin-token-long-enough
 port=8094
-dir="$(mktemp -d)"
-db="$dir/hiscore.db"
-pid=
-start() {
-  ADMIN_TOKEN=$token RUST_LOG=warn BIND=127.0.0.1:$port DATABASE_URL="sqlite://$db" STATIC_DIR=/nonexistent \
-    "$binary" serve >> "$dir/server.log" 2>&1 &
-  pid=$!
-  for _ in $(seq 1 900); do curl -fsS 127.0.0.1:$port/readyz >/dev/null 2>&1 && break; sleep 0.2; done
-  sleep 2 # the warm-up of custom boards settles
-}
-stop() { kill "$pid"; wait "$pid" 2>/dev/null || true; }
-rss_kib() { awk '/VmRSS/ {print $2}' "/proc/$pid/status"; }
-trap 'kill $pid 2>/dev/null || true; rm -rf "$dir"' EXIT
+source "$(dirname "$0")/embedded_server.sh"
 
 start
-admin() { curl -fsS -X "$1" "127.0.0.1:$port$2" -H "authorization: Bearer $token" -H 'content-type: application/json' -d "$3"; echo; }
 admin POST /api/admin/initialize "{\"users\": $entries, \"scores\": 0, \"seed\": 1}" > /dev/null
 admin POST /api/admin/boards "{\"id\": \"world\", \"name\": \"World\", \"partition_by\": \"country\", \"max_partitions\": 10000}" > /dev/null
 stop

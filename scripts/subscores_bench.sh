@@ -13,22 +13,9 @@ binary=${1:-target/release/hiscore}
 entries=${2:-200000}
 token=subscores-bench-admin-token-long-enough
 port=8093
-dir="$(mktemp -d)"
-db="$dir/hiscore.db"
-pid=
-start() {
-  ADMIN_TOKEN=$token RUST_LOG=warn BIND=127.0.0.1:$port DATABASE_URL="sqlite://$db" STATIC_DIR=/nonexistent \
-    "$binary" serve >> "$dir/server.log" 2>&1 &
-  pid=$!
-  for _ in $(seq 1 600); do curl -fsS 127.0.0.1:$port/readyz >/dev/null 2>&1 && break; sleep 0.2; done
-  sleep 2 # the warm-up of custom boards settles
-}
-stop() { kill "$pid"; wait "$pid" 2>/dev/null || true; }
-rss_kib() { awk '/VmRSS/ {print $2}' "/proc/$pid/status"; }
-trap 'kill $pid 2>/dev/null || true; rm -rf "$dir"' EXIT
+source "$(dirname "$0")/embedded_server.sh"
 
 start
-admin() { curl -fsS -X "$1" "127.0.0.1:$port$2" -H "authorization: Bearer $token" -H 'content-type: application/json' -d "$3"; echo; }
 admin POST /api/admin/initialize "{\"users\": $entries, \"scores\": 0, \"seed\": 1}" > /dev/null
 admin POST /api/admin/boards '{"id": "plain", "name": "Plain"}' > /dev/null
 admin POST /api/admin/boards '{"id": "ties", "name": "Ties", "subscores": [{"name": "kills", "order": "desc"}, {"name": "time_ms", "order": "asc"}]}' > /dev/null
