@@ -9,7 +9,7 @@ use actix_cors::Cors;
 use actix_web::dev::{Server, ServerHandle};
 use actix_web::http::header;
 use actix_web::middleware::{from_fn, Condition, DefaultHeaders};
-use actix_web::{web, App, HttpServer};
+use actix_web::{guard, web, App, HttpServer};
 
 use crate::auth::{HashPolicy, PasswordHasher};
 use crate::background::Background;
@@ -165,13 +165,17 @@ impl Application {
             if serve_static {
                 // Files answer GET and HEAD only; any other method on any
                 // other path gets the contract's envelope (405 or 404).
-                app.service(
-                    actix_files::Files::new("/", &static_dir)
-                        .index_file("index.html")
-                        .guard(actix_web::guard::Any(actix_web::guard::Get()).or(actix_web::guard::Head()))
-                        .default_handler(web::to(routes::not_found)),
-                )
-                .default_service(web::to(routes::static_method_not_allowed))
+                // The console first: its page carries its own security policy.
+                let page = || web::route().guard(guard::Any(guard::Get()).or(guard::Head()));
+                app.service(web::resource(["/admin/", "/admin/index.html"]).route(page().to(routes::console_page)))
+                    .service(web::resource("/admin").route(page().to(routes::console_redirect)))
+                    .service(
+                        actix_files::Files::new("/", &static_dir)
+                            .index_file("index.html")
+                            .guard(guard::Any(guard::Get()).or(guard::Head()))
+                            .default_handler(web::to(routes::not_found)),
+                    )
+                    .default_service(web::to(routes::static_method_not_allowed))
             } else {
                 app.default_service(web::to(routes::not_found))
             }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # After editing an asset: renames static/assets/NAME.<old hash>.EXT to the
-# hash of its new content and updates index.html. The test
-# `static_assets_are_fingerprinted` fails until this has been run.
+# hash of its new content and updates the pages that load it (the ranking
+# page and the console). The test `static_assets_are_fingerprinted` fails
+# until this has been run.
 set -euo pipefail
 cd "$(dirname "$0")"
 for file in assets/*.*.*; do
@@ -10,7 +11,7 @@ for file in assets/*.*.*; do
   target="$stem.$hash.$ext"
   if [ "$file" != "$target" ]; then
     mv "$file" "$target"
-    sed -i "s#/$file#/$target#" index.html
+    sed -i "s#/$file#/$target#" index.html admin/index.html
     echo "$file -> $target"
   fi
 done

@@ -5,6 +5,7 @@
 mod access;
 mod admin;
 mod boards;
+mod console;
 mod deadline;
 mod docs;
 mod encoded_separators;
@@ -29,6 +30,7 @@ mod webhooks;
 use actix_web::error::{JsonPayloadError, PathError, QueryPayloadError};
 use actix_web::{web, HttpRequest};
 
+pub use self::console::{page as console_page, to_page as console_redirect, CONSOLE_POLICY};
 pub use self::deadline::body_deadline;
 pub use self::encoded_separators::refuse_encoded_separators;
 use crate::error::{ApiError, ErrorCode};

@@ -18,7 +18,7 @@ use crate::helpers::{ranks_and_ids, spawn_app_on, Backend, TestDatabase, ADMIN};
 const CHROMIUM: &str = "/usr/bin/chromium";
 
 /// Just enough of the WebDriver protocol, over the HTTP client we have.
-struct Browser {
+pub(crate) struct Browser {
     client: reqwest::Client,
     session: String,
 }
@@ -43,7 +43,7 @@ impl Browser {
         Self { client, session: format!("{driver}/session/{session}") }
     }
 
-    async fn call(&self, method: reqwest::Method, path: &str, body: Value) -> Value {
+    pub(crate) async fn call(&self, method: reqwest::Method, path: &str, body: Value) -> Value {
         let request = self.client.request(method, format!("{}{path}", self.session));
         let request = if body.is_null() { request } else { request.json(&body) };
         let response: Value = request.send().await.unwrap().json().await.unwrap();
@@ -51,18 +51,18 @@ impl Browser {
         response["value"].clone()
     }
 
-    async fn open(&self, url: &str) {
+    pub(crate) async fn open(&self, url: &str) {
         self.call(reqwest::Method::POST, "/url", json!({"url": url})).await;
     }
 
-    async fn script(&self, script: &str) -> Value {
+    pub(crate) async fn script(&self, script: &str) -> Value {
         self.call(reqwest::Method::POST, "/execute/sync", json!({"script": script, "args": []})).await
     }
 
     /// Waits until `condition` (a JS expression) is truthy: up to 30 s,
     /// since CI runs this beside hundreds of other tests on two cores (a
     /// 10 s wait for "load more" timed out once there, never alone).
-    async fn wait(&self, condition: &str) {
+    pub(crate) async fn wait(&self, condition: &str) {
         let started = Instant::now();
         while self.script(&format!("return !!({condition});")).await != json!(true) {
             assert!(started.elapsed() < Duration::from_secs(30), "timed out waiting for {condition}");
@@ -70,14 +70,20 @@ impl Browser {
         }
     }
 
-    async fn type_into(&self, id: &str, text: &str) {
+    pub(crate) async fn type_into(&self, id: &str, text: &str) {
         self.script(&format!(
             "const e = document.getElementById({id:?}); e.value = {text:?}; e.dispatchEvent(new Event('input'));"
         ))
         .await;
     }
 
-    async fn click(&self, id: &str) {
+    /// Clicks the element once it exists (views render after their fetch).
+    pub(crate) async fn click_when_shown(&self, id: &str) {
+        self.wait(&format!("document.getElementById({id:?}) !== null")).await;
+        self.click(id).await;
+    }
+
+    pub(crate) async fn click(&self, id: &str) {
         let element = self
             .call(reqwest::Method::POST, "/element", json!({"using": "css selector", "value": format!("#{id}")}))
             .await;
@@ -85,7 +91,7 @@ impl Browser {
         self.call(reqwest::Method::POST, &format!("/element/{element}/click"), json!({})).await;
     }
 
-    async fn screenshot(&self, path: &Path) {
+    pub(crate) async fn screenshot(&self, path: &Path) {
         let png = self.call(reqwest::Method::GET, "/screenshot", Value::Null).await;
         let bytes = base64::engine::general_purpose::STANDARD.decode(png.as_str().unwrap()).unwrap();
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -100,8 +106,20 @@ impl Browser {
     }
 }
 
-#[actix_web::test]
-async fn the_ranking_page_works_in_chromium_through_nginx() {
+/// Chromium driven through chromedriver, looking at nginx in front of
+/// `app` exactly as nginx/run-local.sh runs it; None (the test skips)
+/// where a tool is missing and TEST_REQUIRE_BROWSER is not set.
+pub(crate) struct BrowserFront {
+    pub browser: Browser,
+    /// `http://127.0.0.1:<nginx port>`.
+    pub site: String,
+    /// The same site at a name that is not localhost (no secure context).
+    pub lan_site: String,
+    _nginx: crate::external::Fronted,
+    _driver: Process,
+}
+
+pub(crate) async fn browser_through_nginx(app: &crate::helpers::TestApp) -> Option<BrowserFront> {
     let required = crate::helpers::switch_on("TEST_REQUIRE_BROWSER");
     let (Some(_), Some(chromedriver), true) = (tool("nginx"), tool("chromedriver"), Path::new(CHROMIUM).is_file())
     else {
@@ -110,8 +128,21 @@ async fn the_ranking_page_works_in_chromium_through_nginx() {
             std::io::stderr(),
             "\nnote: nginx/chromium/chromedriver not installed: the browser test is SKIPPED\n"
         );
-        return;
+        return None;
     };
+    let nginx = nginx_in_front_of(app.address.trim_start_matches("http://")).await?;
+    let driver_port = free_port();
+    let driver =
+        Process(Command::new(chromedriver).arg(format!("--port={driver_port}")).stdout(Stdio::null()).spawn().unwrap());
+    wait_for_port(driver_port).await;
+    let browser = Browser::start(&format!("http://127.0.0.1:{driver_port}")).await;
+    let site = nginx.site.clone();
+    let lan_site = site.replace("127.0.0.1", "game.test");
+    Some(BrowserFront { browser, site, lan_site, _nginx: nginx, _driver: driver })
+}
+
+#[actix_web::test]
+async fn the_ranking_page_works_in_chromium_through_nginx() {
     let db = TestDatabase::new(&Backend::Sqlite).await;
     let static_dir = concat!(env!("CARGO_MANIFEST_DIR"), "/static");
     let app = spawn_app_on(&db, &["--admin-token", ADMIN, "--static-dir", static_dir]).await;
@@ -147,8 +178,6 @@ async fn the_ranking_page_works_in_chromium_through_nginx() {
         assert_eq!(status, 201, "{posted}");
     }
 
-    // nginx in front, exactly as nginx/run-local.sh runs it.
-    let nginx_port = free_port();
     // A league with two players placed in one cohort (ranks 1 and 2 of 3
     // once the page's player posts between them).
     let league = json!({"id": "weekly", "name": "Weekly league", "tiers": ["Bronze", "Silver"], "cohort_size": 30,
@@ -159,28 +188,13 @@ async fn the_ranking_page_works_in_chromium_through_nginx() {
         let posted = app.client.post(app.url("/api/leagues/weekly/scores")).bearer_auth(&player.token);
         assert_eq!(posted.json(&json!({"score": score})).send().await.unwrap().status(), 201);
     }
-    let prefix = tempfile::tempdir().unwrap();
-    let upstream = app.address.trim_start_matches("http://").to_owned();
-    let _nginx = Process(
-        Command::new(concat!(env!("CARGO_MANIFEST_DIR"), "/nginx/run-local.sh"))
-            .env("LISTEN", format!("127.0.0.1:{nginx_port}"))
-            .env("UPSTREAMS", &upstream)
-            .env("PREFIX", prefix.path())
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    let driver_port = free_port();
-    let _driver =
-        Process(Command::new(chromedriver).arg(format!("--port={driver_port}")).stdout(Stdio::null()).spawn().unwrap());
-    wait_for_port(nginx_port).await;
-    wait_for_port(driver_port).await;
-    let site = format!("http://127.0.0.1:{nginx_port}");
-    let browser = Browser::start(&format!("http://127.0.0.1:{driver_port}")).await;
+    // nginx in front, exactly as nginx/run-local.sh runs it.
+    let Some(front) = browser_through_nginx(&app).await else { return };
+    let (browser, site) = (&front.browser, &front.site);
 
     // Register and post two scores through the page, opened at a name that
     // is not localhost: no secure context, no crypto.randomUUID.
-    browser.open(&format!("http://game.test:{nginx_port}/")).await;
+    browser.open(&format!("{}/", front.lan_site)).await;
     browser.wait("document.querySelectorAll('#entries li').length === 10").await;
     assert_eq!(browser.script("return window.isSecureContext;").await, json!(false));
     browser.type_into("login-name", "browser_player").await;
@@ -439,6 +453,14 @@ async fn nginx_caches_assets_compresses_and_keeps_upstream_connections_alive() {
         assert_eq!(response.status(), 400, "{sneaky}");
         assert!(response.headers().get("x-request-id").is_none(), "nginx itself refused {sneaky}, not the app");
         assert_eq!(response.json::<Value>().await.unwrap()["error"]["code"], "invalid_path", "{sneaky}");
+    }
+    // The console: nginx serves it with the same policy as the app.
+    for path in ["/admin/", "/admin/index.html"] {
+        let page = client.get(format!("{}{path}", front.site)).send().await.unwrap();
+        assert_eq!(page.status(), 200, "{path}");
+        assert_eq!(page.headers()["content-security-policy"], hiscore::routes::CONSOLE_POLICY, "{path}");
+        assert_eq!(page.headers()["cache-control"], "no-cache", "{path}");
+        assert!(page.text().await.unwrap().contains("/assets/console."), "{path}");
     }
     let missing = client.get(format!("{}/api/nope", front.site)).send().await.unwrap();
     assert_eq!(missing.status(), 404);

@@ -14,6 +14,7 @@ mod boards;
 mod browser;
 mod cluster;
 mod concurrency;
+mod console;
 mod cors;
 mod crash;
 mod erasure;

@@ -224,16 +224,50 @@ async fn the_app_serves_the_static_ranking_page(backend: Backend) {
     crate::helpers::assert_error(status, &body, 404, "not_found");
     let (status, _) = app.get_json("/api/rankings/best").await;
     assert_eq!(status, 200, "the API still wins over static files");
+
+    // The console, at both of its addresses, with its security policy.
+    for path in ["/admin/", "/admin/index.html"] {
+        let response = app.get(path).await;
+        assert_eq!(response.status(), 200, "{path}");
+        assert_eq!(response.headers()["content-security-policy"], hiscore::routes::CONSOLE_POLICY, "{path}");
+        assert_eq!(response.headers()["cache-control"], "no-cache", "{path}");
+        assert!(response.text().await.unwrap().contains("/assets/console."), "{path}");
+    }
+    let redirect = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let response = redirect.get(app.url("/admin")).send().await.unwrap();
+    assert_eq!(response.status(), 308);
+    assert_eq!(response.headers()["location"], "/admin/");
+}
+
+/// The console's rules that its source can show: the token is never put
+/// where it outlives the tab, no stored string is parsed as HTML, and the
+/// page runs no inline script or style (its policy would block them).
+#[test]
+fn the_console_keeps_its_rules_in_its_source() {
+    let static_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("static");
+    let page = std::fs::read_to_string(static_dir.join("admin/index.html")).unwrap();
+    let script_name = page.split("src=\"/assets/").nth(1).and_then(|rest| rest.split('"').next()).unwrap();
+    let script = std::fs::read_to_string(static_dir.join("assets").join(script_name)).unwrap();
+    for banned in
+        ["localStorage", "document.cookie", "innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("]
+    {
+        assert!(!script.contains(banned), "the console's script uses {banned}");
+    }
+    assert!(script.contains("sessionStorage"), "the token is kept for the tab");
+    assert_eq!(page.matches("<script").count(), page.matches("<script src=").count(), "an inline script");
+    assert!(!page.contains("style="), "an inline style");
+    assert!(!page.contains("<style"), "an inline style sheet");
 }
 
 /// Asset names carry the hash of their content (so nginx may cache them
-/// forever) and index.html points at exactly those names. After editing an
-/// asset, run static/fingerprint.sh.
+/// forever) and the pages (the ranking page, the console) point at exactly
+/// those names. After editing an asset, run static/fingerprint.sh.
 #[test]
 fn static_assets_are_fingerprinted() {
     use sha2::{Digest, Sha256};
     let static_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("static");
-    let index = std::fs::read_to_string(static_dir.join("index.html")).unwrap();
+    let index = std::fs::read_to_string(static_dir.join("index.html")).unwrap()
+        + &std::fs::read_to_string(static_dir.join("admin/index.html")).unwrap();
     let mut assets = 0;
     for entry in std::fs::read_dir(static_dir.join("assets")).unwrap() {
         let path = entry.unwrap().path();
@@ -242,7 +276,7 @@ fn static_assets_are_fingerprinted() {
         let parts: Vec<&str> = name.split('.').collect();
         assert_eq!(parts.len(), 3, "{name} is not NAME.HASH.EXT");
         assert_eq!(parts[1], &hash[..10], "{name}: content changed; run static/fingerprint.sh");
-        assert!(index.contains(&format!("/assets/{name}")), "index.html does not load {name}");
+        assert!(index.contains(&format!("/assets/{name}")), "no page loads {name}");
         assets += 1;
     }
     assert!(assets >= 2);
