@@ -72,7 +72,7 @@ stop_all
 
 echo "== the demo data: restart with an admin token and initialize; then a custom board"
 # alice registers again (initialize wiped her) for the custom board's post.
-start "$(printf '%s\necho\n' 'H=http://127.0.0.1:8080' "$(block initialize)" "$(block quickstart)" "$(block custom-boards)" "$(block feeds)" "$(block subscores)" "$(block partitions)" "$(block rewards)" "$(block operator)" 'echo custom-boards-done')" initialize
+start "$(printf '%s\necho\n' 'H=http://127.0.0.1:8080' "$(block initialize)" "$(block quickstart)" "$(block custom-boards)" "$(block feeds)" "$(block subscores)" "$(block partitions)" "$(block rewards)" "$(block operator)" "$(block console)" 'echo custom-boards-done')" initialize
 for _ in $(seq 1 300); do grep -q 'custom-boards-done' "$work/initialize.log" && break; sleep 1; done
 grep -q '"users":1000' "$work/initialize.log" || { echo "FATAL: initialize did not answer:" >&2; cat "$work/initialize.log" >&2; exit 1; }
 echo "ok: initialize loaded 1000 players"
@@ -85,6 +85,8 @@ echo "ok: a post carried its subscores onto a subscore board"
 grep -qE '"partition":\{"value":"DE","entry":\{"rank":1,' "$work/initialize.log" || { echo "FATAL: the partitioned board did not rank the post in its partition:" >&2; cat "$work/initialize.log" >&2; exit 1; }
 grep -qE '"partitions":\[\{"value":"DE","players":1\}\]' "$work/initialize.log" || { echo "FATAL: the partitions list did not show the partition:" >&2; exit 1; }
 echo "ok: a post landed on its partition, listed with its players"
+grep -qi "content-security-policy: default-src 'self'; object-src 'none'; frame-ancestors 'none'" "$work/initialize.log" || { echo "FATAL: the console was not served with its policy:" >&2; exit 1; }
+echo "ok: the console is served with its security policy"
 grep -qE '"rewards":\[\{"ranks":\[1,3\],"reward":\{"gems":100\}\}' "$work/initialize.log" || { echo "FATAL: the rewarding board was not made:" >&2; cat "$work/initialize.log" >&2; exit 1; }
 grep -q '"rewards":\[\],"next_after":null' "$work/initialize.log" || { echo "FATAL: the player's reward list did not answer:" >&2; cat "$work/initialize.log" >&2; exit 1; }
 echo "ok: a board with rewards was made and the player's rewards listed"

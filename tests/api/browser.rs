@@ -77,17 +77,31 @@ impl Browser {
         .await;
     }
 
-    /// Clicks the element once it exists (views render after their fetch).
+    /// Types into the element as a keyboard does (WebDriver key codes:
+    /// `\u{E007}` is Enter).
+    pub(crate) async fn send_keys(&self, id: &str, keys: &str) {
+        let element = self.element(id).await;
+        self.call(reqwest::Method::POST, &format!("/element/{element}/value"), json!({"text": keys})).await;
+    }
+
+    async fn element(&self, id: &str) -> String {
+        let element = self
+            .call(reqwest::Method::POST, "/element", json!({"using": "css selector", "value": format!("#{id}")}))
+            .await;
+        element.as_object().and_then(|o| o.values().next()).and_then(Value::as_str).unwrap().to_owned()
+    }
+
+    /// Clicks the element once it exists and the page is not busy (the
+    /// console marks itself `aria-busy` while a view or action loads, and
+    /// may then render the element again).
     pub(crate) async fn click_when_shown(&self, id: &str) {
-        self.wait(&format!("document.getElementById({id:?}) !== null")).await;
+        self.wait(&format!("document.getElementById({id:?}) !== null && !document.body.hasAttribute('aria-busy')"))
+            .await;
         self.click(id).await;
     }
 
     pub(crate) async fn click(&self, id: &str) {
-        let element = self
-            .call(reqwest::Method::POST, "/element", json!({"using": "css selector", "value": format!("#{id}")}))
-            .await;
-        let element = element.as_object().and_then(|o| o.values().next()).and_then(Value::as_str).unwrap().to_owned();
+        let element = self.element(id).await;
         self.call(reqwest::Method::POST, &format!("/element/{element}/click"), json!({})).await;
     }
 

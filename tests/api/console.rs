@@ -17,11 +17,11 @@ use crate::helpers::{json_of, spawn_app_on, Backend, TestApp, TestDatabase, ADMI
 /// Where the test leaves its screenshots (the README's come from here).
 const SCREENSHOTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/target/browser-test");
 
+/// Signs in from the keyboard: the token typed, then Enter.
 async fn sign_in(browser: &Browser, site: &str, token: &str, role: &str) {
     browser.open(&format!("{site}/admin/")).await;
     browser.wait("document.getElementById('token') !== null").await;
-    browser.type_into("token", token).await;
-    browser.click("sign-in-button").await;
+    browser.send_keys("token", &format!("{token}\u{E007}")).await;
     browser.wait(&format!("document.getElementById('actor').textContent.endsWith('({role})')")).await;
     browser.wait("document.getElementById('boards-table') !== null").await;
 }
@@ -45,7 +45,7 @@ async fn audit_entries(app: &TestApp) -> Vec<Value> {
 async fn an_operators_session_in_the_console_through_nginx() {
     let db = TestDatabase::new(&Backend::Sqlite).await;
     let static_dir = concat!(env!("CARGO_MANIFEST_DIR"), "/static");
-    let app = spawn_app_on(&db, &["--admin-token", ADMIN, "--static-dir", static_dir]).await;
+    let app = spawn_app_on(&db, &["--admin-token", ADMIN, "--static-dir", static_dir, "--webhook-allow-private"]).await;
     let Some(front) = browser_through_nginx(&app).await else { return };
     let (browser, site) = (&front.browser, front.site.as_str());
 
@@ -70,8 +70,10 @@ async fn an_operators_session_in_the_console_through_nginx() {
     assert_eq!(browser.script("return window.localStorage.length;").await, json!(0));
     assert_eq!(browser.script("return document.cookie;").await, json!(""));
 
-    // Finds the player and removes their post on the built-in boards.
+    // Finds the player and removes their post on the built-in boards. A
+    // view shown moves the focus to its title (keyboard users start there).
     browser.click("nav-players").await;
+    browser.wait("document.activeElement.id === 'players-title'").await;
     browser.type_into("player-query", "mall").await;
     browser.click("player-search-button").await;
     browser.click_when_shown(&format!("open-player-{}", mallory.id)).await;
@@ -79,6 +81,23 @@ async fn an_operators_session_in_the_console_through_nginx() {
     message(browser, &format!("Post {removed_id} removed.")).await;
     let (_, profile) = app.get_json(&format!("/api/users/{}", mallory.id)).await;
     assert_eq!(profile["best_score"], 0, "{profile}");
+    // Renames them, bans them, and unbans them.
+    browser.type_into("rename-input", "Mallory (renamed)").await;
+    browser.click("rename").await;
+    message(browser, "Renamed.").await;
+    browser.wait("document.getElementById('player-title').textContent.endsWith('Mallory (renamed)')").await;
+    browser.type_into("ban-reason", "cheating, then forgiven").await;
+    browser.click("ban").await;
+    browser.wait("document.getElementById('unban') !== null").await;
+    let (status, _) = app.get_json(&format!("/api/users/{}", mallory.id)).await;
+    assert_eq!(status, 404, "banned: off every board");
+    message(browser, "Banned.").await;
+    browser.wait("document.getElementById('player-title').textContent.includes('(banned)')").await;
+    browser.click("unban").await;
+    message(browser, "Unbanned.").await;
+    browser.wait("document.getElementById('ban') !== null").await;
+    let (_, profile) = app.get_json(&format!("/api/users/{}", mallory.id)).await;
+    assert_eq!(profile["display_name"], "Mallory (renamed)", "{profile}");
 
     // Accepts the held post with a note: it ranks first at once.
     browser.click("nav-held").await;
@@ -99,7 +118,7 @@ async fn an_operators_session_in_the_console_through_nginx() {
     let rows = browser
         .script("return [...document.querySelectorAll('#audit-table tbody tr')].map(tr => [...tr.cells].slice(1, 3).map(td => td.textContent));")
         .await;
-    for action in ["accept_score", "delete_score"] {
+    for action in ["accept_score", "delete_score", "rename", "ban", "unban"] {
         assert!(rows.as_array().unwrap().contains(&json!([moderator, action])), "{action} by {moderator}: {rows}");
     }
     browser.screenshot(&Path::new(SCREENSHOTS).join("console-audit.png")).await;
@@ -122,7 +141,7 @@ async fn an_operators_session_in_the_console_through_nginx() {
     let (_, keys) = app.admin(reqwest::Method::GET, "/api/admin/keys", None).await;
     assert_eq!(keys["keys"].as_array().unwrap().len(), 1, "{keys}");
     let refused = audit_entries(&app).await.iter().filter(|entry| entry["actor"] == moderator).count();
-    assert_eq!(refused, 2, "only the removal and the decision are the moderator's");
+    assert_eq!(refused, 5, "the refused changes left no entry");
 
     // Signing out forgets the key.
     browser.click("sign-out").await;
@@ -158,6 +177,34 @@ async fn an_operators_session_in_the_console_through_nginx() {
         (&json!(["daily"]), &json!("city"), &rewards)
     );
     browser.screenshot(&Path::new(SCREENSHOTS).join("console-boards.png")).await;
+
+    // A webhook for the close (its secret shown once), and a viewer's key.
+    browser.click("nav-webhooks").await;
+    browser.wait("document.getElementById('webhooks-table') !== null").await;
+    browser.script("document.getElementById('webhook-new').open = true;").await;
+    browser.type_into("webhook-url", "http://127.0.0.1:9/hooks").await;
+    browser.script("document.querySelector('#webhook-form input[value=\"reward.granted\"]').checked = true;").await;
+    browser.click("webhook-create").await;
+    message(browser, "Webhook created.").await;
+    browser.wait("document.querySelector('#webhook-detail code')?.textContent.length > 0").await;
+    let (_, webhooks) = app.admin(reqwest::Method::GET, "/api/admin/webhooks", None).await;
+    let webhook = webhooks["webhooks"][0]["id"].clone();
+    assert_eq!(webhooks["webhooks"][0]["events"], json!(["reward.granted"]), "{webhooks}");
+    browser.click("nav-keys").await;
+    browser.wait("document.getElementById('keys-table') !== null").await;
+    browser.script("document.getElementById('key-new').open = true;").await;
+    browser.type_into("key-name", "dashboards").await;
+    browser.script("document.getElementById('key-role').value = 'viewer';").await;
+    browser.click("key-create").await;
+    message(browser, "Key created.").await;
+    let shown_key = browser.script("return document.querySelector('#key-created code').textContent;").await;
+    let (status, who) = json_of(
+        app.client.get(app.url("/api/admin/whoami")).bearer_auth(shown_key.as_str().unwrap()).send().await.unwrap(),
+    )
+    .await;
+    assert_eq!((status.as_u16(), &who["role"]), (200, &json!("viewer")), "the key shown works: {who}");
+    browser.click("nav-boards").await;
+    browser.wait("document.getElementById('boards-table') !== null").await;
 
     // A post to it (the game's part), then the period's close.
     let winner = app.register("winner_wu").await;
@@ -214,6 +261,12 @@ async fn an_operators_session_in_the_console_through_nginx() {
     browser.click_when_shown("export-partition-Lyon").await;
     let name = format!("season-Lyon-period-{period}.csv");
     browser.wait(&format!("document.getElementById('export-preview').dataset.name === {name:?}")).await;
+
+    // The close's delivery in the webhook's log (nothing listens there).
+    browser.click("nav-webhooks").await;
+    browser.click_when_shown(&format!("deliveries-{webhook}")).await;
+    browser.wait("document.querySelectorAll('#deliveries-table tbody tr').length >= 1").await;
+    assert!(text_of(browser, "deliveries-table").await.contains("reward.granted"));
 
     // The reward in the player's list.
     browser.click("nav-players").await;

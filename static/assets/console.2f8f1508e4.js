@@ -11,7 +11,7 @@
 "use strict";
 
 const TOKEN_KEY = "hiscore-console-token";
-const state = { token: null, role: null, boards: [], auditBefore: null };
+const state = { token: null, role: null, boards: [], auditBefore: null, busy: 0 };
 const $ = (id) => document.getElementById(id);
 
 // An element with properties, attributes (`attrs`), listeners (`on`) and
@@ -69,8 +69,11 @@ async function api(method, path, body) {
   return response.status === 204 ? null : response.json();
 }
 
-// Runs an action from a button or form: its outcome goes to the message line.
+// Runs an action from a button or form: its outcome goes to the message
+// line; the page is marked busy (aria-busy) until every action ends.
 async function act(action, done) {
+  state.busy += 1;
+  document.body.setAttribute("aria-busy", "true");
   try {
     const result = await action();
     if (done) say(typeof done === "function" ? done(result) : done);
@@ -78,6 +81,9 @@ async function act(action, done) {
   } catch (error) {
     say(error.message, true);
     return undefined;
+  } finally {
+    state.busy -= 1;
+    if (state.busy === 0) document.body.removeAttribute("aria-busy");
   }
 }
 
@@ -90,7 +96,9 @@ function table(columns, rows, id) {
   const body = rows.map((row) =>
     h("tr", {}, ...columns.map(([, cell]) => {
       const value = cell(row);
-      return value instanceof Node ? h("td", { className: "actions" }, value) : h("td", {}, text(value));
+      if (value instanceof Node) return h("td", { className: "actions" }, value);
+      // JSON (details, rewards, metadata) may be long: it wraps anywhere.
+      return h("td", value !== null && typeof value === "object" ? { className: "long" } : {}, text(value));
     })));
   return h("table", id ? { id } : {}, h("thead", {}, head), h("tbody", {}, ...body));
 }
@@ -534,16 +542,16 @@ async function showWebhooks() {
     ["events", (w) => w.events.join(", ")],
     ["created", (w) => w.created_at],
     ["", (w) => buttons(
-      button("Deliveries", () => act(() => showDeliveries(w.id))),
+      button("Deliveries", () => act(() => showDeliveries(w.id)), { id: `deliveries-${w.id}` }),
       button("Delete", () => act(async () => { await api("DELETE", `/api/admin/webhooks/${w.id}`); await showWebhooks(); }, `Webhook ${w.id} deleted.`),
-        { className: "needs-admin" }),
+        { id: `delete-webhook-${w.id}`, className: "needs-admin" }),
     )],
   ], webhooks, "webhooks-table"));
   const url = h("input", { id: "webhook-url", type: "url", placeholder: "https://…", required: true });
   const boxes = EVENTS.map((event) => h("input", { type: "checkbox", value: event }));
   $("webhook-form").replaceChildren(h("label", {}, "URL", url),
     h("fieldset", {}, h("legend", {}, "Events"), ...boxes.map((box) => h("label", { className: "inline" }, box, box.value))),
-    h("button", { type: "submit", className: "needs-admin" }, "Create webhook"));
+    h("button", { type: "submit", id: "webhook-create", className: "needs-admin" }, "Create webhook"));
   $("webhook-form").onsubmit = (event) => {
     event.preventDefault();
     act(async () => {
@@ -624,6 +632,7 @@ const VIEWS = {
 };
 
 async function showView(name) {
+  say("");
   for (const view of Object.keys(VIEWS)) {
     $(`view-${view}`).hidden = view !== name;
     if (view === name) $(`nav-${view}`).setAttribute("aria-current", "page");
