@@ -178,6 +178,34 @@ async fn an_operators_session_in_the_console_through_nginx() {
     );
     browser.screenshot(&Path::new(SCREENSHOTS).join("console-boards.png")).await;
 
+    // A league with rewards per cohort, then renamed.
+    browser.click("nav-leagues").await;
+    browser.wait("document.getElementById('leagues-table') !== null").await;
+    browser.script("document.getElementById('league-new').open = true;").await;
+    for (field, value) in [
+        ("id", "weekly"),
+        ("name", "Weekly"),
+        ("tiers", "Bronze, Silver"),
+        ("cohort_size", "30"),
+        ("promote", "1"),
+        ("demote", "1"),
+        ("reset", "0 0 * * 1"),
+        ("rewards", &rewards.to_string()),
+    ] {
+        browser.type_into(&format!("new-league-{field}"), value).await;
+    }
+    browser.click("league-create").await;
+    message(browser, "League weekly created.").await;
+    browser.wait("document.getElementById('edit-league-name') !== null").await;
+    browser.type_into("edit-league-name", "Weekly ladder").await;
+    browser.click("league-save").await;
+    message(browser, "League weekly changed.").await;
+    let (_, league) = app.get_json("/api/leagues/weekly").await;
+    assert_eq!(
+        (&league["name"], &league["tiers"], &league["rewards"]),
+        (&json!("Weekly ladder"), &json!(["Bronze", "Silver"]), &rewards)
+    );
+
     // A webhook for the close (its secret shown once), and a viewer's key.
     browser.click("nav-webhooks").await;
     browser.wait("document.getElementById('webhooks-table') !== null").await;

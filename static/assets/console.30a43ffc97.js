@@ -196,14 +196,24 @@ function fieldValue(field, raw) {
   }
 }
 
-// Fills `form` with the fields of `mode` ("create" or "change"); returns a
-// reader of the body to send: at creation the fields filled in, on change
-// the fields edited (an emptied one as null, which clears it).
-function definitionForm(form, prefix, fields, mode, current = {}) {
+// Boards and leagues: what differs between their definition forms.
+const DEFINITIONS = {
+  board: { fields: BOARD_FIELDS, path: "/api/admin/boards", list: () => showBoards(), open: (id) => openBoard(id) },
+  league: { fields: LEAGUE_FIELDS, path: "/api/admin/leagues", list: () => showLeagues(), open: (id) => openLeague(id) },
+};
+
+// Fills `form` with the fields a board or league (`kind`) takes in `mode`,
+// "create" or "change" (of `current`). On submit it sends, at creation,
+// the fields filled in (POST), on change the fields edited (PATCH; an
+// emptied one as null, which clears it); then shows the list and the
+// board or league again.
+function definitionForm(form, kind, mode, current = {}) {
+  const { fields, path, list, open } = DEFINITIONS[kind];
+  const creating = mode === "create";
   form.replaceChildren();
   const inputs = [];
   for (const field of fields.filter((f) => f[mode])) {
-    const id = `${prefix}-${field.name}`;
+    const id = `${creating ? "new" : "edit"}-${kind}-${field.name}`;
     const initial = fieldText(field, current[field.name]);
     let input;
     if (field.kind === "choice" || field.kind === "bool") {
@@ -218,14 +228,24 @@ function definitionForm(form, prefix, fields, mode, current = {}) {
     inputs.push({ field, input, initial });
     form.append(h("label", {}, field.name, input));
   }
-  return () => {
-    const body = {};
+  const body = () => {
+    const sent = {};
     for (const { field, input, initial } of inputs) {
-      if (mode === "create" && input.value.trim() === "") continue;
-      if (mode === "change" && input.value === initial) continue;
-      body[field.name] = fieldValue(field, input.value);
+      if (creating ? input.value.trim() === "" : input.value === initial) continue;
+      sent[field.name] = fieldValue(field, input.value);
     }
-    return body;
+    return sent;
+  };
+  form.append(h("button", { type: "submit", id: `${kind}-${creating ? "create" : "save"}`, className: "needs-admin" },
+    creating ? `Create ${kind}` : "Save changes"));
+  form.onsubmit = (event) => {
+    event.preventDefault();
+    act(async () => {
+      const saved = creating ? await api("POST", path, body()) : await api("PATCH", `${path}/${enc(current.id)}`, body());
+      await list();
+      await open(saved.id);
+      return saved;
+    }, (saved) => `${kind === "board" ? "Board" : "League"} ${saved.id} ${creating ? "created" : "changed"}.`);
   };
 }
 
@@ -266,17 +286,7 @@ async function showBoards() {
     ["rewards", (b) => bands(b.rewards)],
     ["", (b) => button("Open", () => act(() => openBoard(b.id)), { id: `open-board-${b.id}` })],
   ], boards, "boards-table"));
-  const create = definitionForm($("board-form"), "new-board", BOARD_FIELDS, "create");
-  $("board-form").append(h("button", { type: "submit", id: "board-create", className: "needs-admin" }, "Create board"));
-  $("board-form").onsubmit = (event) => {
-    event.preventDefault();
-    act(async () => {
-      const board = await api("POST", "/api/admin/boards", create());
-      await showBoards();
-      await openBoard(board.id);
-      return board;
-    }, (board) => `Board ${board.id} created.`);
-  };
+  definitionForm($("board-form"), "board", "create");
 }
 
 async function openBoard(id) {
@@ -286,16 +296,7 @@ async function openBoard(id) {
   detail.replaceChildren(h("h3", { id: "board-title", tabIndex: -1 }, `Board ${board.id}: ${board.name}`), fieldList(board));
   const builtin = board.id === "best" || board.id === "total";
   const form = h("form", { id: "board-change", className: "fields" });
-  const change = definitionForm(form, "edit-board", BOARD_FIELDS, "change", current);
-  form.append(h("button", { type: "submit", id: "board-save", className: "needs-admin" }, "Save changes"));
-  form.onsubmit = (event) => {
-    event.preventDefault();
-    act(async () => {
-      await api("PATCH", `/api/admin/boards/${enc(board.id)}`, change());
-      await showBoards();
-      await openBoard(board.id);
-    }, `Board ${board.id} changed.`);
-  };
+  definitionForm(form, "board", "change", current);
   detail.append(h("h3", {}, "Change"), form);
   if (!builtin) {
     const confirm = button("Yes, delete it and its posts", () => act(async () => {
@@ -373,17 +374,7 @@ async function showLeagues() {
     ["rewards", (l) => bands(l.rewards)],
     ["", (l) => button("Open", () => act(() => openLeague(l.id)), { id: `open-league-${l.id}` })],
   ], leagues, "leagues-table"));
-  const create = definitionForm($("league-form"), "new-league", LEAGUE_FIELDS, "create");
-  $("league-form").append(h("button", { type: "submit", id: "league-create", className: "needs-admin" }, "Create league"));
-  $("league-form").onsubmit = (event) => {
-    event.preventDefault();
-    act(async () => {
-      const league = await api("POST", "/api/admin/leagues", create());
-      await showLeagues();
-      await openLeague(league.id);
-      return league;
-    }, (league) => `League ${league.id} created.`);
-  };
+  definitionForm($("league-form"), "league", "create");
 }
 
 async function openLeague(id) {
@@ -391,16 +382,7 @@ async function openLeague(id) {
   const detail = $("league-detail");
   detail.replaceChildren(h("h3", { id: "league-title", tabIndex: -1 }, `League ${league.id}: ${league.name}`), fieldList(league));
   const form = h("form", { className: "fields" });
-  const change = definitionForm(form, "edit-league", LEAGUE_FIELDS, "change", league);
-  form.append(h("button", { type: "submit", className: "needs-admin" }, "Save changes"));
-  form.onsubmit = (event) => {
-    event.preventDefault();
-    act(async () => {
-      await api("PATCH", `/api/admin/leagues/${enc(league.id)}`, change());
-      await showLeagues();
-      await openLeague(league.id);
-    }, `League ${league.id} changed.`);
-  };
+  definitionForm(form, "league", "change", league);
   const confirm = button("Yes, delete it", () => act(async () => {
     await api("DELETE", `/api/admin/leagues/${enc(league.id)}`);
     detail.replaceChildren();
