@@ -414,7 +414,7 @@ async function findPlayers(query) {
 }
 
 async function openPlayer(id) {
-  const { users } = await api("GET", `/api/admin/users?q=${id}&limit=1`);
+  const { users } = await api("GET", `/api/admin/users?q=${id}&limit=100`);
   const player = users.find((u) => u.id === id);
   if (!player) throw new Error(`Player ${id} is gone.`);
   const detail = $("player-detail");
