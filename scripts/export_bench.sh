@@ -5,8 +5,8 @@
 # time of each, and the server's resident memory sampled every 50 ms
 # (its peak during each against its level before).
 #   scripts/export_bench.sh BINARY [PLAYERS] [SCORES]
-# (SCORES defaults to PLAYERS, which leaves ~63% of them on the board; 1.1M
-# players and 3M scores put ~1.03M on it.)
+# (SCORES defaults to PLAYERS; the script prints how many players are on
+# the board.)
 # SERVER_ARGS replaces the database (e.g. MariaDB + Redis):
 #   SERVER_ARGS="--database-url mysql://root@127.0.0.1:3306/hiscore_export --redis-url redis://127.0.0.1:6379 \
 #     --redis-prefix export-bench" scripts/export_bench.sh target/release/hiscore
@@ -22,6 +22,7 @@ server=$!
 for _ in $(seq 1 100); do curl -fsS 127.0.0.1:18096/healthz >/dev/null 2>&1 && break; sleep 0.1; done
 curl -fsS -XPOST 127.0.0.1:18096/api/admin/initialize -H "Authorization: Bearer $admin" \
   -H 'content-type: application/json' -d "{\"users\": $players, \"scores\": $scores, \"seed\": 1}"; echo
+echo "entries on best: $(curl -fsS '127.0.0.1:18096/api/rankings/best?limit=1' | python3 -c 'import json, sys; print(json.load(sys.stdin)["total_players"])')"
 rss() { awk '/VmRSS/ {print $2}' "/proc/$server/status"; }
 # Runs a command while sampling the server's RSS; prints seconds and the peak growth in MB.
 measure() {

@@ -7,6 +7,9 @@ use std::fmt;
 use std::path::PathBuf;
 use std::str::FromStr;
 
+#[cfg(test)]
+mod reference;
+
 use clap::builder::BoolishValueParser;
 use clap::{Args, ValueEnum};
 
@@ -121,11 +124,16 @@ pub struct Settings {
     #[arg(long, env = "CURSOR_SECRET_PREVIOUS", hide_env_values = true)]
     pub cursor_secret_previous: Option<Secret>,
 
-    /// Bearer token for `POST /api/admin/initialize`; without it that endpoint is 404.
+    /// Enables the `/api/admin/` routes (boards, leagues, moderation, keys,
+    /// webhooks, audit, initialize) and the console at `/admin/` with the
+    /// full role; at least 32 characters (`openssl rand -hex 24`), a shorter
+    /// one stops the start; unset or empty: those routes are 404. Wrong
+    /// tokens: `RATE_ADMIN_PER_ADDRESS` a minute per client address, then 429.
     #[arg(long, env = "ADMIN_TOKEN", hide_env_values = true)]
     pub admin_token: Option<Secret>,
 
-    /// Directory served at `/` (the ranking page).
+    /// Directory served at `/`: the ranking page (`index.html`), the
+    /// console (`admin/index.html`) and their assets.
     #[arg(long, env = "STATIC_DIR", default_value = "./static")]
     pub static_dir: PathBuf,
 
@@ -194,7 +202,8 @@ pub struct Settings {
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Database")]
 pub struct DatabaseSettings {
-    /// `sqlite://path` (embedded, the default) or `mysql://user:pass@host/db`.
+    /// `sqlite://path` (embedded, the default) or `mysql://user:pass@host:port/db`
+    /// (`mariadb://` works too; TLS options as sqlx takes them, see the README).
     // Values hidden from --help: a URL may carry a password.
     #[arg(long, env = "DATABASE_URL", hide_env_values = true, default_value = "sqlite://data/hiscore.db", value_parser = parse_database_url)]
     pub database_url: String,
@@ -204,7 +213,10 @@ pub struct DatabaseSettings {
     #[arg(long, env = "NO_MIGRATE", default_value_t = false, value_parser = BoolishValueParser::new())]
     pub no_migrate: bool,
 
-    /// Maximum database connections in the pool.
+    /// Database connections in the pool at most (requests wait up to 3 s for
+    /// one, then 503). Board reads from the database (Redis down, ended
+    /// periods) have a pool of their own of a quarter of this (at least 2;
+    /// 1 s wait, then 503), whose statements stop after 5 s on MariaDB/MySQL.
     #[arg(long, env = "DB_MAX_CONNECTIONS", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub db_max_connections: u32,
 
@@ -219,7 +231,9 @@ pub struct DatabaseSettings {
 #[command(next_help_heading = "Redis")]
 pub struct RedisSettings {
     /// Redis for the shared board, sessions and cache invalidation across
-    /// instances (`redis://host:6379`); without it everything stays in process.
+    /// instances: `redis://host:6379`, `rediss://` (TLS), or a Redis Cluster,
+    /// `redis+cluster://host:port,host:port,…` (any reachable nodes; the rest
+    /// are discovered). Without it everything stays in process.
     #[arg(long, env = "REDIS_URL", hide_env_values = true)]
     pub redis_url: Option<String>,
 
@@ -252,7 +266,8 @@ pub struct HashingSettings {
     #[arg(long, env = "ARGON2_PARALLELISM", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=16))]
     pub argon2_parallelism: u32,
 
-    /// Threads that hash passwords, and so hashes at once (default: the number of cores).
+    /// Threads that hash passwords, and so hashes at once (default: the
+    /// number of cores); 64 wait per thread at most, then 503 `hashing_busy`.
     #[arg(long, env = "HASH_CONCURRENCY")]
     pub hash_concurrency: Option<usize>,
 }
@@ -297,7 +312,7 @@ pub struct RateSettings {
     #[arg(long, env = "RATE_REGISTER_PER_ADDRESS", default_value_t = 300)]
     pub rate_register_per_address: u32,
 
-    /// Score posts per player per second (0: no limit).
+    /// Score posts per player per second, idempotent replays included (0: no limit).
     #[arg(long, env = "RATE_POSTS_PER_PLAYER", default_value_t = 50)]
     pub rate_posts_per_player: u32,
 
@@ -315,7 +330,8 @@ pub struct RateSettings {
     #[arg(long, env = "RATE_ADMIN_PER_ADDRESS", default_value_t = 10)]
     pub rate_admin_per_address: u32,
 
-    /// Least time between two score posts of one player, in ms (0: none).
+    /// Least time between two score posts of one player, in ms (0: none;
+    /// closer: 429).
     #[arg(long, env = "MIN_POST_INTERVAL_MS", default_value_t = 0)]
     pub min_post_interval_ms: u64,
 }
