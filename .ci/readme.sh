@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Runs the README's commands as a reader would, each documented way to run
-# started and probed: the blocks marked `<!-- ci: NAME -->` are taken from
-# README.md as they are written (so a command the binary refuses, like a
-# setting it does not parse, fails here). Runs in a clone of the checkout
+# Runs the README's and the book's commands as a reader would, each
+# documented way to run started and probed: the blocks marked
+# `<!-- ci: NAME -->` are taken from README.md and docs/*.md as they are
+# written (so a command the binary refuses, like a setting it does not
+# parse, fails here). Runs in a clone of the checkout
 # (its own ./data), sharing the build in ./target. Needs MariaDB and Redis
 # (the multi-instance recipe), nginx and curl; ports 8080, 8081 and 8000.
 set -euo pipefail
@@ -16,24 +17,44 @@ ln -s "$target" "$work/repo/target"
 unset CARGO_TARGET_DIR
 cd "$work/repo"
 
-# The text of the block marked `<!-- ci: NAME ... -->` (its fence's indent removed).
+# The pages whose shell blocks are run: the README and the book's.
+pages="README.md $(ls docs/*.md | tr '\n' ' ')"
+
+# The text of the block marked `<!-- ci: NAME ... -->` in any of the pages
+# (its fence's indent removed).
 block() {
-  python3 - "$1" <<'PY'
+  python3 - "$1" $pages <<'PY'
 import re, sys
-name, lines = sys.argv[1], open("README.md").read().splitlines()
-for i, line in enumerate(lines):
-    if re.match(r"\s*<!-- ci: " + re.escape(name) + r"[ >]", line):
-        fence = lines[i + 1]
-        indent = len(fence) - len(fence.lstrip())
-        body = []
-        for text in lines[i + 2:]:
-            if text.strip() == "```":
-                print("\n".join(body))
-                sys.exit(0)
-            body.append(text[indent:])
-sys.exit(f"README.md has no block marked ci: {name}")
+name = sys.argv[1]
+for page in sys.argv[2:]:
+    lines = open(page).read().splitlines()
+    for i, line in enumerate(lines):
+        if re.match(r"\s*<!-- ci: " + re.escape(name) + r"[ >]", line):
+            fence = lines[i + 1]
+            indent = len(fence) - len(fence.lstrip())
+            body = []
+            for text in lines[i + 2:]:
+                if text.strip() == "```":
+                    print("\n".join(body))
+                    sys.exit(0)
+                body.append(text[indent:])
+sys.exit(f"no page has a block marked ci: {name}")
 PY
 }
+
+# Every shell block is run here (`<!-- ci: NAME -->`) or says why not
+# (`<!-- not run: … -->`): a new command cannot go unchecked by accident.
+python3 - $pages <<'PY'
+import re, sys
+unmarked = []
+for page in sys.argv[1:]:
+    lines = open(page).read().splitlines()
+    for i, line in enumerate(lines):
+        if line.strip() == "```sh" and not (i and re.match(r"\s*<!-- (ci|not run[^:]*): ", lines[i - 1])):
+            unmarked.append(f"{page}:{i + 1}")
+if unmarked:
+    sys.exit("shell blocks neither run nor marked `<!-- not run: why -->`: " + ", ".join(unmarked))
+PY
 
 pids=()
 stop_all() {
@@ -72,7 +93,7 @@ stop_all
 
 echo "== the demo data: restart with an admin token and initialize; then a custom board"
 # alice registers again (initialize wiped her) for the custom board's post.
-start "$(printf '%s\necho\n' 'H=http://127.0.0.1:8080' "$(block initialize)" "$(block quickstart)" "$(block custom-boards)" "$(block feeds)" "$(block subscores)" "$(block partitions)" "$(block rewards)" "$(block operator)" "$(block console)" 'echo custom-boards-done')" initialize
+start "$(printf '%s\necho\n' 'H=http://127.0.0.1:8080' "$(block initialize)" "$(block quickstart)" "$(block custom-boards)" "$(block feeds)" "$(block subscores)" "$(block partitions)" "$(block rewards)" "$(block operator)" "$(block console)" "$(block percentiles)" 'echo custom-boards-done')" initialize
 for _ in $(seq 1 300); do grep -q 'custom-boards-done' "$work/initialize.log" && break; sleep 1; done
 grep -q '"users":1000' "$work/initialize.log" || { echo "FATAL: initialize did not answer:" >&2; cat "$work/initialize.log" >&2; exit 1; }
 echo "ok: initialize loaded 1000 players"
@@ -87,6 +108,8 @@ grep -qE '"partitions":\[\{"value":"DE","players":1\}\]' "$work/initialize.log" 
 echo "ok: a post landed on its partition, listed with its players"
 grep -qi "content-security-policy: default-src 'self'; object-src 'none'; frame-ancestors 'none'" "$work/initialize.log" || { echo "FATAL: the console was not served with its policy:" >&2; exit 1; }
 echo "ok: the console is served with its security policy"
+grep -qE '"cutoffs":\[\{"percent":1,"position":[0-9]+,"rank":[0-9]+' "$work/initialize.log" || { echo "FATAL: the cut-offs did not answer:" >&2; exit 1; }
+echo "ok: the cut-offs of the demo board"
 grep -qE '"rewards":\[\{"ranks":\[1,3\],"reward":\{"gems":100\}\}' "$work/initialize.log" || { echo "FATAL: the rewarding board was not made:" >&2; cat "$work/initialize.log" >&2; exit 1; }
 grep -q '"rewards":\[\],"next_after":null' "$work/initialize.log" || { echo "FATAL: the player's reward list did not answer:" >&2; cat "$work/initialize.log" >&2; exit 1; }
 echo "ok: a board with rewards was made and the player's rewards listed"

@@ -2,7 +2,7 @@
 //!
 //! It relies only on the HTTP contract (never on hiscore internals or the
 //! generated dataset's passwords), drives a rising load of players and
-//! viewers, checks every answer, and scores the run. See the README for the
+//! viewers, checks every answer, and scores the run. See docs/bench.md for the
 //! scenario and the score formula.
 
 mod boards;

@@ -164,7 +164,7 @@ pub const RATE_LIMITED: &str = "rate limited (429)";
 /// server's per-address limits throttle it (they are meant for the internet).
 const RATE_LIMIT_HINT: &str = "  hint: the 429s come from the server's rate limits: every virtual player \
 comes from this one address. For a benchmark, start the server with RATE_LOGIN_PER_ADDRESS=0 \
-RATE_REGISTER_PER_ADDRESS=0 (README, \"Benchmarking\").\n";
+RATE_REGISTER_PER_ADDRESS=0 (docs/bench.md).\n";
 
 /// "Trivial ×82, first at 1.2s".
 fn describe(message: &Message) -> String {

@@ -203,7 +203,7 @@ pub struct Settings {
 #[command(next_help_heading = "Database")]
 pub struct DatabaseSettings {
     /// `sqlite://path` (embedded, the default) or `mysql://user:pass@host:port/db`
-    /// (`mariadb://` works too; TLS options as sqlx takes them, see the README).
+    /// (`mariadb://` works too; TLS options as sqlx takes them: docs/running.md).
     // Values hidden from --help: a URL may carry a password.
     #[arg(long, env = "DATABASE_URL", hide_env_values = true, default_value = "sqlite://data/hiscore.db", value_parser = parse_database_url)]
     pub database_url: String,

@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use crate::browser::{browser_through_nginx, Browser};
 use crate::helpers::{json_of, spawn_app_on, Backend, TestApp, TestDatabase, ADMIN};
 
-/// Where the test leaves its screenshots (the README's come from here).
+/// Where the test leaves its screenshots (the README's and docs/moderation.md's come from here).
 const SCREENSHOTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/target/browser-test");
 
 /// Signs in from the keyboard: the token typed, then Enter.
