@@ -13,10 +13,11 @@ use super::database::DatabaseSource;
 use super::local::{LocalBoards, LocalSource};
 use super::redis_source::{builtin_members, Numbering, RebuildEntry, Record, RedisSource};
 use super::source::{BoardSource, SliceRead, SliceStart};
+use super::warm_up::builtin_rebuild_entry;
 use super::*;
 use crate::domain::{Timestamp, Walk};
-use crate::redis::RedisClient;
-use crate::store::Migrations;
+use crate::redis::{RedisClient, RedisError};
+use crate::store::{Migrations, Standing};
 
 #[test]
 fn ties_share_a_rank_and_the_next_rank_skips() {
