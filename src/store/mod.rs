@@ -16,7 +16,9 @@ mod board_reads;
 mod board_writes;
 mod bulk;
 mod custom_boards;
+mod dialect;
 mod entrants;
+mod error;
 mod held;
 mod idempotency;
 mod leagues;
@@ -41,7 +43,6 @@ use std::time::Duration;
 use prometheus::IntCounter;
 
 pub use crate::config::SqliteSync;
-use crate::error::{ApiError, ErrorCode};
 use sqlx::any::{AnyArguments, AnyConnectOptions, AnyPoolOptions};
 use sqlx::migrate::Migrator;
 use sqlx::pool::PoolConnection;
@@ -54,6 +55,9 @@ pub use self::custom_boards::{
     BandRow, BoardRow, BoardScoreRow, BuiltinRulesRow, EntryRow, LadderRow, NewBoard, PeriodRow, Purge, RulesRow,
     TermsChange, TermsRow, TournamentRow, WarmEntry, WarmPeriod,
 };
+pub use self::dialect::Dialect;
+use self::error::is_unique_violation;
+pub use self::error::{retry_conflicts, MaybeConflict, StoreError, StoreResult, UniqueKey, WRITE_ATTEMPTS};
 pub use self::held::{HeldRow, NewHold, BUILTIN_LOG};
 pub use self::leagues::{ClosingMember, CohortMember, Move, NewPlacement, Placement, PlacementHistory};
 pub use self::moderation::{AuditRecord, AuditRow, FedPostRow};
@@ -93,320 +97,6 @@ async fn limit_statement_time(conn: &mut sqlx::AnyConnection) -> Result<(), sqlx
 
 static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("migrations/sqlite");
 static MYSQL_MIGRATIONS: Migrator = sqlx::migrate!("migrations/mysql");
-
-/// How often a write that keeps losing to other transactions is run.
-pub const WRITE_ATTEMPTS: usize = 3;
-
-/// An error that may mean the transaction lost to another one.
-pub trait MaybeConflict {
-    fn is_conflict(&self) -> bool;
-}
-
-impl MaybeConflict for StoreError {
-    fn is_conflict(&self) -> bool {
-        matches!(self, Self::Conflict(_))
-    }
-}
-
-/// Runs `write` (one whole transaction: begin, work, commit) again while it
-/// loses to another transaction, [`WRITE_ATTEMPTS`] times in all: a
-/// deadlock or a cluster's certification failure rolled it back whole, so
-/// running it again is safe. `on_conflict` hears of each retry.
-pub async fn retry_conflicts<T, E: MaybeConflict>(
-    mut write: impl AsyncFnMut() -> Result<T, E>,
-    mut on_conflict: impl FnMut(&E),
-) -> Result<T, E> {
-    let mut attempt = 1;
-    loop {
-        match write().await {
-            Err(error) if error.is_conflict() && attempt < WRITE_ATTEMPTS => {
-                on_conflict(&error);
-                attempt += 1;
-            }
-            outcome => return outcome,
-        }
-    }
-}
-
-/// What went wrong in the database, in the terms callers act on.
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    /// The database does not answer, or every connection is busy: retry later.
-    #[error("database unavailable: {0}")]
-    Unavailable(sqlx::Error),
-    /// A unique key already holds this value.
-    #[error("{0:?} is taken")]
-    Taken(UniqueKey),
-    /// The transaction lost to another one (a deadlock, a cluster's
-    /// certification failure) and was rolled back whole: run it again.
-    #[error("transaction conflict, rolled back: {0}")]
-    Conflict(sqlx::Error),
-    /// The schema is not what this version needs (migrations).
-    #[error("schema: {0}")]
-    Schema(String),
-    /// The database answered something this code cannot read.
-    #[error("unexpected data: {0}")]
-    Corrupt(String),
-    /// Anything else the driver reported.
-    #[error(transparent)]
-    Database(sqlx::Error),
-}
-
-/// The unique keys whose violation is a domain outcome rather than a bug.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UniqueKey {
-    LoginName,
-    BoardId,
-}
-
-impl From<sqlx::Error> for StoreError {
-    fn from(error: sqlx::Error) -> Self {
-        match error {
-            sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_) => Self::Unavailable(error),
-            sqlx::Error::Decode(_) | sqlx::Error::ColumnDecode { .. } | sqlx::Error::ColumnNotFound(_) => {
-                Self::Corrupt(error.to_string())
-            }
-            // SQLSTATE 40001: deadlock (MySQL 1213) or serialization failure;
-            // SQLite's SQLITE_BUSY_SNAPSHOT (517): a read snapshot older than
-            // a commit it would write over. Either way: run it again.
-            sqlx::Error::Database(ref db) if matches!(db.code().as_deref(), Some("40001" | "517")) => {
-                Self::Conflict(error)
-            }
-            // SQLite still locked after its busy timeout (SQLITE_BUSY 5,
-            // SQLITE_BUSY_RECOVERY 261, SQLITE_LOCKED 6): too busy to answer
-            // now, a 503 to retry, not a bug.
-            sqlx::Error::Database(ref db) if matches!(db.code().as_deref(), Some("5" | "261" | "6")) => {
-                Self::Unavailable(error)
-            }
-            // A statement stopped at its time limit (MariaDB 1969, SQLSTATE
-            // 70100; MySQL 3024): the database is too busy to answer now.
-            sqlx::Error::Database(ref db)
-                if db.code().as_deref() == Some("70100") || db.message().contains("execution time exceeded") =>
-            {
-                Self::Unavailable(error)
-            }
-            other => Self::Database(other),
-        }
-    }
-}
-
-impl From<sqlx::migrate::MigrateError> for StoreError {
-    fn from(error: sqlx::migrate::MigrateError) -> Self {
-        match error {
-            sqlx::migrate::MigrateError::Execute(inner) => inner.into(),
-            other => Self::Schema(other.to_string()),
-        }
-    }
-}
-
-impl StoreError {
-    /// Turns a unique violation of a statement into `Taken(key)`: the one
-    /// place constraint errors become domain outcomes.
-    fn taken_as(key: UniqueKey) -> impl FnOnce(sqlx::Error) -> Self {
-        move |error| if is_unique_violation(&error) { Self::Taken(key) } else { error.into() }
-    }
-}
-
-pub type StoreResult<T> = Result<T, StoreError>;
-
-/// What a store failure means to a client: the one place it is decided.
-impl From<StoreError> for ApiError {
-    fn from(error: StoreError) -> Self {
-        match error {
-            // Saturated pool or a database that does not answer: the client
-            // may retry, nothing about it is a bug in the request.
-            StoreError::Unavailable(cause) => {
-                tracing::warn!(error = %cause, "database unavailable");
-                Self::new(ErrorCode::DatabaseUnavailable)
-            }
-            StoreError::Taken(UniqueKey::LoginName) => Self::new(ErrorCode::LoginNameTaken),
-            StoreError::Taken(UniqueKey::BoardId) => Self::new(ErrorCode::BoardExists),
-            other => Self::internal(other),
-        }
-    }
-}
-
-/// The backends hiscore runs on, and everything that differs between them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Dialect {
-    Sqlite,
-    MySql,
-}
-
-impl Dialect {
-    fn of(url: &str) -> Self {
-        if url.starts_with("sqlite:") {
-            Self::Sqlite
-        } else {
-            Self::MySql
-        }
-    }
-
-    fn migrations(self) -> &'static Migrator {
-        match self {
-            Self::Sqlite => &SQLITE_MIGRATIONS,
-            Self::MySql => &MYSQL_MIGRATIONS,
-        }
-    }
-
-    /// Run on every new connection.
-    fn session_setup(self, sync: SqliteSync) -> &'static [&'static str] {
-        match (self, sync) {
-            // WAL lets readers run beside the one writer. FULL syncs the
-            // log at every commit (one fsync per group-committed batch, not
-            // per post): a committed post survives a power loss. NORMAL
-            // survives a process crash only.
-            (Self::Sqlite, SqliteSync::Full) => {
-                &["PRAGMA journal_mode = WAL", "PRAGMA synchronous = FULL", "PRAGMA busy_timeout = 5000"]
-            }
-            (Self::Sqlite, SqliteSync::NormalUnsafeOnPowerLoss) => {
-                &["PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL", "PRAGMA busy_timeout = 5000"]
-            }
-            (Self::MySql, _) => &[
-                "SET SESSION sql_mode = 'STRICT_ALL_TABLES,NO_ENGINE_SUBSTITUTION'",
-                // Room for the rank engine's warm-up chunks (see `standings_chunk`).
-                "SET SESSION group_concat_max_len = 67108864",
-            ],
-        }
-    }
-
-    /// How a transaction that will write starts. SQLite must take the write
-    /// lock up front: a deferred transaction that reads first and then writes
-    /// can fail with SQLITE_BUSY instead of waiting.
-    fn begin_write(self) -> Option<&'static str> {
-        match self {
-            Self::Sqlite => Some("BEGIN IMMEDIATE"),
-            Self::MySql => None,
-        }
-    }
-
-    /// Appended to a SELECT that must lock the rows it reads.
-    fn lock_rows(self) -> &'static str {
-        match self {
-            // The write transaction (BEGIN IMMEDIATE) already excludes other writers.
-            Self::Sqlite => "",
-            Self::MySql => " FOR UPDATE",
-        }
-    }
-
-    /// Appended to a SELECT that must keep the rows it reads from changing
-    /// until the transaction ends, while letting others read them too.
-    fn share_lock(self) -> &'static str {
-        match self {
-            Self::Sqlite => "",
-            Self::MySql => " LOCK IN SHARE MODE",
-        }
-    }
-
-    /// `users` for a read by ranges of ids that must walk the primary key:
-    /// with `banned_at IS NULL` in the condition, SQLite chose a board index
-    /// (`banned_at` is its first column) and walked all of it for every
-    /// range (1.3 s against 9 ms per 50,000 ids at 10M players: a warm-up
-    /// of 116 s, BENCHMARKS.md "Scale").
-    fn users_by_id(self) -> &'static str {
-        match self {
-            Self::Sqlite => "users NOT INDEXED",
-            Self::MySql => "users FORCE INDEX (PRIMARY)",
-        }
-    }
-
-    /// `board_entries` for a read of some players' entries in one period
-    /// (`user_id IN (…)`) that must seek each by the primary key: for 100
-    /// ids MariaDB walked the whole period by the key's first two columns
-    /// (1.3 s at a million entries, against 10 ms), where SQLite seeks.
-    fn entries_by_key(self) -> &'static str {
-        match self {
-            Self::Sqlite => "board_entries",
-            Self::MySql => "board_entries FORCE INDEX (PRIMARY)",
-        }
-    }
-
-    /// An aggregate of integer `fields` into one text `f1,f2,…;f1,f2,…`.
-    /// Reading a million entries as a million driver rows costs seconds in
-    /// sqlx; the database builds the same data as a few strings in a
-    /// fraction of that (measured in BENCHMARKS.md).
-    fn packed(self, fields: &[&str]) -> String {
-        match self {
-            Self::Sqlite => format!("group_concat({}, ';')", fields.join(" || ',' || ")),
-            Self::MySql => format!("GROUP_CONCAT(CONCAT_WS(',', {}) SEPARATOR ';')", fields.join(", ")),
-        }
-    }
-
-    /// An INSERT that skips rows whose key exists: its verb, and its tail.
-    fn insert_ignore(self) -> &'static str {
-        match self {
-            Self::Sqlite => "INSERT",
-            Self::MySql => "INSERT IGNORE",
-        }
-    }
-
-    fn on_conflict_ignore(self) -> &'static str {
-        match self {
-            Self::Sqlite => " ON CONFLICT DO NOTHING",
-            Self::MySql => "",
-        }
-    }
-
-    /// The tail of an INSERT that overwrites `columns` of a row whose key
-    /// (`key`, SQLite needs it spelled) exists with the inserted values.
-    fn upsert(self, key: &str, columns: &[&str]) -> String {
-        match self {
-            Self::Sqlite => {
-                let sets: Vec<String> = columns.iter().map(|c| format!("{c} = excluded.{c}")).collect();
-                format!(" ON CONFLICT ({key}) DO UPDATE SET {}", sets.join(", "))
-            }
-            Self::MySql => {
-                let sets: Vec<String> = columns.iter().map(|c| format!("{c} = VALUES({c})")).collect();
-                format!(" ON DUPLICATE KEY UPDATE {}", sets.join(", "))
-            }
-        }
-    }
-
-    /// The tail of an INSERT that adds the inserted `column` to a row whose
-    /// key (`key`) exists.
-    fn upsert_adding(self, key: &str, column: &str) -> String {
-        match self {
-            Self::Sqlite => format!(" ON CONFLICT ({key}) DO UPDATE SET {column} = {column} + excluded.{column}"),
-            Self::MySql => format!(" ON DUPLICATE KEY UPDATE {column} = {column} + VALUES({column})"),
-        }
-    }
-
-    /// A DELETE of at most `?` rows matching `condition` (bound first).
-    fn delete_chunk(self, table: &str, condition: &str) -> String {
-        match self {
-            Self::Sqlite => {
-                format!("DELETE FROM {table} WHERE rowid IN (SELECT rowid FROM {table} WHERE {condition} LIMIT ?)")
-            }
-            Self::MySql => format!("DELETE FROM {table} WHERE {condition} LIMIT ?"),
-        }
-    }
-
-    /// An UPDATE of `table` from a derived table `source` (as `c`), joined
-    /// on `columns`, setting each (column, from `c`'s column). The binds are
-    /// all in `source`, so both forms bind alike.
-    fn update_from(self, table: &str, source: &str, columns: &[&str], set: &[(&str, &str)]) -> String {
-        let on = |alias: &str| {
-            columns.iter().map(|column| format!("{alias}.{column} = c.{column}")).collect::<Vec<_>>().join(" AND ")
-        };
-        let assignments = |alias: &str| {
-            let prefix = if alias.is_empty() { String::new() } else { format!("{alias}.") };
-            set.iter().map(|(column, from)| format!("{prefix}{column} = c.{from}")).collect::<Vec<_>>().join(", ")
-        };
-        match self {
-            Self::Sqlite => format!("UPDATE {table} SET {} FROM ({source}) AS c WHERE {}", assignments(""), on(table)),
-            Self::MySql => format!("UPDATE {table} t JOIN ({source}) c ON {} SET {}", on("t"), assignments("t")),
-        }
-    }
-
-    /// Empties a table. TRUNCATE is far faster on InnoDB; SQLite has none
-    /// (its unqualified DELETE is the truncate optimisation).
-    fn wipe(self, table: &str) -> String {
-        match self {
-            Self::Sqlite => format!("DELETE FROM {table}"),
-            Self::MySql => format!("TRUNCATE TABLE {table}"),
-        }
-    }
-}
 
 /// Whether `Store::connect` brings the schema up to date itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -839,14 +529,10 @@ fn placeholders(count: usize) -> String {
     vec!["?"; count].join(", ")
 }
 
-/// A unique-index violation (see [`StoreError::taken_as`]).
-fn is_unique_violation(error: &sqlx::Error) -> bool {
-    matches!(error, sqlx::Error::Database(db) if db.is_unique_violation())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::{ApiError, ErrorCode};
 
     /// SQLite still locked by another writer is a 503 to retry, not a bug.
     #[tokio::test]
