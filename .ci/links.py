@@ -25,15 +25,28 @@ def slug(heading):
     return re.sub(r"[^a-z0-9 _-]", "", heading).replace(" ", "-")
 
 
+def read(path):
+    """The page as mdBook renders it: `{{#include FILE[:FROM[:TO]]}}`
+    replaced by those lines of FILE (links in them then resolve from here)."""
+
+    def include(match):
+        file, _, lines = match.group(1).partition(":")
+        text = open(os.path.join(os.path.dirname(path), file), encoding="utf-8").read().split("\n")
+        start, _, end = lines.partition(":")
+        return "\n".join(text[int(start or 1) - 1 : int(end) if end else None])
+
+    return re.sub(r"\{\{#include ([^}]+)\}\}", include, open(path, encoding="utf-8").read())
+
+
 def anchors(path):
-    text = re.sub(r"^\s*```.*?^\s*```", "", open(path, encoding="utf-8").read(), flags=re.S | re.M)
+    text = re.sub(r"^\s*```.*?^\s*```", "", read(path), flags=re.S | re.M)
     return {slug(match) for match in re.findall(r"^#{1,6} (.+)$", text, flags=re.M)}
 
 
 broken = []
 for page in PAGES:
     path = os.path.join(ROOT, page)
-    for target in LINK.findall(prose(open(path, encoding="utf-8").read())):
+    for target in LINK.findall(prose(read(path))):
         if re.match(r"^[a-z]+:", target):
             continue
         file, _, anchor = target.partition("#")
