@@ -89,6 +89,20 @@ start "${commands%%$'\n'*}" embedded
 probe http://127.0.0.1:8080/readyz "cargo run --release" 1800
 bash -euo pipefail -c "$(block quickstart)" > "$work/quickstart.out"
 grep -q '"rank":1' "$work/quickstart.out" || { echo "FATAL: the quickstart showed no ranked entry" >&2; cat "$work/quickstart.out" >&2; exit 1; }
+
+echo "== backup and restore (embedded): alice is in the backup, bob only after it"
+bash -euo pipefail -c "$(block backup-sqlite)"
+curl -sf -X POST http://127.0.0.1:8080/api/users -H 'Content-Type: application/json' \
+  -d '{"login_name": "bob_after_backup", "password": "correct horse battery"}' > /dev/null
+stop_all
+start "$(block restore-sqlite)" restored
+probe http://127.0.0.1:8080/readyz "the restored service" 600
+restored=$(curl -sf "http://127.0.0.1:8080/api/rankings/best?limit=100")
+grep -q '"alice"' <<< "$restored" || { echo "FATAL: the restore lost alice: $restored" >&2; exit 1; }
+curl -sf -X POST http://127.0.0.1:8080/api/sessions -H 'Content-Type: application/json' \
+  -d '{"login_name": "bob_after_backup", "password": "correct horse battery"}' > /dev/null \
+  && { echo "FATAL: the restore kept a player registered after the backup" >&2; exit 1; }
+echo "ok: the restored service has what the backup had, and nothing after it"
 stop_all
 
 echo "== the demo data: restart with an admin token and initialize; then a custom board"
