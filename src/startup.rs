@@ -167,15 +167,23 @@ impl Application {
                 // other path gets the contract's envelope (405 or 404).
                 // The console first: its page carries its own security policy.
                 let page = || web::route().guard(guard::Any(guard::Get()).or(guard::Head()));
-                app.service(web::resource(["/admin/", "/admin/index.html"]).route(page().to(routes::console_page)))
-                    .service(web::resource("/admin").route(page().to(routes::console_redirect)))
-                    .service(
-                        actix_files::Files::new("/", &static_dir)
-                            .index_file("index.html")
-                            .guard(guard::Any(guard::Get()).or(guard::Head()))
-                            .default_handler(web::to(routes::not_found)),
-                    )
-                    .default_service(web::to(routes::static_method_not_allowed))
+                app.service(
+                    web::resource(["/admin/", "/admin/index.html"])
+                        .route(page().to(routes::console_page))
+                        .default_service(web::to(routes::static_method_not_allowed)),
+                )
+                .service(
+                    web::resource("/admin")
+                        .route(page().to(routes::console_redirect))
+                        .default_service(web::to(routes::static_method_not_allowed)),
+                )
+                .service(
+                    actix_files::Files::new("/", &static_dir)
+                        .index_file("index.html")
+                        .guard(guard::Any(guard::Get()).or(guard::Head()))
+                        .default_handler(web::to(routes::not_found)),
+                )
+                .default_service(web::to(routes::static_method_not_allowed))
             } else {
                 app.default_service(web::to(routes::not_found))
             }

@@ -237,6 +237,12 @@ async fn the_app_serves_the_static_ranking_page(backend: Backend) {
     let response = redirect.get(app.url("/admin")).send().await.unwrap();
     assert_eq!(response.status(), 308);
     assert_eq!(response.headers()["location"], "/admin/");
+    // Another method there gets the contract's JSON error, like any static path.
+    for path in ["/admin", "/admin/"] {
+        let response = app.client.post(app.url(path)).send().await.unwrap();
+        let (status, body) = crate::helpers::json_of(response).await;
+        crate::helpers::assert_error(status, &body, 405, "method_not_allowed");
+    }
 }
 
 /// The console's rules that its source can show: the token is never put
