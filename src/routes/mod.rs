@@ -305,20 +305,55 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 /// The static prefixes routes are grouped under. The router tries a path
 /// against the patterns in registration order, and each dynamic one it
 /// tries is a regular-expression match (the largest cost of a kept page,
-/// in profiles); grouped, a path is tried against its own group's
-/// patterns only: a ranking page no longer pays for the user routes, nor
-/// `/cutoffs` for every ranking route before it.
+/// in profiles). Grouped, a path is tried against its own group's routes
+/// only; inside a group, the routes under a first dynamic segment (`/{board}`
+/// of `/api/rankings/{board}/cutoffs`) are one scope, matched by one
+/// expression, whose routes are mostly static text (`/cutoffs`), compared
+/// as text. A ranking page pays for one expression, `/cutoffs` for one
+/// and a few comparisons, not for every ranking route before it.
 const GROUPS: &[&str] = &["/api/rankings", "/api/users", "/api/boards", "/api/admin", "/api/leagues"];
 
 /// The routes of each group, as they are registered.
 #[derive(Default)]
 struct Groups {
-    routes: Vec<(&'static str, Vec<actix_web::Resource>)>,
+    groups: Vec<Group>,
+}
+
+/// A group's routes: those right under its prefix, and the scopes under a
+/// first dynamic segment, each with its routes.
+struct Group {
+    prefix: &'static str,
+    routes: Routes,
+    scopes: Vec<(&'static str, Routes)>,
+}
+
+/// Resources in registration order, those with a static pattern apart:
+/// they are registered first, as text comparisons cost less than an
+/// expression (no static path of a group is also one of its patterns).
+#[derive(Default)]
+struct Routes {
+    fixed: Vec<actix_web::Resource>,
+    dynamic: Vec<actix_web::Resource>,
+}
+
+impl Routes {
+    fn push(&mut self, path: &str, resource: actix_web::Resource) {
+        match path.contains('{') {
+            true => self.dynamic.push(resource),
+            false => self.fixed.push(resource),
+        }
+    }
+
+    fn into_scope(self, prefix: &str) -> actix_web::Scope {
+        let resources = self.fixed.into_iter().chain(self.dynamic);
+        resources.fold(web::scope(prefix), |scope, resource| scope.service(resource))
+    }
 }
 
 impl Groups {
-    /// Registers the route at `path`: in its group, under the path past
-    /// the group's prefix, or on its own when no group holds it.
+    /// Registers the route at `path`: in its group (under its first
+    /// dynamic segment's scope, if the part past the group's prefix
+    /// begins with one), or on its own when no group holds it.
     fn add(
         &mut self,
         cfg: &mut web::ServiceConfig,
@@ -328,23 +363,44 @@ impl Groups {
         let group = GROUPS
             .iter()
             .find(|prefix| path.strip_prefix(**prefix).is_some_and(|rest| rest.is_empty() || rest.starts_with('/')));
-        let Some(prefix) = group else {
+        let Some(&prefix) = group else {
             cfg.service(route(path));
             return;
         };
-        let resource = route(&path[prefix.len()..]);
-        match self.routes.iter_mut().find(|(held, _)| held == prefix) {
-            Some((_, resources)) => resources.push(resource),
-            None => self.routes.push((prefix, vec![resource])),
-        }
+        let index = match self.groups.iter().position(|group| group.prefix == prefix) {
+            Some(index) => index,
+            None => {
+                self.groups.push(Group { prefix, routes: Routes::default(), scopes: Vec::new() });
+                self.groups.len() - 1
+            }
+        };
+        let group = &mut self.groups[index];
+        let rest = &path[prefix.len()..];
+        // Where the first segment ends, if it is a dynamic one.
+        let dynamic_end = rest.starts_with("/{").then(|| rest[1..].find('/').map_or(rest.len(), |end| end + 1));
+        let Some(segment) = dynamic_end else {
+            group.routes.push(rest, route(rest));
+            return;
+        };
+        let (scope, tail) = rest.split_at(segment);
+        let routes = match group.scopes.iter().position(|(held, _)| *held == scope) {
+            Some(index) => &mut group.scopes[index].1,
+            None => {
+                group.scopes.push((scope, Routes::default()));
+                &mut group.scopes.last_mut().expect("just pushed").1
+            }
+        };
+        routes.push(tail, route(tail));
     }
 
     /// Mounts the groups: a path inside a group that names no route of it
     /// is a JSON 404 `not_found`, whatever the method.
     fn mount(self, cfg: &mut web::ServiceConfig) {
-        for (prefix, resources) in self.routes {
-            let scope = resources.into_iter().fold(web::scope(prefix), |scope, resource| scope.service(resource));
-            cfg.service(scope.default_service(web::to(not_found)));
+        for Group { prefix, routes, scopes } in self.groups {
+            let scopes =
+                scopes.into_iter().map(|(scope, routes)| routes.into_scope(scope).default_service(web::to(not_found)));
+            let group = scopes.fold(routes.into_scope(prefix), |group, scope| group.service(scope));
+            cfg.service(group.default_service(web::to(not_found)));
         }
     }
 }
@@ -464,7 +520,7 @@ fn parse_id(raw: &str, not_found: ErrorCode) -> Result<i64, ApiError> {
 
 #[cfg(test)]
 mod tests {
-    use super::limiter_key;
+    use super::{limiter_key, ROUTES};
 
     #[test]
     fn an_ipv6_client_is_counted_by_its_64() {
@@ -475,5 +531,25 @@ mod tests {
         assert_eq!(key("::ffff:192.0.2.7"), "192.0.2.7");
         assert_eq!(key("192.0.2.7"), "192.0.2.7");
         assert_eq!(key("::1"), "::/64");
+    }
+
+    /// `Routes` registers a group's static paths before its patterns: that
+    /// changes nothing only while no pattern also matches a static path.
+    #[test]
+    fn no_route_pattern_matches_a_static_path() {
+        let matches = |pattern: &str, path: &str| {
+            let (pattern, path): (Vec<&str>, Vec<&str>) = (pattern.split('/').collect(), path.split('/').collect());
+            pattern.len() == path.len()
+                && pattern.iter().zip(&path).all(|(want, got)| want.starts_with('{') || want == got)
+        };
+        let (fixed, patterns): (Vec<&str>, Vec<&str>) =
+            ROUTES.iter().map(|(_, path)| *path).partition(|path| !path.contains('{'));
+        assert!(!fixed.is_empty() && !patterns.is_empty());
+        for path in &fixed {
+            for pattern in &patterns {
+                assert!(!matches(pattern, path), "{pattern} matches the static {path}");
+            }
+        }
+        assert!(matches("/api/users/{id}", "/api/users/me"), "the check itself sees a shadowed path");
     }
 }
