@@ -26,12 +26,18 @@ def slug(heading):
 
 
 def read(path):
-    """The page as mdBook renders it: `{{#include FILE[:FROM[:TO]]}}`
-    replaced by those lines of FILE (links in them then resolve from here)."""
+    """The page as mdBook renders it: `{{#include FILE[:FROM[:TO]]}}` or
+    `{{#include FILE:NAME}}` replaced by those lines of FILE, or its part
+    named NAME (links in them then resolve from here)."""
 
     def include(match):
         file, _, lines = match.group(1).partition(":")
         text = open(os.path.join(os.path.dirname(path), file), encoding="utf-8").read().split("\n")
+        if lines and not re.fullmatch(r"[0-9:]*", lines):
+            # A named part: between `ANCHOR: name` and `ANCHOR_END: name`.
+            begin = next(i for i, line in enumerate(text) if re.search(rf"ANCHOR:\s*{lines}\b", line))
+            end = next(i for i, line in enumerate(text) if re.search(rf"ANCHOR_END:\s*{lines}\b", line))
+            return "\n".join(line for line in text[begin + 1 : end] if "ANCHOR" not in line)
         start, _, end = lines.partition(":")
         return "\n".join(text[int(start or 1) - 1 : int(end) if end else None])
 
