@@ -1,9 +1,11 @@
 //! Boards: which board and period a request names (here), the catalog
-//! and its periods (`catalog`), a board's partitions (`partitions`), posts to custom boards and a player's
+//! and its periods (`catalog`), what a request makes of a definition
+//! (`definition`), a board's partitions (`partitions`), posts to custom boards and a player's
 //! posts and entries on them (`posts`), and deleting what expired or
 //! belonged to a deleted board (`purges`, run by `usecases::jobs`).
 
 mod catalog;
+mod definition;
 mod partitions;
 mod posts;
 mod purges;
