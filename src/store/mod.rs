@@ -12,6 +12,7 @@
 //! rows. Errors leave as [`StoreError`], which says what went wrong without
 //! exposing the driver to callers.
 
+mod board_periods;
 mod board_reads;
 mod board_writes;
 mod bulk;
@@ -23,6 +24,7 @@ mod held;
 mod idempotency;
 mod leagues;
 mod moderation;
+mod packed;
 mod partitions;
 mod player_data;
 mod rewards;
@@ -49,11 +51,12 @@ use sqlx::pool::PoolConnection;
 use sqlx::query::{Query, QueryAs, QueryScalar};
 use sqlx::{Any, AnyConnection, AnyPool, ConnectOptions, Executor, Transaction};
 
+pub use self::board_periods::{PeriodRow, WarmEntry, WarmPeriod};
 pub use self::board_reads::{KeyWithMetadata, MiddleRead, WalkedKey};
 pub use self::board_writes::{EntryWrite, NewBoardPost, PeriodPlayers};
 pub use self::custom_boards::{
-    BandRow, BoardRow, BoardScoreRow, BuiltinRulesRow, EntryRow, LadderRow, NewBoard, PeriodRow, Purge, RulesRow,
-    TermsChange, TermsRow, TournamentRow, WarmEntry, WarmPeriod,
+    BandRow, BoardRow, BoardScoreRow, BuiltinRulesRow, EntryRow, LadderRow, NewBoard, Purge, RulesRow, TermsChange,
+    TermsRow, TournamentRow,
 };
 pub use self::dialect::Dialect;
 use self::error::is_unique_violation;

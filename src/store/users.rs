@@ -1,5 +1,7 @@
 //! The `users` table: accounts and their denormalised aggregates.
 
+use std::collections::HashMap;
+
 use sqlx::AnyConnection;
 
 use super::rows::USER_COLUMNS;
@@ -186,5 +188,36 @@ impl Store {
         }
         query.execute(&mut *conn).await?;
         Ok(())
+    }
+}
+
+/// A display name of a page's player.
+#[derive(sqlx::FromRow)]
+struct NameRow {
+    id: i64,
+    display_name: String,
+}
+
+impl Store {
+    /// Display names of a page's players, in one query.
+    pub async fn display_names(&self, ids: &[i64]) -> StoreResult<HashMap<i64, String>> {
+        let mut conn = self.conn().await?;
+        self.display_names_on(&mut conn, ids).await
+    }
+
+    /// Display names of these players (unknown ids left out), on a
+    /// connection of the caller's (the score writer checks in its
+    /// transaction that its players exist).
+    pub async fn display_names_on(&self, conn: &mut AnyConnection, ids: &[i64]) -> StoreResult<HashMap<i64, String>> {
+        if ids.is_empty() {
+            return Ok(HashMap::new());
+        }
+        let sql = format!("SELECT id, display_name FROM users WHERE id IN ({})", placeholders(ids.len()));
+        let mut query = self.sql_as::<NameRow>(&sql).persistent(false);
+        for id in ids {
+            query = query.bind(*id);
+        }
+        let rows = query.fetch_all(&mut *conn).await?;
+        Ok(rows.into_iter().map(|row| (row.id, row.display_name)).collect())
     }
 }
