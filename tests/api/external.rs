@@ -177,16 +177,26 @@ pub fn shared_redis_cluster() -> &'static RedisCluster {
 /// A MariaDB server of its own (a fresh data directory under `dir`, on
 /// `port`, root without a password, a database `hiscore`), for settings
 /// the machine's server does not have: TLS, Galera's auto-increment.
+/// Each server, its install's too, has a temporary directory of its own:
+/// a starting server deletes the `#sql*` files it finds there, so two
+/// installs sharing `/tmp` (the TLS and Galera tests run side by side)
+/// failed now and then with "Unknown table 'mysql.tmp_user_sys'".
 pub fn start_mariadb(dir: &Path, port: u16, extra_args: &[String]) -> Process {
     let data = dir.join("mariadb");
-    let status = Command::new("mariadb-install-db")
+    let tmp = dir.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let install = Command::new("mariadb-install-db")
         .args(["--no-defaults", "--auth-root-authentication-method=normal", "--skip-test-db", "--user=root"])
         .arg(format!("--datadir={}", data.display()))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
+        .arg(format!("--tmpdir={}", tmp.display()))
+        .output()
         .unwrap();
-    assert!(status.success(), "mariadb-install-db");
+    assert!(
+        install.status.success(),
+        "mariadb-install-db: {}{}",
+        String::from_utf8_lossy(&install.stdout),
+        String::from_utf8_lossy(&install.stderr)
+    );
     std::fs::write(dir.join("init.sql"), "CREATE DATABASE IF NOT EXISTS hiscore;\n").unwrap();
     let path = |name: &str| dir.join(name).display().to_string();
     Process(
@@ -198,6 +208,7 @@ pub fn start_mariadb(dir: &Path, port: u16, extra_args: &[String]) -> Process {
             .arg(format!("--socket={}", path("mariadb.sock")))
             .arg(format!("--pid-file={}", path("mariadb.pid")))
             .arg(format!("--init-file={}", path("init.sql")))
+            .arg(format!("--tmpdir={}", tmp.display()))
             .args(extra_args)
             .stdout(Stdio::null())
             .stderr(Stdio::null())

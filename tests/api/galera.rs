@@ -80,9 +80,13 @@ impl Galera {
             Self { sql_ports: sql.to_vec(), haproxy_port: free_port(), nodes: Vec::new(), _haproxy: None, dir };
         for node in 0..3 {
             let data = galera.dir.path().join(format!("n{node}/data"));
+            // A temporary directory of its own, as `external::start_mariadb` explains.
+            let tmp = galera.dir.path().join(format!("n{node}/tmp"));
+            std::fs::create_dir_all(&tmp).unwrap();
             let installed = Command::new("mariadb-install-db")
                 .args(["--no-defaults", "--auth-root-authentication-method=normal", "--skip-test-db", "--user=root"])
                 .arg(format!("--datadir={}", data.display()))
+                .arg(format!("--tmpdir={}", tmp.display()))
                 .output()
                 .unwrap();
             assert!(installed.status.success(), "mariadb-install-db: {}", String::from_utf8_lossy(&installed.stderr));
@@ -102,6 +106,7 @@ impl Galera {
                 .arg(format!("--datadir={}", path("data")))
                 .arg(format!("--socket={}", path("sock")))
                 .arg(format!("--pid-file={}", path("pid")))
+                .arg(format!("--tmpdir={}", path("tmp")))
                 .arg(format!("--wsrep-node-name=n{node}"))
                 .arg(format!("--wsrep-node-address=127.0.0.1:{}", gcomm[node]))
                 .arg(format!(
