@@ -11,11 +11,8 @@
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use actix_web::body::MessageBody;
-use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::dev::ServiceResponse;
 use actix_web::http::ConnectionType;
-use actix_web::middleware::Next;
-use actix_web::web;
 use tokio::sync::Notify;
 
 /// Whether the instance drains, and the requests it is answering.
@@ -30,6 +27,15 @@ impl Drain {
     /// Set when a stop signal came: `/readyz` answers 503 from then on.
     pub fn is_draining(&self) -> bool {
         self.draining.load(Ordering::Acquire)
+    }
+
+    /// While the instance drains, a response closes its connection, so a
+    /// keep-alive client cannot keep the instance busy with request after
+    /// request.
+    pub fn close_if_draining<B>(&self, response: &mut ServiceResponse<B>) {
+        if self.is_draining() {
+            response.response_mut().head_mut().set_connection_type(ConnectionType::Close);
+        }
     }
 
     pub fn begin(&self) {
@@ -51,14 +57,16 @@ impl Drain {
         .is_ok()
     }
 
-    fn enter(&self) -> InFlight<'_> {
+    /// Counts a request in flight until the guard drops (when its
+    /// response is ready: see `front`).
+    pub fn enter(&self) -> InFlight<'_> {
         self.in_flight.fetch_add(1, Ordering::AcqRel);
         InFlight(self)
     }
 }
 
 /// One request being answered; leaving wakes a drain waiting for idle.
-struct InFlight<'a>(&'a Drain);
+pub struct InFlight<'a>(&'a Drain);
 
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
@@ -66,26 +74,6 @@ impl Drop for InFlight<'_> {
             self.0.idle.notify_waiters();
         }
     }
-}
-
-/// Counts the request in flight (with the app's `Data<Drain>`) until its
-/// response is ready; while the
-/// instance drains, the response closes its connection, so a keep-alive
-/// client cannot keep the instance busy with request after request.
-pub async fn count_in_flight(
-    req: ServiceRequest,
-    next: Next<impl MessageBody + 'static>,
-) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
-    let Some(drain) = req.app_data::<web::Data<Drain>>().cloned() else { return next.call(req).await };
-    let answered = {
-        let _in_flight = drain.enter();
-        next.call(req).await
-    };
-    let mut response = answered?;
-    if drain.is_draining() {
-        response.response_mut().head_mut().set_connection_type(ConnectionType::Close);
-    }
-    Ok(response)
 }
 
 #[cfg(test)]

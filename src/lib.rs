@@ -38,6 +38,7 @@ pub mod domain;
 pub(crate) mod drain;
 pub(crate) mod error;
 pub(crate) mod export_slots;
+pub(crate) mod front;
 pub(crate) mod limits;
 pub(crate) mod live;
 pub mod rank;

@@ -8,7 +8,7 @@ use std::time::Duration;
 use actix_cors::Cors;
 use actix_web::dev::{Server, ServerHandle};
 use actix_web::http::header;
-use actix_web::middleware::{from_fn, Condition, DefaultHeaders};
+use actix_web::middleware::{from_fn, Condition};
 use actix_web::{guard, web, App, HttpServer};
 
 use crate::auth::{HashPolicy, PasswordHasher};
@@ -17,7 +17,8 @@ use crate::boards::Registry;
 use crate::cache::Caches;
 use crate::config::{Secret, Settings};
 use crate::domain::{derive_secret, CursorKeys};
-use crate::drain::{count_in_flight, Drain};
+use crate::drain::Drain;
+use crate::front::front;
 use crate::limits::RateLimits;
 use crate::live::LiveHub;
 use crate::rank::RankEngine;
@@ -26,7 +27,7 @@ use crate::routes;
 use crate::scoring::{BatchPolicy, ScoreWriter, WriterMetrics};
 use crate::state::AppState;
 use crate::store::{periodic_job, Migrations, Store};
-use crate::telemetry::{observe, Metrics};
+use crate::telemetry::Metrics;
 use crate::usecases::{boards, jobs};
 
 /// Redis connections per instance.
@@ -153,14 +154,8 @@ impl Application {
                 .app_data(state.clone())
                 .app_data(metrics.clone())
                 .app_data(drain_data.clone())
-                // Browsers must not guess content types (JSON read as HTML);
-                // set here so it holds without nginx too.
-                .wrap(DefaultHeaders::new().add(("X-Content-Type-Options", "nosniff")))
                 .wrap(Condition::new(!cors_origins.is_empty(), cors(&cors_origins)))
-                .wrap(from_fn(routes::body_deadline))
-                .wrap(from_fn(routes::refuse_encoded_separators))
-                .wrap(from_fn(count_in_flight))
-                .wrap(from_fn(observe))
+                .wrap(from_fn(front))
                 .configure(routes::configure);
             if serve_static {
                 // Files answer GET and HEAD only; any other method on any

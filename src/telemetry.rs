@@ -4,19 +4,17 @@
 //! of requests per second); errors and 5xx are logged where they happen.
 //! Never log a request body, a password or a token.
 
-use std::panic::AssertUnwindSafe;
+use std::collections::HashMap;
+use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Instant;
 
-use actix_web::body::{BoxBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::header::{HeaderName, HeaderValue};
-use actix_web::middleware::Next;
+use actix_web::http::Method;
 use actix_web::web;
-use futures_util::FutureExt as _;
 use prometheus::{
     Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry,
 };
-use tracing::Instrument as _;
 
 use crate::error::{ApiError, ErrorCode, Rejection};
 
@@ -41,6 +39,9 @@ pub struct Metrics {
     registry: Registry,
     requests: IntCounterVec,
     latency: HistogramVec,
+    /// The series of `requests` and `latency` looked up so far, by labels
+    /// (method, route, status: fixed sets, see [`Metrics::observe`]).
+    series: Arc<RwLock<HashMap<RequestLabels, RequestSeries>>>,
     /// Every SQL statement the store runs.
     pub db_statements: IntCounter,
     pub db_job_statements: IntCounter,
@@ -216,6 +217,7 @@ impl Metrics {
             registry,
             requests,
             latency,
+            series: Arc::default(),
             db_statements,
             db_job_statements,
             page_cache,
@@ -269,18 +271,45 @@ impl Metrics {
     /// that is no route is `static` (a file served) or `unmatched`;
     /// otherwise every odd method or path would add series that are never
     /// freed.
-    fn observe(&self, method: &str, route: Option<&'static str>, status: u16, seconds: f64) {
+    fn observe(&self, method: &Method, route: Option<&'static str>, status: u16, seconds: f64) {
         const METHODS: [&str; 7] = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
-        let method = METHODS.iter().find(|known| **known == method).copied().unwrap_or("other");
+        let method = METHODS.iter().find(|known| **known == method.as_str()).copied().unwrap_or("other");
         let route = match route {
             Some(route) => route,
             None if (200..400).contains(&status) && matches!(method, "GET" | "HEAD") => "static",
             None => "unmatched",
         };
+        let labels = (method, route, status);
+        if let Some(series) = self.series.read().unwrap_or_else(PoisonError::into_inner).get(&labels) {
+            series.count(seconds);
+            return;
+        }
         let status = status.to_string();
-        let labels = [method, route, status.as_str()];
-        self.requests.with_label_values(&labels).inc();
-        self.latency.with_label_values(&labels).observe(seconds);
+        let values = [method, route, status.as_str()];
+        let series = RequestSeries {
+            requests: self.requests.with_label_values(&values),
+            latency: self.latency.with_label_values(&values),
+        };
+        series.count(seconds);
+        self.series.write().unwrap_or_else(PoisonError::into_inner).insert(labels, series);
+    }
+}
+
+/// A request's labels: method, route, status.
+type RequestLabels = (&'static str, &'static str, u16);
+
+/// The two series of one (method, route, status), kept once looked up: a
+/// lookup by label values hashes the strings and takes the vector's lock,
+/// twice per request (issue 43's profile).
+struct RequestSeries {
+    requests: IntCounter,
+    latency: Histogram,
+}
+
+impl RequestSeries {
+    fn count(&self, seconds: f64) {
+        self.requests.inc();
+        self.latency.observe(seconds);
     }
 }
 
@@ -302,59 +331,91 @@ static REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 #[derive(Debug, Clone, Copy)]
 pub struct RouteName(pub &'static str);
 
-/// Middleware around every request: a request id (taken from `X-Request-Id`
-/// when the proxy sent one), a tracing span, metrics by route pattern, and a
-/// JSON 500 instead of a dropped connection when a handler panics.
-pub async fn observe(
-    req: ServiceRequest,
-    next: Next<impl MessageBody + 'static>,
-) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
-    let started = Instant::now();
-    let request_id = req
-        .headers()
-        .get(&REQUEST_ID)
-        .and_then(|v| v.to_str().ok())
-        .filter(|v| !v.is_empty() && v.len() <= 64 && v.bytes().all(|b| b.is_ascii_graphic()))
-        .map(str::to_owned)
-        .unwrap_or_else(|| format!("{:016x}", rand::random::<u64>()));
-    let metrics = req.app_data::<web::Data<Metrics>>().cloned();
-    let method = req.method().clone();
-    let span = tracing::debug_span!("request", id = %request_id, method = %method, path = %req.path());
+/// What is known of a request when it arrives, for its answer: its id
+/// (taken from `X-Request-Id` when the proxy sent one), a tracing span,
+/// and when it started, for the metrics by route pattern.
+pub struct Observation {
+    started: Instant,
+    request_id: HeaderValue,
+    metrics: Option<web::Data<Metrics>>,
+    method: Method,
+    span: tracing::Span,
+}
 
-    // Holding a clone of the request here would break routing (it needs the
-    // request uniquely), so failures are returned as errors, which actix
-    // renders with `ApiError`'s JSON envelope.
-    let outcome = AssertUnwindSafe(next.call(req)).catch_unwind().instrument(span.clone()).await;
-    let mut response = match outcome {
-        Ok(Ok(response)) => response.map_into_boxed_body(),
-        Ok(Err(error)) => {
-            if let Some(metrics) = &metrics {
+impl Observation {
+    pub fn begin(req: &ServiceRequest) -> Self {
+        let request_id = req
+            .headers()
+            .get(&REQUEST_ID)
+            .filter(|v| !v.is_empty() && v.len() <= 64 && v.as_bytes().iter().all(u8::is_ascii_graphic))
+            .cloned()
+            .unwrap_or_else(new_request_id);
+        let method = req.method().clone();
+        let id = request_id.to_str().unwrap_or_default();
+        let span = tracing::debug_span!("request", id, method = %method, path = %req.path());
+        Self {
+            started: Instant::now(),
+            request_id,
+            metrics: req.app_data::<web::Data<Metrics>>().cloned(),
+            method,
+            span,
+        }
+    }
+
+    pub fn span(&self) -> &tracing::Span {
+        &self.span
+    }
+
+    /// Counts the answer and names it with the request id. A panic becomes
+    /// a JSON 500 instead of a dropped connection. Holding a clone of the
+    /// request would break routing (it needs the request uniquely), so
+    /// failures stay errors, which actix renders with `ApiError`'s JSON
+    /// envelope.
+    pub fn finish(
+        self,
+        outcome: std::thread::Result<Result<ServiceResponse, actix_web::Error>>,
+    ) -> Result<ServiceResponse, actix_web::Error> {
+        let mut response = match outcome {
+            Ok(Ok(response)) => response,
+            Ok(Err(error)) => {
                 let status = error.as_response_error().status_code().as_u16();
-                metrics.observe(method.as_str(), None, status, started.elapsed().as_secs_f64());
+                self.count(None, status);
+                return Err(error);
             }
-            return Err(error);
-        }
-        Err(_panic) => {
-            tracing::error!(parent: &span, "handler panicked");
-            if let Some(metrics) = &metrics {
-                metrics.observe(method.as_str(), Some("panicked"), 500, started.elapsed().as_secs_f64());
+            Err(_panic) => {
+                tracing::error!(parent: &self.span, "handler panicked");
+                self.count(Some("panicked"), 500);
+                return Err(ApiError::internal(anyhow::anyhow!("handler panicked")).into());
             }
-            return Err(ApiError::internal(anyhow::anyhow!("handler panicked")).into());
+        };
+        let status = response.status().as_u16();
+        let route = response.request().app_data::<RouteName>().map(|name| name.0);
+        self.count(route, status);
+        if let Some(metrics) = &self.metrics {
+            if let Some(Rejection(reason)) = response.response().extensions().get::<Rejection>().copied() {
+                metrics.rejections.with_label_values(&[reason]).inc();
+            }
         }
-    };
+        tracing::debug!(parent: &self.span, status, micros = self.started.elapsed().as_micros() as u64, "served");
+        response.headers_mut().insert(REQUEST_ID.clone(), self.request_id);
+        Ok(response)
+    }
 
-    let status = response.status().as_u16();
-    let route = response.request().app_data::<RouteName>().map(|name| name.0);
-    let elapsed = started.elapsed();
-    if let Some(metrics) = metrics {
-        metrics.observe(response.request().method().as_str(), route, status, elapsed.as_secs_f64());
-        if let Some(Rejection(reason)) = response.response().extensions().get::<Rejection>().copied() {
-            metrics.rejections.with_label_values(&[reason]).inc();
+    fn count(&self, route: Option<&'static str>, status: u16) {
+        if let Some(metrics) = &self.metrics {
+            metrics.observe(&self.method, route, status, self.started.elapsed().as_secs_f64());
         }
     }
-    tracing::debug!(parent: &span, status, micros = elapsed.as_micros() as u64, "served");
-    if let Ok(value) = HeaderValue::from_str(&request_id) {
-        response.headers_mut().insert(REQUEST_ID.clone(), value);
+}
+
+/// 16 random hex digits.
+fn new_request_id() -> HeaderValue {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut digits = [0u8; 16];
+    let mut bits = rand::random::<u64>();
+    for digit in digits.iter_mut().rev() {
+        *digit = HEX[(bits & 0xf) as usize];
+        bits >>= 4;
     }
-    Ok(response)
+    HeaderValue::from_bytes(&digits).expect("hex digits are a valid header value")
 }

@@ -10,6 +10,7 @@ use std::sync::RwLock;
 
 use std::sync::Arc;
 
+use actix_web::http::header::HeaderValue;
 use actix_web::web::Bytes;
 use sha2::{Digest, Sha256};
 
@@ -57,7 +58,9 @@ pub enum PageVersion {
 #[derive(Debug, Clone)]
 pub struct Rendered {
     pub body: Bytes,
-    pub etag: String,
+    /// As a header value: a served copy is a reference, not a new string
+    /// checked again on each answer.
+    pub etag: HeaderValue,
 }
 
 impl Rendered {
@@ -72,13 +75,14 @@ impl Rendered {
         }
         digest.update(&body);
         let hex: String = digest.finalize()[..10].iter().map(|byte| format!("{byte:02x}")).collect();
-        Self { body, etag: format!("\"{hex}\"") }
+        let etag = HeaderValue::from_str(&format!("\"{hex}\"")).expect("hex digits in quotes are a header value");
+        Self { body, etag }
     }
 
     /// A body kept for an answer served without an entity tag (cut-off
     /// lists, friends boards): no digest to compute.
     pub fn untagged(body: Bytes) -> Self {
-        Self { body, etag: String::new() }
+        Self { body, etag: HeaderValue::from_static("") }
     }
 }
 

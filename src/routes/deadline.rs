@@ -7,10 +7,8 @@
 use std::io;
 use std::time::Duration;
 
-use actix_web::body::MessageBody;
-use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
+use actix_web::dev::{Payload, ServiceRequest};
 use actix_web::error::PayloadError;
-use actix_web::middleware::Next;
 use actix_web::{web, HttpMessage as _};
 use futures_util::StreamExt as _;
 
@@ -19,20 +17,18 @@ use crate::state::AppState;
 /// What the body stream fails with at the deadline.
 pub const STALLED_BODY: &str = "the request body did not arrive in time";
 
-pub async fn body_deadline(
-    mut req: ServiceRequest,
-    next: Next<impl MessageBody + 'static>,
-) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
-    let timeout = req
-        .app_data::<web::Data<AppState>>()
-        .map_or(Duration::from_secs(10), |state| Duration::from_millis(state.settings.body_timeout_ms));
-    let deadline = tokio::time::Instant::now() + timeout;
+/// Puts the deadline on the request's body, if it has one.
+pub fn limit_body(req: &mut ServiceRequest) {
     let body = req.take_payload();
     if matches!(body, Payload::None) {
         // No body to wait for (a GET, or a request without one).
         req.set_payload(body);
-        return next.call(req).await;
+        return;
     }
+    let timeout = req
+        .app_data::<web::Data<AppState>>()
+        .map_or(Duration::from_secs(10), |state| Duration::from_millis(state.settings.body_timeout_ms));
+    let deadline = tokio::time::Instant::now() + timeout;
     // Ends after the timeout's error, as a stream must after a failure.
     let timed = futures_util::stream::unfold(Some(body), move |body| async move {
         let mut body = body?;
@@ -43,5 +39,4 @@ pub async fn body_deadline(
         }
     });
     req.set_payload(Payload::Stream { payload: Box::pin(timed) });
-    next.call(req).await
 }

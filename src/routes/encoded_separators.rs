@@ -3,27 +3,10 @@
 //! and passes the raw one on: `/api/admin/boards/..%2F..%2Fx` decodes to
 //! `/api/x`, which no rule blocks, and arrives as an admin route. The
 //! bundled nginx refuses such paths itself; this refuses them again, for
-//! whatever else may be in front.
-
-use actix_web::body::MessageBody;
-use actix_web::dev::{ServiceRequest, ServiceResponse};
-use actix_web::middleware::Next;
-
-use crate::error::{ApiError, ErrorCode};
-
-/// 400 `invalid_path` for a path with an encoded separator or dot.
-pub async fn refuse_encoded_separators(
-    req: ServiceRequest,
-    next: Next<impl MessageBody + 'static>,
-) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
-    if has_encoded_separator(req.uri().path()) {
-        return Err(ApiError::new(ErrorCode::InvalidPath).into());
-    }
-    next.call(req).await
-}
+//! whatever else may be in front (see `front`: 400 `invalid_path`).
 
 /// Whether a raw path holds `%2F`, `%5C` or `%2E`, in either case.
-fn has_encoded_separator(raw_path: &str) -> bool {
+pub fn has_encoded_separator(raw_path: &str) -> bool {
     raw_path.as_bytes().windows(3).any(|window| {
         window[0] == b'%'
             && matches!([window[1], window[2].to_ascii_uppercase()], [b'2', b'F'] | [b'5', b'C'] | [b'2', b'E'])

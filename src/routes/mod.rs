@@ -31,8 +31,8 @@ use actix_web::error::{JsonPayloadError, PathError, QueryPayloadError};
 use actix_web::{web, HttpRequest};
 
 pub use self::console::{page as console_page, to_page as console_redirect, CONSOLE_POLICY};
-pub use self::deadline::body_deadline;
-pub use self::encoded_separators::refuse_encoded_separators;
+pub use self::deadline::limit_body;
+pub use self::encoded_separators::has_encoded_separator;
 use crate::error::{ApiError, ErrorCode};
 use crate::telemetry::RouteName;
 

@@ -1,7 +1,7 @@
 //! `/api/rankings/{board}`: pages of a board, the window around a player,
 //! and a friends board, for every board and period.
 
-use actix_web::http::header::{self, ContentType};
+use actix_web::http::header::{self, ContentType, HeaderValue};
 use actix_web::web::Bytes;
 use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
@@ -166,12 +166,14 @@ fn conditional(request: &HttpRequest, page: Rendered) -> HttpResponse {
         .filter_map(|value| value.to_str().ok())
         .flat_map(|value| value.split(','))
         .map(|tag| tag.trim())
-        .any(|tag| tag == "*" || tag.strip_prefix("W/").unwrap_or(tag) == page.etag);
+        .any(|tag| tag == "*" || tag.strip_prefix("W/").unwrap_or(tag).as_bytes() == page.etag.as_bytes());
     let mut response = if held { HttpResponse::NotModified() } else { HttpResponse::Ok() };
-    response.insert_header((header::ETAG, page.etag.as_str())).insert_header((header::CACHE_CONTROL, "no-cache"));
+    response
+        .insert_header((header::ETAG, page.etag))
+        .insert_header((header::CACHE_CONTROL, HeaderValue::from_static("no-cache")));
     if held {
         response.finish()
     } else {
-        response.content_type(ContentType::json()).body(page.body)
+        response.insert_header((header::CONTENT_TYPE, HeaderValue::from_static("application/json"))).body(page.body)
     }
 }

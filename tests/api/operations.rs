@@ -20,12 +20,20 @@ async fn healthz_and_metrics(backend: Backend) {
     assert_eq!(app.get_json("/livez").await, (reqwest::StatusCode::OK, serde_json::json!({"status": "ok"})));
     assert_eq!(app.get_json("/readyz").await, (reqwest::StatusCode::OK, serde_json::json!({"status": "ready"})));
 
+    // Twice: the second is counted through the series kept from the first.
+    app.get("/api/rankings/best").await;
     app.get("/api/rankings/best").await;
     let response = app.get("/metrics").await;
     assert!(response.headers()["content-type"].to_str().unwrap().starts_with("text/plain"));
     let text = response.text().await.unwrap();
     assert!(
-        text.contains(r#"hiscore_http_requests_total{method="GET",route="/api/rankings/{board}",status="200"} 1"#),
+        text.contains(r#"hiscore_http_requests_total{method="GET",route="/api/rankings/{board}",status="200"} 2"#),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            r#"hiscore_http_request_duration_seconds_count{method="GET",route="/api/rankings/{board}",status="200"} 2"#
+        ),
         "{text}"
     );
     assert!(text.contains("hiscore_http_request_duration_seconds_bucket"));

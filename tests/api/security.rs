@@ -87,12 +87,34 @@ async fn encoded_separators_in_a_path_are_refused() {
     for sneaky in ["/api/admin/boards/..%2F..%2Fx", "/api/rankings/best%2F..", "/api/users/1%5c2", "/api/x%2E%2E%2Fme"]
     {
         let response = app.client.delete(app.url(sneaky)).bearer_auth(crate::helpers::ADMIN).send().await.unwrap();
+        // Answered like any other request: named, and with its headers.
+        assert_eq!(response.headers()["x-content-type-options"], "nosniff", "{sneaky}");
+        assert_eq!(response.headers()["x-request-id"].len(), 16, "{sneaky}");
         let (status, body) = json_of(response).await;
         assert_eq!((status.as_u16(), body["error"]["code"].as_str()), (400, Some("invalid_path")), "{sneaky}");
     }
     // Encoded characters elsewhere are fine.
     let response = app.client.get(app.url("/api/rankings/best?limit=%31")).send().await.unwrap();
     assert_eq!(response.status(), 200);
+}
+
+/// Every answer names its request: with the proxy's `X-Request-Id` when it
+/// sent a sane one (at most 64 visible characters), else 16 hex digits of
+/// its own, new for each request.
+#[actix_web::test]
+async fn every_answer_carries_its_request_id() {
+    let db = TestDatabase::new(&Backend::Sqlite).await;
+    let app = spawn_app_on(&db, &[]).await;
+    let id_of = |response: reqwest::Response| response.headers()["x-request-id"].to_str().unwrap().to_owned();
+    let sent = |id: &'static str| app.client.get(app.url("/api/rankings/best")).header("x-request-id", id).send();
+    assert_eq!(id_of(sent("nginx-4f2a9c").await.unwrap()), "nginx-4f2a9c");
+    let own = |id: &str| id.len() == 16 && id.bytes().all(|b| b.is_ascii_hexdigit());
+    for refused in ["", "has space", "x".repeat(65).leak()] {
+        let id = id_of(sent(refused).await.unwrap());
+        assert!(own(&id), "{refused:?} was answered as {id:?}");
+    }
+    let (first, second) = (id_of(app.get("/api/users/999").await), id_of(app.get("/api/users/999").await));
+    assert!(own(&first) && own(&second) && first != second, "{first} {second}");
 }
 
 async fn responses_say_nosniff_and_nothing_about_the_server(backend: Backend) {
