@@ -310,8 +310,11 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 /// of `/api/rankings/{board}/cutoffs`) are one scope, matched by one
 /// expression, whose routes are mostly static text (`/cutoffs`), compared
 /// as text. A ranking page pays for one expression, `/cutoffs` for one
-/// and a few comparisons, not for every ranking route before it.
-const GROUPS: &[&str] = &["/api/rankings", "/api/users", "/api/boards", "/api/admin", "/api/leagues"];
+/// and a few comparisons, not for every ranking route before it. Every
+/// prefix with a dynamic route is a group: a dynamic route left outside
+/// one would be an expression every request outside the groups before it
+/// is tried against (`/api/me/rewards/{id}/claim` was, for every page).
+const GROUPS: &[&str] = &["/api/rankings", "/api/users", "/api/boards", "/api/admin", "/api/leagues", "/api/me"];
 
 /// The routes of each group, as they are registered.
 #[derive(Default)]
@@ -520,7 +523,7 @@ fn parse_id(raw: &str, not_found: ErrorCode) -> Result<i64, ApiError> {
 
 #[cfg(test)]
 mod tests {
-    use super::{limiter_key, ROUTES};
+    use super::{limiter_key, GROUPS, ROUTES};
 
     #[test]
     fn an_ipv6_client_is_counted_by_its_64() {
@@ -551,5 +554,20 @@ mod tests {
             }
         }
         assert!(matches("/api/users/{id}", "/api/users/me"), "the check itself sees a shadowed path");
+    }
+
+    /// A pattern outside the groups is an expression tried for every
+    /// request to a group registered after it (see `GROUPS`).
+    #[test]
+    fn every_route_pattern_is_inside_a_group() {
+        let grouped = |path: &str| {
+            GROUPS.iter().any(|prefix| path.strip_prefix(prefix).is_some_and(|rest| rest.starts_with('/')))
+        };
+        let patterns: Vec<&str> = ROUTES.iter().map(|(_, path)| *path).filter(|path| path.contains('{')).collect();
+        assert!(!patterns.is_empty());
+        for pattern in patterns {
+            assert!(grouped(pattern), "{pattern} is outside every group");
+        }
+        assert!(!grouped("/api/scores") && grouped("/api/me/rewards/{id}/claim"), "the check itself tells them apart");
     }
 }

@@ -38,7 +38,6 @@ pub async fn page(
     limit: i64,
     start: PageRequest<'_>,
 ) -> Result<Rendered, ApiError> {
-    let arrived = state.caches.page_reads.arrive();
     let (resolved, start) = match start {
         PageRequest::Offset(offset) => (resolve_period(state, board, selector).await?, PageStart::Offset(offset)),
         PageRequest::Cursor(raw) => {
@@ -61,7 +60,11 @@ pub async fn page(
             return Ok(rendered);
         }
     }
-    // Requests that arrived before a read of this page began share it.
+    // Requests that arrived before a read of this page began share it. The
+    // arrival is taken here, not when the request came in: later is only
+    // stricter (fewer reads began after it), and a page served from the
+    // kept copies above takes none (a counter both threads would write).
+    let arrived = state.caches.page_reads.arrive();
     let read = || async { read_page(state, board, view, &key).await.ok() };
     match state.caches.page_reads.run(key.clone(), arrived, read).await {
         (Some(rendered), loaded) => {
