@@ -7,6 +7,8 @@
 # bottom player's (whose rank counts the most entries). Needs a release
 # build, wrk, python3, MariaDB and Redis on their default ports; drops and
 # recreates the database hiscore_shared_reads.
+# CONNECTIONS (default 16) is wrk's -c: at 16 a shared read waits on its
+# round trip, at 64 the two cores are busy either way.
 # ROUNDS (default 1) repeats each pair of measurements, alternating the two
 # servers, so that the machine's drift shows in the ratios.
 #   USERS=1000000 SCORES=4000000 scripts/shared_reads.sh   # the 1M figures
@@ -29,7 +31,7 @@ start() { # port, extra args…
 start 18101 --database-url "sqlite://$work/embedded.db"
 start 18102 --database-url mysql://root@127.0.0.1:3306/hiscore_shared_reads \
   --redis-url redis://127.0.0.1:6379 --redis-prefix shared-reads
-rate() { wrk -t2 -c16 -d5s "$1" | awk '/Requests\/sec/ {print $2}'; }
+rate() { wrk -t2 -c"${CONNECTIONS:-16}" -d5s "$1" | awk '/Requests\/sec/ {print $2}'; }
 field() { python3 -c "import json,sys; print(eval('json.load(sys.stdin)' + sys.argv[1]))" "$1"; }
 players=$(curl -fsS "127.0.0.1:18101/api/rankings/best?limit=1" | field "['total_players']")
 top=$(curl -fsS "127.0.0.1:18101/api/rankings/best?limit=1" | field "['entries'][0]['user']['id']")
