@@ -43,6 +43,7 @@ pub(crate) mod limits;
 pub(crate) mod live;
 pub mod rank;
 pub mod redis;
+pub(crate) mod request_metrics;
 pub mod routes;
 pub(crate) mod scoring;
 pub mod startup;

@@ -4,19 +4,16 @@
 //! of requests per second); errors and 5xx are logged where they happen.
 //! Never log a request body, a password or a token.
 
-use std::collections::HashMap;
-use std::sync::{Arc, PoisonError, RwLock};
 use std::time::Instant;
 
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::http::Method;
 use actix_web::web;
-use prometheus::{
-    Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry,
-};
+use prometheus::{Histogram, HistogramOpts, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry};
 
 use crate::error::{ApiError, ErrorCode, Rejection};
+use crate::request_metrics::RequestMetrics;
 
 /// Installs the global tracing subscriber (`RUST_LOG` filters, default
 /// `info`): one JSON object per line with `LOG_FORMAT=json` (for a log
@@ -37,11 +34,8 @@ pub fn init_logging() {
 #[derive(Clone)]
 pub struct Metrics {
     registry: Registry,
-    requests: IntCounterVec,
-    latency: HistogramVec,
-    /// The series of `requests` and `latency` looked up so far, by labels
-    /// (method, route, status: fixed sets, see [`Metrics::observe`]).
-    series: Arc<RwLock<HashMap<RequestLabels, RequestSeries>>>,
+    /// Requests and their latencies, by method, route and status.
+    requests: RequestMetrics,
     /// Every SQL statement the store runs.
     pub db_statements: IntCounter,
     pub db_job_statements: IntCounter,
@@ -101,13 +95,7 @@ pub struct Gauges {
 impl Metrics {
     pub fn new() -> anyhow::Result<Self> {
         let registry = Registry::new();
-        let labels = &["method", "route", "status"];
-        let requests = IntCounterVec::new(Opts::new("hiscore_http_requests_total", "HTTP requests served"), labels)?;
-        let latency = HistogramVec::new(
-            HistogramOpts::new("hiscore_http_request_duration_seconds", "HTTP request latency")
-                .buckets(vec![0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0]),
-            labels,
-        )?;
+        let requests = RequestMetrics::new()?;
         let db_statements = IntCounter::new("hiscore_db_statements_total", "SQL statements executed")?;
         let db_job_statements = IntCounter::new(
             "hiscore_db_job_statements_total",
@@ -184,7 +172,6 @@ impl Metrics {
         let build_info = IntGaugeVec::new(Opts::new("hiscore_build_info", "The running version"), &["version"])?;
         build_info.with_label_values(&[env!("CARGO_PKG_VERSION")]).set(1);
         registry.register(Box::new(requests.clone()))?;
-        registry.register(Box::new(latency.clone()))?;
         registry.register(Box::new(db_statements.clone()))?;
         registry.register(Box::new(db_job_statements.clone()))?;
         registry.register(Box::new(page_cache.clone()))?;
@@ -216,8 +203,6 @@ impl Metrics {
         Ok(Self {
             registry,
             requests,
-            latency,
-            series: Arc::default(),
             db_statements,
             db_job_statements,
             page_cache,
@@ -279,37 +264,7 @@ impl Metrics {
             None if (200..400).contains(&status) && matches!(method, "GET" | "HEAD") => "static",
             None => "unmatched",
         };
-        let labels = (method, route, status);
-        if let Some(series) = self.series.read().unwrap_or_else(PoisonError::into_inner).get(&labels) {
-            series.count(seconds);
-            return;
-        }
-        let status = status.to_string();
-        let values = [method, route, status.as_str()];
-        let series = RequestSeries {
-            requests: self.requests.with_label_values(&values),
-            latency: self.latency.with_label_values(&values),
-        };
-        series.count(seconds);
-        self.series.write().unwrap_or_else(PoisonError::into_inner).insert(labels, series);
-    }
-}
-
-/// A request's labels: method, route, status.
-type RequestLabels = (&'static str, &'static str, u16);
-
-/// The two series of one (method, route, status), kept once looked up: a
-/// lookup by label values hashes the strings and takes the vector's lock,
-/// twice per request (issue 43's profile).
-struct RequestSeries {
-    requests: IntCounter,
-    latency: Histogram,
-}
-
-impl RequestSeries {
-    fn count(&self, seconds: f64) {
-        self.requests.inc();
-        self.latency.observe(seconds);
+        self.requests.observe((method, route, status), seconds);
     }
 }
 
