@@ -46,6 +46,7 @@ pub mod redis;
 pub(crate) mod request_metrics;
 pub mod routes;
 pub(crate) mod scoring;
+pub(crate) mod shards;
 pub mod startup;
 pub(crate) mod state;
 pub mod store;

@@ -10,16 +10,16 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 
 use prometheus::core::{Collector, Desc};
 use prometheus::proto;
 
+use crate::shards::{self, Padded, SHARDS};
+
 /// The latency buckets' upper bounds, in seconds.
 const BOUNDS: [f64; 13] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0];
-/// Shards per series: threads beyond this many share them (still exact).
-const SHARDS: usize = 8;
 
 /// A request's labels: method, route, status (from fixed sets, see
 /// `Metrics::observe`).
@@ -41,12 +41,11 @@ struct Inner {
 }
 
 struct Series {
-    shards: [Shard; SHARDS],
+    shards: [Padded<Shard>; SHARDS],
 }
 
-/// One thread's counts of a series, on cache lines of its own.
+/// One thread's counts of a series.
 #[derive(Default)]
-#[repr(align(128))]
 struct Shard {
     /// Requests per latency bucket, the last above every bound: their sum
     /// is the request count, so the counter and the histogram never
@@ -64,11 +63,6 @@ type ThreadKey = (u64, usize, usize, u16);
 thread_local! {
     /// This thread's series.
     static KEPT: RefCell<HashMap<ThreadKey, Arc<Series>>> = RefCell::new(HashMap::new());
-    /// This thread's shard.
-    static SHARD: usize = {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        NEXT.fetch_add(1, Ordering::Relaxed) % SHARDS
-    };
 }
 
 impl RequestMetrics {
@@ -97,7 +91,7 @@ impl RequestMetrics {
         KEPT.with(|kept| {
             let mut kept = kept.borrow_mut();
             let series = kept.entry(key).or_insert_with(|| self.inner.series(labels));
-            let shard = &series.shards[SHARD.with(|shard| *shard)];
+            let Padded(shard) = &series.shards[shards::this_thread()];
             shard.buckets[bucket].fetch_add(1, Ordering::Relaxed);
             shard.nanos.fetch_add(nanos, Ordering::Relaxed);
         });
@@ -121,7 +115,7 @@ impl Series {
     fn totals(&self) -> ([u64; BOUNDS.len() + 1], f64) {
         let mut buckets = [0; BOUNDS.len() + 1];
         let mut nanos = 0u64;
-        for shard in &self.shards {
+        for Padded(shard) in &self.shards {
             for (total, count) in buckets.iter_mut().zip(&shard.buckets) {
                 *total += count.load(Ordering::Relaxed);
             }
