@@ -56,9 +56,10 @@ struct Shard {
 }
 
 /// A series as a thread finds it: the registry's id, the method's and the
-/// route's addresses (every label is a `'static` string; two copies of one
+/// route's address and length (every label is a `'static` string, and a
+/// linker may place one text at the start of another; two copies of one
 /// text only find the same shared series twice), the status.
-type ThreadKey = (u64, usize, usize, u16);
+type ThreadKey = (u64, [usize; 4], u16);
 
 thread_local! {
     /// This thread's series.
@@ -85,7 +86,8 @@ impl RequestMetrics {
     /// Counts one request that took `seconds`.
     pub fn observe(&self, labels: RequestLabels, seconds: f64) {
         let (method, route, status) = labels;
-        let key = (self.inner.id, method.as_ptr() as usize, route.as_ptr() as usize, status);
+        let texts = [method.as_ptr() as usize, method.len(), route.as_ptr() as usize, route.len()];
+        let key = (self.inner.id, texts, status);
         let bucket = BOUNDS.iter().position(|bound| seconds <= *bound).unwrap_or(BOUNDS.len());
         let nanos = (seconds * 1e9) as u64;
         KEPT.with(|kept| {
