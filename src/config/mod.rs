@@ -216,7 +216,10 @@ pub struct DatabaseSettings {
     /// Database connections in the pool at most (requests wait up to 3 s for
     /// one, then 503). Board reads from the database (Redis down, ended
     /// periods) have a pool of their own of a quarter of this (at least 2;
-    /// 1 s wait, then 503), whose statements stop after 5 s on MariaDB/MySQL.
+    /// 1 s wait, then 503), whose statements stop after 5 s on MariaDB/MySQL;
+    /// the score writer has one connection of its own beside them (its
+    /// batches always on the same connection: on SQLite its page cache
+    /// stays warm).
     #[arg(long, env = "DB_MAX_CONNECTIONS", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub db_max_connections: u32,
 

@@ -586,7 +586,7 @@ impl Writer {
     /// The transaction. Returns what each item became and what changed.
     async fn write(&self, batch: &[Item<'_>], now: Timestamp) -> Result<(Vec<Pending>, Committed), BatchError> {
         let store = &self.store;
-        let mut tx = store.begin_write().await?;
+        let mut tx = store.begin_score_batch().await?;
         let mut pending: Vec<Pending> = batch.iter().map(|_| Pending::New).collect();
 
         // Lock what the posts change, in an order every batch shares:
