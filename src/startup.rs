@@ -139,14 +139,7 @@ impl Application {
         background.spawn(periodic_job(jobs::close_ended_periods(state.clone())));
         background.spawn(periodic_job(jobs::deliver_webhooks(state.clone())));
 
-        let cors_origins: Vec<String> = state
-            .settings
-            .cors_allowed_origins
-            .split(',')
-            .map(str::trim)
-            .filter(|origin| !origin.is_empty())
-            .map(str::to_owned)
-            .collect();
+        let cors_origins: Vec<String> = state.settings.cors_origins().map(str::to_owned).collect();
         let metrics = web::Data::new(metrics);
         let drain_data = web::Data::from(Arc::clone(&drain));
         let server = HttpServer::new(move || {

@@ -9,7 +9,7 @@ use std::time::Instant;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::http::Method;
-use actix_web::web;
+use actix_web::{web, HttpMessage as _};
 use prometheus::{Histogram, HistogramOpts, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry};
 
 use crate::error::{ApiError, ErrorCode, Rejection};
@@ -344,7 +344,14 @@ impl Observation {
             }
         };
         let status = response.status().as_u16();
-        let route = response.request().app_data::<RouteName>().map(|name| name.0);
+        // The router's resources carry the name; an answer given before
+        // routing (`routes::kept_page`) puts it in the request's extensions.
+        let request = response.request();
+        let route = request
+            .app_data::<RouteName>()
+            .copied()
+            .or_else(|| request.extensions().get::<RouteName>().copied())
+            .map(|name| name.0);
         self.count(route, status);
         if let Some(metrics) = &self.metrics {
             if let Some(Rejection(reason)) = response.response().extensions().get::<Rejection>().copied() {

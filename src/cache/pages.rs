@@ -99,14 +99,23 @@ pub struct PageCache<K = PageKey> {
     budget: usize,
 }
 
+/// Addresses remembered at most (each a path and query, under 200 bytes):
+/// enough for every page a game asks for by a fixed address; past it the
+/// map starts again, and an address forgotten is answered by the router.
+const MAX_ADDRESSES: usize = 1024;
+
 struct Pages<K> {
     by_key: HashMap<K, (PageVersion, Rendered)>,
     bytes: usize,
+    /// Keys by the request address (path and query) that named them, for
+    /// addresses that name the same key whatever the time and the board
+    /// catalog: see [`PageCache::remember_address`].
+    by_address: HashMap<Box<str>, K>,
 }
 
 impl<K> Default for Pages<K> {
     fn default() -> Self {
-        Self { by_key: HashMap::new(), bytes: 0 }
+        Self { by_key: HashMap::new(), bytes: 0, by_address: HashMap::new() }
     }
 }
 
@@ -120,6 +129,33 @@ impl<K: Clone + Eq + std::hash::Hash> PageCache<K> {
         let pages = self.pages.read().ok()?;
         let (built_at, page) = pages.by_key.get(key)?;
         (built_at == version).then(|| page.clone())
+    }
+
+    /// The page a remembered address names, if it was built at `version`:
+    /// how `front` answers a kept page before the router, its extractors
+    /// and its handler run (issue 43), from the same copies and by the same
+    /// version check as [`PageCache::get`].
+    pub fn get_by_address(&self, address: &str, version: &PageVersion) -> Option<Rendered> {
+        let pages = self.pages.read().ok()?;
+        let (built_at, page) = pages.by_key.get(pages.by_address.get(address)?)?;
+        (built_at == version).then(|| page.clone())
+    }
+
+    /// Remembers that `address` names `key`. Only for an address whose
+    /// key is the same whatever the time and the board catalog (a
+    /// built-in board's page by offset), so that a remembered address
+    /// never needs forgetting: what it names is checked by version like
+    /// any kept page.
+    pub fn remember_address(&self, address: &str, key: &K) {
+        if self.budget == 0 || self.pages.read().is_ok_and(|pages| pages.by_address.contains_key(address)) {
+            return;
+        }
+        if let Ok(mut pages) = self.pages.write() {
+            if pages.by_address.len() >= MAX_ADDRESSES {
+                pages.by_address.clear();
+            }
+            pages.by_address.insert(address.into(), key.clone());
+        }
     }
 
     /// The page kept for `key` and what it was built at, whatever that is.
@@ -187,6 +223,29 @@ mod tests {
         assert!(cache.get(&key(0), &shared("e:7")).is_some());
         assert!(cache.get(&key(0), &shared("e:8")).is_none(), "a change makes it stale");
         assert!(cache.get(&key(0), &shared("f:7")).is_none(), "so does a rebuild");
+    }
+
+    #[test]
+    fn an_address_finds_its_page_at_the_page_version_only() {
+        let cache = PageCache::new(1 << 10);
+        let top = "/api/rankings/best?limit=10";
+        cache.remember_address(top, &key(0));
+        assert!(cache.get_by_address(top, &PageVersion::Local(5)).is_none(), "nothing kept yet");
+        cache.put(key(0), PageVersion::Local(5), page(b"page"));
+        let found = cache.get_by_address(top, &PageVersion::Local(5)).map(|page| page.body);
+        assert_eq!(found, Some(Bytes::from_static(b"page")));
+        assert!(cache.get_by_address(top, &PageVersion::Local(6)).is_none(), "stale once the board moved");
+        assert!(cache.get_by_address("/api/rankings/best?limit=010", &PageVersion::Local(5)).is_none());
+        cache.clear();
+        assert!(cache.get_by_address(top, &PageVersion::Local(5)).is_none());
+        // Past the limit the addresses start again, the last one kept.
+        for i in 0..=MAX_ADDRESSES {
+            cache.remember_address(&format!("/api/rankings/best?offset={i}"), &key(i as i64));
+        }
+        assert!(cache.pages.read().unwrap().by_address.len() <= MAX_ADDRESSES);
+        let last = format!("/api/rankings/best?offset={MAX_ADDRESSES}");
+        cache.put(key(MAX_ADDRESSES as i64), PageVersion::Local(7), page(b"last"));
+        assert!(cache.get_by_address(&last, &PageVersion::Local(7)).is_some());
     }
 
     #[test]

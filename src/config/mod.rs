@@ -351,6 +351,11 @@ impl Settings {
     pub fn workers(&self) -> usize {
         self.workers.unwrap_or_else(cores).max(1)
     }
+
+    /// The origins of `CORS_ALLOWED_ORIGINS`, spaces and empty items left out.
+    pub fn cors_origins(&self) -> impl Iterator<Item = &str> {
+        self.cors_allowed_origins.split(',').map(str::trim).filter(|origin| !origin.is_empty())
+    }
 }
 
 impl HashingSettings {

@@ -183,9 +183,7 @@ fn cookie_write_from_elsewhere(req: &HttpRequest, state: &AppState) -> bool {
     let headers = req.headers();
     let text = |name| headers.get(name).and_then(|value: &header::HeaderValue| value.to_str().ok());
     let origin = text(header::ORIGIN);
-    let allowed = origin.is_some_and(|origin| {
-        state.settings.cors_allowed_origins.split(',').map(str::trim).any(|allowed| allowed == origin)
-    });
+    let allowed = origin.is_some_and(|origin| state.settings.cors_origins().any(|allowed| allowed == origin));
     if allowed {
         return false;
     }

@@ -33,6 +33,7 @@ use actix_web::{web, HttpRequest};
 pub use self::console::{page as console_page, to_page as console_redirect, CONSOLE_POLICY};
 pub use self::deadline::limit_body;
 pub use self::encoded_separators::has_encoded_separator;
+pub use self::rankings::kept_page;
 use crate::error::{ApiError, ErrorCode};
 use crate::telemetry::RouteName;
 

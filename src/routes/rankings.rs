@@ -1,20 +1,26 @@
 //! `/api/rankings/{board}`: pages of a board, the window around a player,
 //! and a friends board, for every board and period.
 
+use actix_web::dev::ServiceRequest;
 use actix_web::http::header::{self, ContentType, HeaderValue};
+use actix_web::http::Method;
 use actix_web::web::Bytes;
-use actix_web::{web, HttpRequest, HttpResponse};
+use actix_web::{web, HttpMessage as _, HttpRequest, HttpResponse};
 use serde::Deserialize;
 
 use super::parse_id;
 use super::paths;
 use super::schemas::BoardPath;
-use crate::cache::Rendered;
+use crate::cache::{PageOutcome, PageVersion, Rendered};
 use crate::domain::{parse_offset, PageLimit, Percents, PeriodSelector, Radius, UserIds};
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
+use crate::telemetry::RouteName;
 use crate::usecases::boards::{resolve, resolve_partition};
 use crate::usecases::rankings::{self, PageRequest};
+
+/// Where the paths of every route here begin.
+const RANKINGS: &str = "/api/rankings/";
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -58,7 +64,42 @@ pub async fn page(
         (Some(raw), None) => PageRequest::Cursor(raw),
         (None, offset) => PageRequest::Offset(parse_offset(offset.as_deref())?),
     };
-    Ok(conditional(&request, rankings::page(&state, &board, period, limit, start).await?))
+    let address = request.uri().path_and_query().map(|address| address.as_str());
+    Ok(conditional(&request, rankings::page(&state, &board, period, limit, start, address).await?))
+}
+
+/// A kept ranking page, around-me window or friends board answered by its
+/// address before the router runs (`front`): on a single instance without
+/// CORS, a GET whose path and query already led the router to [`page`],
+/// [`around`] or [`friends`] for an answer kept at the rank engine's
+/// current version. The same copy, tag and conditional answer as the
+/// handler gives; everything else goes through the router.
+pub fn kept_page(request: &ServiceRequest) -> Option<HttpResponse> {
+    if request.method() != Method::GET {
+        return None;
+    }
+    let rest = request.path().strip_prefix(RANKINGS)?;
+    let state = request.app_data::<web::Data<AppState>>()?;
+    // CORS headers are the CORS layer's, inside this one.
+    if state.redis.is_some() || state.settings.cors_origins().next().is_some() {
+        return None;
+    }
+    let address = request.uri().path_and_query()?.as_str();
+    let version = PageVersion::Local(state.ranks.version());
+    // A board's id has no `/`: what follows it names the route.
+    let (answer, route) = if rest.contains("/around/") {
+        let window = state.caches.windows.get_by_address(address, &version)?;
+        (conditional(request.request(), window), paths::RANKING_AROUND)
+    } else if rest.ends_with("/users") {
+        (json_response(state.caches.windows.get_by_address(address, &version)?.body), paths::RANKING_USERS)
+    } else {
+        let page = state.caches.pages.get_by_address(address, &version)?;
+        state.caches.count_page(PageOutcome::Hit);
+        (conditional(request.request(), page), paths::RANKING)
+    };
+    // Counted under the route the router would have named.
+    request.extensions_mut().insert(RouteName(route));
+    Some(answer)
 }
 
 #[derive(Deserialize)]
@@ -95,7 +136,8 @@ pub async fn around(
     let user_id = parse_id(&user_id, ErrorCode::UserNotFound)?;
     let radius = Radius::parse(query.radius.as_deref())?.value();
     let period = PeriodSelector::parse(query.period.as_deref())?;
-    Ok(conditional(&request, rankings::around(&state, &board, period, user_id, radius).await?))
+    let address = request.uri().path_and_query().map(|address| address.as_str());
+    Ok(conditional(&request, rankings::around(&state, &board, period, user_id, radius, address).await?))
 }
 
 #[derive(Deserialize)]
@@ -116,13 +158,15 @@ pub struct FriendsQuery {
     responses((status = 200, description = "Those of the ids on the board, in board order, with board-wide ranks; `next_*` null", body = crate::views::RankingPage)))]
 pub async fn friends(
     state: web::Data<AppState>,
+    request: HttpRequest,
     path: web::Path<BoardPath>,
     query: web::Query<FriendsQuery>,
 ) -> Result<HttpResponse, ApiError> {
     let board = resolve_partition(&state, resolve(&state, &path.board).await?, query.partition.as_deref()).await?;
     let ids = UserIds::parse(query.ids.as_deref())?;
     let period = PeriodSelector::parse(query.period.as_deref())?;
-    Ok(json_response(rankings::friends(&state, &board, period, ids.as_slice()).await?))
+    let address = request.uri().path_and_query().map(|address| address.as_str());
+    Ok(json_response(rankings::friends(&state, &board, period, ids.as_slice(), address).await?))
 }
 
 #[derive(Deserialize)]

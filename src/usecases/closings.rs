@@ -262,7 +262,7 @@ fn moves(ladder: &Ladder, members: &[ClosingMember]) -> Vec<Move> {
 /// the period already: then its count as recorded and no entries.
 async fn closed_data(state: &AppState, board: BoardRef, ended: EndedPeriod) -> Result<Value, ApiError> {
     let selector = PeriodSelector::Index(ended.period);
-    let page = match rankings::page(state, &board, selector, TOP, PageRequest::Offset(0)).await {
+    let page = match rankings::page(state, &board, selector, TOP, PageRequest::Offset(0), None).await {
         Ok(rendered) => serde_json::from_slice::<Value>(&rendered.body).ok(),
         Err(error) if error.code() == ErrorCode::PeriodNotFound => None,
         Err(error) => return Err(error),

@@ -39,11 +39,11 @@ pub async fn answer(state: &AppState, query: &LiveQuery) -> Result<LivePage, Api
     let rendered = match query {
         LiveQuery::Page { board, partition, period, limit, offset } => {
             let board = resolve_partition(state, resolve(state, board).await?, partition.as_deref()).await?;
-            rankings::page(state, &board, *period, *limit, PageRequest::Offset(*offset)).await?
+            rankings::page(state, &board, *period, *limit, PageRequest::Offset(*offset), None).await?
         }
         LiveQuery::Around { board, partition, period, user_id, radius } => {
             let board = resolve_partition(state, resolve(state, board).await?, partition.as_deref()).await?;
-            rankings::around(state, &board, *period, *user_id, *radius).await?
+            rankings::around(state, &board, *period, *user_id, *radius, None).await?
         }
     };
     Ok(LivePage::new(rendered.body, read_at))

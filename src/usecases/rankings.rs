@@ -30,14 +30,18 @@ pub enum PageRequest<'a> {
 
 /// A page of a board: `limit` entries from an offset or after a cursor. A
 /// cursor goes on in its own period (a walk begun before a reset finishes
-/// in the period it began in); naming another period is 400.
+/// in the period it began in); naming another period is 400. `address`
+/// is the request's path and query, if a request asked (see
+/// [`fixed_address`]).
 pub async fn page(
     state: &AppState,
     board: &BoardRef,
     selector: PeriodSelector,
     limit: i64,
     start: PageRequest<'_>,
+    address: Option<&str>,
 ) -> Result<Rendered, ApiError> {
+    let fixed_address = fixed_address(board, address).filter(|_| matches!(start, PageRequest::Offset(_)));
     let (resolved, start) = match start {
         PageRequest::Offset(offset) => (resolve_period(state, board, selector).await?, PageStart::Offset(offset)),
         PageRequest::Cursor(raw) => {
@@ -54,6 +58,9 @@ pub async fn page(
     let key = PageKey { board: resolved.board, limit, start };
     let view = resolved.view;
     if state.redis.is_none() {
+        if let Some(address) = fixed_address {
+            state.caches.pages.remember_address(address, &key);
+        }
         let current = state.ranks.version();
         if let Some(rendered) = state.caches.pages.get(&key, &PageVersion::Local(current)) {
             state.caches.count_page(PageOutcome::Hit);
@@ -76,6 +83,16 @@ pub async fn page(
         // A failed read is redone for this request, which then reports its own error.
         (None, _) => read_page(state, board, view, &key).await,
     }
+}
+
+/// The address a single instance remembers its kept answer by, so that
+/// `front` can answer the next request for it before routing
+/// (`routes::kept_page`): only a built-in board's, whose address names the
+/// same answer whatever the time and the board catalog (a custom board's
+/// current period moves at its reset; a board can be deleted). A page by
+/// cursor is not one either: its cursor is checked on every request.
+fn fixed_address<'a>(board: &BoardRef, address: Option<&'a str>) -> Option<&'a str> {
+    matches!(board, BoardRef::Builtin(_)).then_some(address).flatten()
 }
 
 /// Reads a page and keeps it. A single instance reads its rank engine.
@@ -136,11 +153,15 @@ pub async fn around(
     selector: PeriodSelector,
     user_id: i64,
     radius: i64,
+    address: Option<&str>,
 ) -> Result<Rendered, ApiError> {
     let resolved = resolve_period(state, board, selector).await?;
     // A single instance keeps the window at the rank engine's version.
     let key = WindowKey::Around { board: resolved.board, user_id, radius };
     if state.redis.is_none() {
+        if let Some(address) = fixed_address(board, address) {
+            state.caches.windows.remember_address(address, &key);
+        }
         if let Some(kept) = state.caches.windows.get(&key, &PageVersion::Local(state.ranks.version())) {
             return Ok(kept);
         }
@@ -170,7 +191,7 @@ pub async fn entry_of(
     selector: PeriodSelector,
     user_id: i64,
 ) -> Result<Option<serde_json::Value>, ApiError> {
-    match around(state, board, selector, user_id, 0).await {
+    match around(state, board, selector, user_id, 0, None).await {
         Ok(rendered) => {
             let page: serde_json::Value = serde_json::from_slice(&rendered.body).map_err(ApiError::internal)?;
             Ok(page["entries"].get(0).cloned())
@@ -194,12 +215,16 @@ pub async fn friends(
     board: &BoardRef,
     selector: PeriodSelector,
     ids: &[i64],
+    address: Option<&str>,
 ) -> Result<Bytes, ApiError> {
     let ResolvedPeriod { board: period, view } = resolve_period(state, board, selector).await?;
     // A single instance keeps the answer at the rank engine's version, read
     // before the entries (a post during the read leaves the copy stale).
     let key = WindowKey::Friends { board: period, ids: ids.to_vec() };
     let version = state.redis.is_none().then(|| PageVersion::Local(state.ranks.version()));
+    if let Some(address) = version.as_ref().and(fixed_address(board, address)) {
+        state.caches.windows.remember_address(address, &key);
+    }
     if let Some(kept) = version.as_ref().and_then(|version| state.caches.windows.get(&key, version)) {
         return Ok(kept.body);
     }

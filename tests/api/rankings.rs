@@ -7,7 +7,9 @@ use reqwest::StatusCode;
 use serde_json::Value;
 
 use crate::backend_tests;
-use crate::helpers::{assert_error, ranks_and_ids, spawn_app, Backend, Player, TestApp};
+use crate::helpers::{
+    assert_error, board_definition, ranks_and_ids, spawn_admin_app, spawn_app, Backend, Player, TestApp,
+};
 
 backend_tests!(
     ties_share_a_rank_across_offset_pages,
@@ -18,6 +20,7 @@ backend_tests!(
     around_me_is_centred_and_ranked,
     ranking_errors,
     pages_carry_an_etag_that_changes_with_the_board,
+    a_page_answered_by_its_address_is_the_routed_answer,
 );
 
 /// Five players whose best scores are 50, 40, 40, 40, 30 (posted in that
@@ -317,6 +320,85 @@ async fn pages_carry_an_etag_that_changes_with_the_board(backend: Backend) {
     assert_eq!(conditional_get(&app, &around, Some(&tag)).await.0, StatusCode::NOT_MODIFIED);
     app.post_score(&players[0], 1).await;
     assert_eq!(conditional_get(&app, &around, Some(&tag)).await.0, StatusCode::OK);
+}
+
+/// A single instance answers a kept page (or around-me window) of a
+/// built-in board by the address that asked for it before, without the router (`front`,
+/// `routes::kept_page`): the same answer, headers, 304s and metrics as a
+/// routed one, never a page older than the board, and never for an
+/// address whose page depends on the catalog (a custom board's, which a
+/// delete makes 404). On Redis backends every request is routed; the
+/// answers must be the same.
+async fn a_page_answered_by_its_address_is_the_routed_answer(backend: Backend) {
+    let (app, _db) = spawn_admin_app(&backend).await;
+    let players = five_players(&app).await;
+    let top = "/api/rankings/best?limit=2";
+    let routed = app.get(top).await;
+    let routed_headers = routed.headers().clone();
+    let routed_body = routed.text().await.unwrap();
+    for _ in 0..3 {
+        let kept = app.get(top).await;
+        assert_eq!(kept.status(), StatusCode::OK);
+        for header in ["etag", "content-type", "cache-control", "x-content-type-options"] {
+            assert_eq!(kept.headers().get(header), routed_headers.get(header), "{header}");
+        }
+        let id = kept.headers().get("x-request-id").expect("a request id").clone();
+        assert_ne!(Some(&id), routed_headers.get("x-request-id"), "each answer its own id");
+        assert_eq!(kept.text().await.unwrap(), routed_body);
+    }
+    let tag = routed_headers["etag"].to_str().unwrap().to_owned();
+    let (status, again, empty) = conditional_get(&app, top, Some(&tag)).await;
+    assert_eq!((status, again.as_str(), empty.as_str()), (StatusCode::NOT_MODIFIED, tag.as_str(), ""));
+    // 1 routed + 3 kept + 1 conditional, all under the page's route.
+    let counted = r#"hiscore_http_requests_total{method="GET",route="/api/rankings/{board}",status="200"}"#;
+    assert_eq!(app.metric(counted).await, 4.0);
+    let not_modified = r#"hiscore_http_requests_total{method="GET",route="/api/rankings/{board}",status="304"}"#;
+    assert_eq!(app.metric(not_modified).await, 1.0);
+
+    // The same for a window around a player.
+    let around = format!("/api/rankings/best/around/{}?radius=1", players[4].id);
+    let (status, window_tag, window) = conditional_get(&app, &around, None).await;
+    assert_eq!(status, StatusCode::OK);
+    for _ in 0..2 {
+        assert_eq!(conditional_get(&app, &around, None).await, (StatusCode::OK, window_tag.clone(), window.clone()));
+    }
+    assert_eq!(conditional_get(&app, &around, Some(&window_tag)).await.0, StatusCode::NOT_MODIFIED);
+    let windows =
+        r#"hiscore_http_requests_total{method="GET",route="/api/rankings/{board}/around/{user_id}",status="200"}"#;
+    assert_eq!(app.metric(windows).await, 3.0);
+    // And for a friends board (no tag).
+    let friends = format!("/api/rankings/best/users?ids={},{}", players[4].id, players[1].id);
+    let friends_answer = conditional_get(&app, &friends, None).await;
+    assert_eq!(friends_answer.0, StatusCode::OK);
+    assert_eq!(conditional_get(&app, &friends, None).await, friends_answer);
+    let counted_friends =
+        r#"hiscore_http_requests_total{method="GET",route="/api/rankings/{board}/users",status="200"}"#;
+    assert_eq!(app.metric(counted_friends).await, 2.0);
+
+    // A post moves the board: the same addresses answer the new page and
+    // window at once.
+    app.post_score(&players[4], 60).await;
+    let moved = app.ranking("best", "limit=2").await;
+    assert_eq!(ranks_and_ids(&moved), [(1, players[4].id), (2, players[0].id)]);
+    let (status, changed, _) = conditional_get(&app, top, Some(&tag)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_ne!(changed, tag);
+    let (_, _, window) = conditional_get(&app, &around, Some(&window_tag)).await;
+    let window: serde_json::Value = serde_json::from_str(&window).unwrap();
+    assert_eq!(ranks_and_ids(&window)[0], (1, players[4].id), "{window}");
+    let friends_now: serde_json::Value = serde_json::from_str(&conditional_get(&app, &friends, None).await.2).unwrap();
+    assert_eq!(ranks_and_ids(&friends_now), [(1, players[4].id), (3, players[1].id)], "{friends_now}");
+
+    // A custom board's page, asked twice by one address, then deleted.
+    app.create_board(&board_definition("runs", serde_json::json!({}))).await;
+    app.post_board_score(&players[0], "runs", 5).await;
+    for _ in 0..2 {
+        assert_eq!(app.get_json("/api/rankings/runs?limit=2").await.0, StatusCode::OK);
+    }
+    let (status, _) = app.admin(reqwest::Method::DELETE, "/api/admin/boards/runs", None).await;
+    assert!(status.is_success(), "{status}");
+    let (status, body) = app.get_json("/api/rankings/runs?limit=2").await;
+    assert_error(status, &body, 404, "board_not_found");
 }
 
 /// Cursors are signed: a forged one (another key, another walk start) is
