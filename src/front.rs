@@ -2,9 +2,9 @@
 //! its id, span and metrics (`telemetry`), its place among the requests in
 //! flight (`drain`), the refusal of a path with an encoded separator
 //! (`routes::has_encoded_separator`), the deadline on its body
-//! (`routes::limit_body`) and the `nosniff` header. A kept ranking page is
-//! answered here, by its address, without the router
-//! (`routes::kept_page`). One layer, not five:
+//! (`routes::limit_body`) and the `nosniff` header. A kept answer (a
+//! ranking page, a profile) is given here, by its address, without the
+//! router (`routes::kept_answer`). One layer, not five:
 //! each `from_fn` layer costs a boxed service call and a future of its own
 //! per request, which a cached page, answered in a few microseconds, paid
 //! for five times (issue 43; BENCHMARKS.md, "Reads at the framework's
@@ -22,7 +22,7 @@ use tracing::Instrument as _;
 
 use crate::drain::Drain;
 use crate::error::{ApiError, ErrorCode};
-use crate::routes::{has_encoded_separator, kept_page, limit_body};
+use crate::routes::{has_encoded_separator, kept_answer, limit_body};
 use crate::telemetry::Observation;
 
 pub async fn front(
@@ -36,8 +36,8 @@ pub async fn front(
         let _in_flight = drain.as_ref().map(|drain| drain.enter());
         if has_encoded_separator(req.uri().path()) {
             Ok(Ok(req.error_response(ApiError::new(ErrorCode::InvalidPath)).map_into_boxed_body()))
-        } else if let Some(page) = kept_page(&req) {
-            Ok(Ok(req.into_response(page)))
+        } else if let Some(kept) = kept_answer(&req) {
+            Ok(Ok(req.into_response(kept)))
         } else {
             limit_body(&mut req);
             let span = observation.span().clone();

@@ -345,7 +345,7 @@ impl Observation {
         };
         let status = response.status().as_u16();
         // The router's resources carry the name; an answer given before
-        // routing (`routes::kept_page`) puts it in the request's extensions.
+        // routing (`routes::kept_answer`) puts it in the request's extensions.
         let request = response.request();
         let route = request
             .app_data::<RouteName>()

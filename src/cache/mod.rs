@@ -1,7 +1,7 @@
 //! Caches in front of the database, never the source of truth: each entry
 //! can be rebuilt from the store and the rank engine at any time. In
-//! process: rendered pages and display names; user rows in process on a
-//! single instance, in Redis when instances share it.
+//! process: rendered pages, windows and profiles, and display names; user
+//! rows in process on a single instance, in Redis when instances share it.
 //! [`Caches::reset`] is the one place an initialize invalidates them.
 
 mod names;
@@ -29,6 +29,8 @@ const PAGE_CACHE_BYTES: usize = 4 << 20;
 const CUTOFF_CACHE_BYTES: usize = 256 << 10;
 /// Rendered windows and friends boards kept, in bytes (2 KB to 18 KB each).
 const WINDOW_CACHE_BYTES: usize = 4 << 20;
+/// Rendered player profiles kept, in bytes (about 230 each).
+const PROFILE_CACHE_BYTES: usize = 2 << 20;
 /// Display names kept in memory: about 10 MB at most.
 const NAME_CACHE_ENTRIES: usize = 200_000;
 
@@ -60,6 +62,9 @@ pub struct Caches {
     /// Rendered around-me windows and friends boards of a single instance,
     /// kept like pages.
     pub windows: PageCache<WindowKey>,
+    /// Rendered player profiles of a single instance, each kept at the
+    /// rank engine's version and the user rows' count of changes.
+    pub profiles: PageCache<i64>,
     /// Display names for ranking pages (they never change once registered).
     pub names: NameCache,
     /// User rows: in process, or in Redis for every instance when Redis is
@@ -75,6 +80,7 @@ impl Caches {
             page_reads: SingleFlight::new(),
             cutoffs: PageCache::new(CUTOFF_CACHE_BYTES),
             windows: PageCache::new(WINDOW_CACHE_BYTES),
+            profiles: PageCache::new(PROFILE_CACHE_BYTES),
             names: NameCache::new(NAME_CACHE_ENTRIES),
             users: match redis {
                 Some(redis) => UserRows::Shared(UserCache::new(redis)),
@@ -108,5 +114,6 @@ impl Caches {
         self.pages.clear();
         self.cutoffs.clear();
         self.windows.clear();
+        self.profiles.clear();
     }
 }

@@ -49,6 +49,10 @@ pub enum PageVersion {
     Local(u64),
     /// With Redis: the board's stamp there (which a rename moves too).
     Shared(Arc<str>),
+    /// A single instance's player profile: the rank engine's version (its
+    /// ranks) and the count of changes to the kept user rows (its row),
+    /// both read before the profile was.
+    Profile { ranks: u64, rows: u64 },
 }
 
 /// A rendered page and its entity tag: a digest of the body and of the
@@ -72,6 +76,10 @@ impl Rendered {
         match version {
             PageVersion::Local(version) => digest.update(version.to_le_bytes()),
             PageVersion::Shared(stamp) => digest.update(stamp.as_bytes()),
+            PageVersion::Profile { ranks, rows } => {
+                digest.update(ranks.to_le_bytes());
+                digest.update(rows.to_le_bytes());
+            }
         }
         digest.update(&body);
         let hex: String = digest.finalize()[..10].iter().map(|byte| format!("{byte:02x}")).collect();
@@ -143,9 +151,9 @@ impl<K: Clone + Eq + std::hash::Hash> PageCache<K> {
 
     /// Remembers that `address` names `key`. Only for an address whose
     /// key is the same whatever the time and the board catalog (a
-    /// built-in board's page by offset), so that a remembered address
-    /// never needs forgetting: what it names is checked by version like
-    /// any kept page.
+    /// built-in board's: `usecases::rankings::fixed_address`), so that a
+    /// remembered address never needs forgetting: what it names is
+    /// checked by version like any kept answer.
     pub fn remember_address(&self, address: &str, key: &K) {
         if self.budget == 0 || self.pages.read().is_ok_and(|pages| pages.by_address.contains_key(address)) {
             return;

@@ -6,6 +6,7 @@
 //! read without a database round trip.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::RwLock;
 
 use super::users::UserCache;
@@ -55,6 +56,16 @@ impl UserRows {
             local.replaced(generation);
         }
     }
+
+    /// On a single instance, how many times the kept rows changed so far:
+    /// read before a row, it tags what is built from the row (a kept
+    /// profile), which is stale once the count moved.
+    pub fn local_changes(&self) -> Option<u64> {
+        match self {
+            Self::Local(local) => Some(local.changes.load(Ordering::Acquire)),
+            Self::Shared(_) => None,
+        }
+    }
 }
 
 /// A row's copy, or the mark an erasure leaves; ordered by the row's data
@@ -68,6 +79,8 @@ struct Kept {
 #[derive(Default)]
 pub struct LocalRows {
     inner: RwLock<Local>,
+    /// Bumped after every change to `inner` (see `UserRows::local_changes`).
+    changes: AtomicU64,
 }
 
 #[derive(Default)]
@@ -99,17 +112,27 @@ impl LocalRows {
         for row in rows {
             local.keep(row.id, Kept { generation: row.generation, version: row.version, row: Some(row.clone()) });
         }
+        self.changed();
     }
 
     fn forget(&self, row: &UserRow) {
         let mut local = self.inner.write().unwrap_or_else(|poisoned| poisoned.into_inner());
         local.keep(row.id, Kept { generation: row.generation, version: row.version + 1, row: None });
+        self.changed();
     }
 
     fn replaced(&self, generation: i64) {
         let mut local = self.inner.write().unwrap_or_else(|poisoned| poisoned.into_inner());
         local.generation = local.generation.max(generation);
         local.rows.clear();
+        self.changed();
+    }
+
+    /// Counted after the change: a reader that saw the new count reads the
+    /// changed rows; one that saw the old count tags what it builds with a
+    /// count already gone, so that it is never served.
+    fn changed(&self) {
+        self.changes.fetch_add(1, Ordering::Release);
     }
 }
 
@@ -167,6 +190,20 @@ mod tests {
         assert_eq!(rows.get_many(&[1, 2]).1, [2]);
         rows.put_many(&[row(1, 0, 6, 60)]);
         assert_eq!(rows.get_many(&[1]).0[0].best_score, 60);
+    }
+
+    #[test]
+    fn every_change_moves_the_count_of_changes() {
+        let rows = UserRows::Local(LocalRows::default());
+        let count = || rows.local_changes().expect("a single instance counts");
+        let before = count();
+        let UserRows::Local(local) = &rows else { unreachable!() };
+        local.put_many(&[row(1, 0, 1, 10)]);
+        let put = count();
+        local.forget(&row(1, 0, 1, 10));
+        let forgotten = count();
+        rows.replaced(1);
+        assert!(before < put && put < forgotten && forgotten < count());
     }
 
     #[test]

@@ -11,6 +11,7 @@ mod docs;
 mod encoded_separators;
 mod extractors;
 mod health;
+mod kept;
 mod keys;
 mod leagues;
 mod live;
@@ -33,7 +34,7 @@ use actix_web::{web, HttpRequest};
 pub use self::console::{page as console_page, to_page as console_redirect, CONSOLE_POLICY};
 pub use self::deadline::limit_body;
 pub use self::encoded_separators::has_encoded_separator;
-pub use self::rankings::kept_page;
+pub use self::kept::kept_answer;
 use crate::error::{ApiError, ErrorCode};
 use crate::telemetry::RouteName;
 
@@ -422,6 +423,11 @@ fn resource(path: &str, route: &'static str, methods: &[&str]) -> actix_web::Res
         let allow = allow.clone();
         async move { Err::<actix_web::HttpResponse, _>(ApiError::method_not_allowed(allow)) }
     }))
+}
+
+/// A 200 with a JSON body already rendered.
+fn json_response(body: web::Bytes) -> actix_web::HttpResponse {
+    actix_web::HttpResponse::Ok().content_type(actix_web::http::header::ContentType::json()).body(body)
 }
 
 /// The handler for every path that names nothing.

@@ -1,26 +1,19 @@
 //! `/api/rankings/{board}`: pages of a board, the window around a player,
 //! and a friends board, for every board and period.
 
-use actix_web::dev::ServiceRequest;
-use actix_web::http::header::{self, ContentType, HeaderValue};
-use actix_web::http::Method;
-use actix_web::web::Bytes;
-use actix_web::{web, HttpMessage as _, HttpRequest, HttpResponse};
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::{web, HttpRequest, HttpResponse};
 use serde::Deserialize;
 
-use super::parse_id;
 use super::paths;
 use super::schemas::BoardPath;
-use crate::cache::{PageOutcome, PageVersion, Rendered};
+use super::{json_response, parse_id};
+use crate::cache::Rendered;
 use crate::domain::{parse_offset, PageLimit, Percents, PeriodSelector, Radius, UserIds};
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
-use crate::telemetry::RouteName;
 use crate::usecases::boards::{resolve, resolve_partition};
 use crate::usecases::rankings::{self, PageRequest};
-
-/// Where the paths of every route here begin.
-const RANKINGS: &str = "/api/rankings/";
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -66,40 +59,6 @@ pub async fn page(
     };
     let address = request.uri().path_and_query().map(|address| address.as_str());
     Ok(conditional(&request, rankings::page(&state, &board, period, limit, start, address).await?))
-}
-
-/// A kept ranking page, around-me window or friends board answered by its
-/// address before the router runs (`front`): on a single instance without
-/// CORS, a GET whose path and query already led the router to [`page`],
-/// [`around`] or [`friends`] for an answer kept at the rank engine's
-/// current version. The same copy, tag and conditional answer as the
-/// handler gives; everything else goes through the router.
-pub fn kept_page(request: &ServiceRequest) -> Option<HttpResponse> {
-    if request.method() != Method::GET {
-        return None;
-    }
-    let rest = request.path().strip_prefix(RANKINGS)?;
-    let state = request.app_data::<web::Data<AppState>>()?;
-    // CORS headers are the CORS layer's, inside this one.
-    if state.redis.is_some() || state.settings.cors_origins().next().is_some() {
-        return None;
-    }
-    let address = request.uri().path_and_query()?.as_str();
-    let version = PageVersion::Local(state.ranks.version());
-    // A board's id has no `/`: what follows it names the route.
-    let (answer, route) = if rest.contains("/around/") {
-        let window = state.caches.windows.get_by_address(address, &version)?;
-        (conditional(request.request(), window), paths::RANKING_AROUND)
-    } else if rest.ends_with("/users") {
-        (json_response(state.caches.windows.get_by_address(address, &version)?.body), paths::RANKING_USERS)
-    } else {
-        let page = state.caches.pages.get_by_address(address, &version)?;
-        state.caches.count_page(PageOutcome::Hit);
-        (conditional(request.request(), page), paths::RANKING)
-    };
-    // Counted under the route the router would have named.
-    request.extensions_mut().insert(RouteName(route));
-    Some(answer)
 }
 
 #[derive(Deserialize)]
@@ -196,14 +155,10 @@ pub async fn cutoffs(
     Ok(json_response(rankings::cutoffs(&state, &board, period, &percents).await?))
 }
 
-fn json_response(body: Bytes) -> HttpResponse {
-    HttpResponse::Ok().content_type(ContentType::json()).body(body)
-}
-
 /// 304 when the client already holds this page (`If-None-Match` names its
 /// tag, or `*`), else the page with its `ETag`. `no-cache`: clients and
 /// caches may keep it, but ask again (cheaply, with the tag) before use.
-fn conditional(request: &HttpRequest, page: Rendered) -> HttpResponse {
+pub(super) fn conditional(request: &HttpRequest, page: Rendered) -> HttpResponse {
     let held = request
         .headers()
         .get_all(header::IF_NONE_MATCH)

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::paths;
 use super::sessions::session_started;
-use super::{client_address, parse_id, JsonObject};
+use super::{client_address, json_response, parse_id, JsonObject};
 use crate::domain::{parse_before, Board, DisplayName, LoginName, PageLimit, Password, UserIds};
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
@@ -38,10 +38,14 @@ pub async fn register(
 #[utoipa::path(get, path = paths::USER, operation_id = "getUser", summary = "A player's public profile with ranks", tag = "players",
     params(("id" = i64, Path, minimum = 1, description = "User id")),
     responses((status = 200, body = crate::views::PublicUser)))]
-pub async fn profile(state: web::Data<AppState>, path: web::Path<String>) -> Result<HttpResponse, ApiError> {
+pub async fn profile(
+    state: web::Data<AppState>,
+    request: HttpRequest,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
     let id = parse_id(&path, ErrorCode::UserNotFound)?;
-    let (user, ranks) = players::profile(&state, id).await?.ok_or(ErrorCode::UserNotFound)?;
-    Ok(HttpResponse::Ok().json(PublicUser::new(&user, ranks)))
+    let address = request.uri().path_and_query().map(|address| address.as_str());
+    Ok(json_response(players::profile_json(&state, id, address).await?))
 }
 
 #[derive(Deserialize)]

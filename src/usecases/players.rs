@@ -3,11 +3,14 @@
 
 use std::collections::HashMap;
 
+use actix_web::web::Bytes;
+
+use crate::cache::{PageVersion, Rendered};
 use crate::error::{ApiError, ErrorCode};
 use crate::rank::UserRanks;
 use crate::state::AppState;
 use crate::store::{ScoreRow, UserRow};
-use crate::views::{FoundPlayer, FoundPlayers, Me};
+use crate::views::{FoundPlayer, FoundPlayers, Me, PublicUser};
 
 /// Users with their ranks, whatever their number in one query to the
 /// database (and one to Redis); unknown and banned ids are left out, order
@@ -43,6 +46,31 @@ pub async fn search(state: &AppState, q: &str, limit: i64) -> Result<FoundPlayer
 /// One user with ranks, or `None`.
 pub async fn profile(state: &AppState, id: i64) -> Result<Option<(UserRow, UserRanks)>, ApiError> {
     Ok(profiles(state, &[id]).await?.pop())
+}
+
+/// A player's public profile as the contract's JSON; 404 `user_not_found`
+/// for an unknown or banned one. A single instance keeps it at the rank
+/// engine's version and the user rows' count of changes, both read before
+/// the row and the ranks (a change during the read leaves the copy stale),
+/// and remembers `address` (the request's path and query, which names the
+/// same profile whatever the time) for `front`.
+pub async fn profile_json(state: &AppState, id: i64, address: Option<&str>) -> Result<Bytes, ApiError> {
+    let version =
+        state.caches.users.local_changes().map(|rows| PageVersion::Profile { ranks: state.ranks.version(), rows });
+    if let Some(version) = &version {
+        if let Some(address) = address {
+            state.caches.profiles.remember_address(address, &id);
+        }
+        if let Some(kept) = state.caches.profiles.get(&id, version) {
+            return Ok(kept.body);
+        }
+    }
+    let (user, ranks) = profile(state, id).await?.ok_or(ErrorCode::UserNotFound)?;
+    let body = Bytes::from(serde_json::to_vec(&PublicUser::new(&user, ranks)).map_err(ApiError::internal)?);
+    if let Some(version) = version {
+        state.caches.profiles.put(id, version, Rendered::untagged(body.clone()));
+    }
+    Ok(body)
 }
 
 /// Rows from the cache where kept (in process, or one `MGET` in Redis),

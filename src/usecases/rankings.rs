@@ -87,7 +87,7 @@ pub async fn page(
 
 /// The address a single instance remembers its kept answer by, so that
 /// `front` can answer the next request for it before routing
-/// (`routes::kept_page`): only a built-in board's, whose address names the
+/// (`routes::kept_answer`): only a built-in board's, whose address names the
 /// same answer whatever the time and the board catalog (a custom board's
 /// current period moves at its reset; a board can be deleted). A page by
 /// cursor is not one either: its cursor is checked on every request.

@@ -324,7 +324,7 @@ async fn pages_carry_an_etag_that_changes_with_the_board(backend: Backend) {
 
 /// A single instance answers a kept page (or around-me window) of a
 /// built-in board by the address that asked for it before, without the router (`front`,
-/// `routes::kept_page`): the same answer, headers, 304s and metrics as a
+/// `routes::kept_answer`): the same answer, headers, 304s and metrics as a
 /// routed one, never a page older than the board, and never for an
 /// address whose page depends on the catalog (a custom board's, which a
 /// delete makes 404). On Redis backends every request is routed; the

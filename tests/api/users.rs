@@ -1,15 +1,56 @@
 //! Profiles, batched lookups and score history.
 
-use serde_json::Value;
+use reqwest::Method;
+use serde_json::{json, Value};
 
 use crate::backend_tests;
-use crate::helpers::{assert_error, spawn_app, Backend};
+use crate::helpers::{assert_error, spawn_admin_app, spawn_app, Backend};
 
 backend_tests!(
     a_profile_is_public_with_ranks,
+    a_kept_profile_follows_every_change_at_once,
     batched_lookups_keep_order_and_skip_unknown,
     score_history_pages_newest_first
 );
+
+/// A single instance keeps a profile and answers it by its address before
+/// the router (`routes::kept_answer`): asked again and again, it still
+/// shows at once another player's post that moves its rank, its own post,
+/// a rename and a ban, and is counted under its route. (On Redis backends
+/// every request is routed; the answers must be the same.)
+async fn a_kept_profile_follows_every_change_at_once(backend: Backend) {
+    let (app, _db) = spawn_admin_app(&backend).await;
+    let alice = app.register("alice").await;
+    let bob = app.register("bob").await;
+    app.post_score(&alice, 300).await;
+    let path = format!("/api/users/{}", alice.id);
+    let profile = || async { app.get_json(&path).await };
+    let (status, first) = profile().await;
+    assert_eq!((status.as_u16(), first["best_rank"].clone()), (200, json!(1)), "{first}");
+    for _ in 0..3 {
+        let again = app.get(&path).await;
+        assert_eq!(again.headers()["content-type"], "application/json");
+        assert!(again.headers().contains_key("x-request-id"));
+        assert_eq!(again.json::<Value>().await.unwrap(), first);
+    }
+    let counted = r#"hiscore_http_requests_total{method="GET",route="/api/users/{id}",status="200"}"#;
+    assert_eq!(app.metric(counted).await, 4.0);
+
+    app.post_score(&bob, 400).await;
+    assert_eq!(profile().await.1["best_rank"], 2, "another player's post moves the rank");
+    app.post_score(&alice, 10).await;
+    let (_, moved) = profile().await;
+    assert_eq!((moved["play_count"].clone(), moved["total_score"].clone()), (json!(2), json!(310)), "{moved}");
+    let rename = json!({"display_name": "Alice Renamed"});
+    let (status, _) = app.admin(Method::PATCH, &format!("/api/admin/users/{}", alice.id), Some(&rename)).await;
+    assert_eq!(status, 200);
+    assert_eq!(profile().await.1["display_name"], "Alice Renamed");
+    let ban = json!({"reason": "a test"});
+    let (status, _) = app.admin(Method::POST, &format!("/api/admin/users/{}/ban", alice.id), Some(&ban)).await;
+    assert_eq!(status, 200);
+    let (status, body) = profile().await;
+    assert_error(status, &body, 404, "user_not_found");
+}
 
 async fn a_profile_is_public_with_ranks(backend: Backend) {
     let (app, _db) = spawn_app(&backend).await;

@@ -1,0 +1,68 @@
+//! Kept answers given by their address before the router runs (`front`,
+//! issue 43): on a single instance without CORS, a GET whose path and
+//! query (its address) already led the router to a ranking page, an
+//! around-me window, a friends board or a profile, answered from the copy
+//! the handler kept while it is exact (the rank engine's version, and for
+//! a profile the user rows' count of changes). The same copy, tag,
+//! conditional answer and metrics as the handler gives; the use cases
+//! remember only addresses that name the same copy whatever the time and
+//! the board catalog (`usecases::rankings::fixed_address`), and everything
+//! else goes through the router. The router, the extractors and the
+//! handler were most of what a kept page cost beyond the framework
+//! (BENCHMARKS.md, "Kept answers by their address").
+
+use actix_web::dev::ServiceRequest;
+use actix_web::http::Method;
+use actix_web::{web, HttpMessage as _, HttpResponse};
+
+use super::rankings::conditional;
+use super::{json_response, paths};
+use crate::cache::{PageOutcome, PageVersion};
+use crate::state::AppState;
+use crate::telemetry::RouteName;
+
+/// Where the paths of the ranking routes begin.
+const RANKINGS: &str = "/api/rankings/";
+/// Where a profile's path begins.
+const USERS: &str = "/api/users/";
+
+/// The kept answer to this request, if it has one.
+pub fn kept_answer(request: &ServiceRequest) -> Option<HttpResponse> {
+    if request.method() != Method::GET {
+        return None;
+    }
+    let path = request.path();
+    if !path.starts_with(RANKINGS) && !path.starts_with(USERS) {
+        return None;
+    }
+    let state = request.app_data::<web::Data<AppState>>()?;
+    // CORS headers are the CORS layer's, inside this one.
+    if state.redis.is_some() || state.settings.cors_origins().next().is_some() {
+        return None;
+    }
+    let address = request.uri().path_and_query()?.as_str();
+    let ranks = state.ranks.version();
+    let version = PageVersion::Local(ranks);
+    let caches = &state.caches;
+    // A board's id has no `/`: what follows it names the route.
+    let (answer, route) = match path.strip_prefix(RANKINGS) {
+        Some(rest) if rest.contains("/around/") => {
+            (conditional(request.request(), caches.windows.get_by_address(address, &version)?), paths::RANKING_AROUND)
+        }
+        Some(rest) if rest.ends_with("/users") => {
+            (json_response(caches.windows.get_by_address(address, &version)?.body), paths::RANKING_USERS)
+        }
+        Some(_) => {
+            let page = caches.pages.get_by_address(address, &version)?;
+            caches.count_page(PageOutcome::Hit);
+            (conditional(request.request(), page), paths::RANKING)
+        }
+        None => {
+            let version = PageVersion::Profile { ranks, rows: caches.users.local_changes()? };
+            (json_response(caches.profiles.get_by_address(address, &version)?.body), paths::USER)
+        }
+    };
+    // Counted under the route the router would have named.
+    request.extensions_mut().insert(RouteName(route));
+    Some(answer)
+}
