@@ -4,7 +4,9 @@
 //! (`routes::has_encoded_separator`), the deadline on its body
 //! (`routes::limit_body`) and the `nosniff` header. A kept answer (a
 //! ranking page, a profile) is given here, by its address, without the
-//! router (`routes::kept_answer`). One layer, not five:
+//! router (`routes::kept_answer`); with Redis, the answer to a request
+//! that may have written waits out other instances' page leases
+//! (`redis::PageLease`). One layer, not five:
 //! each `from_fn` layer costs a boxed service call and a future of its own
 //! per request, which a cached page, answered in a few microseconds, paid
 //! for five times (issue 43; BENCHMARKS.md, "Reads at the framework's
@@ -23,6 +25,7 @@ use tracing::Instrument as _;
 use crate::drain::Drain;
 use crate::error::{ApiError, ErrorCode};
 use crate::routes::{has_encoded_separator, kept_answer, limit_body};
+use crate::state::AppState;
 use crate::telemetry::Observation;
 
 pub async fn front(
@@ -31,6 +34,9 @@ pub async fn front(
 ) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
     let observation = Observation::begin(&req);
     let drain = req.app_data::<web::Data<Drain>>().cloned();
+    // GET and HEAD change nothing; anything else may have moved a board.
+    let may_write = !req.method().is_safe();
+    let shared = req.app_data::<web::Data<AppState>>().and_then(|state| state.redis.clone()).filter(|_| may_write);
     let outcome = {
         // Counted until its response is ready.
         let _in_flight = drain.as_ref().map(|drain| drain.enter());
@@ -42,6 +48,9 @@ pub async fn front(
             limit_body(&mut req);
             let span = observation.span().clone();
             let answered = AssertUnwindSafe(next.call(req)).catch_unwind().instrument(span).await;
+            if let Some(redis) = &shared {
+                redis.page_lease().settle().await;
+            }
             answered.map(|result| result.map(ServiceResponse::map_into_boxed_body))
         }
     };

@@ -78,7 +78,10 @@ impl Application {
             tracing::warn!(dir = %static_dir.display(), "no index.html in STATIC_DIR; the ranking page is not served");
         }
         let redis = match &settings.redis.redis_url {
-            Some(url) => Some(Arc::new(RedisClient::new(url, &settings.redis.redis_prefix, REDIS_POOL_SIZE)?)),
+            Some(url) => Some(Arc::new(
+                RedisClient::new(url, &settings.redis.redis_prefix, REDIS_POOL_SIZE)?
+                    .with_page_lease(Duration::from_micros(settings.redis.page_lease_us)),
+            )),
             None => None,
         };
         let shared = redis.is_some();

@@ -6,9 +6,8 @@
 //! is exactly as it was: invalidation on write, with no timer to tune.
 
 use std::collections::HashMap;
-use std::sync::RwLock;
-
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
+use std::time::Instant;
 
 use actix_web::http::header::HeaderValue;
 use actix_web::web::Bytes;
@@ -16,6 +15,7 @@ use sha2::{Digest, Sha256};
 
 use crate::domain::{BoardPeriod, Hundredths};
 use crate::rank::PageStart;
+use crate::redis::PageLease;
 
 /// What identifies a page request: parsed values, so that `0`, `00` and
 /// `+0` are one entry, not three.
@@ -98,7 +98,7 @@ impl Rendered {
 /// local version, and even a page a few hundred milliseconds old lets
 /// "load more" contradict the page before it (the bench caught exactly
 /// that): there a page is served only after Redis said its board is still
-/// at the page's stamp.
+/// at the page's stamp, or while that word holds under a [`PageLease`].
 pub struct PageCache<K = PageKey> {
     pages: RwLock<Pages<K>>,
     /// Bytes of page bodies kept at most (pages run from ~0.3 KB to ~13 KB,
@@ -112,8 +112,25 @@ pub struct PageCache<K = PageKey> {
 /// map starts again, and an address forgotten is answered by the router.
 const MAX_ADDRESSES: usize = 1024;
 
+/// A kept page, what it was built at, and with Redis when Redis was last
+/// asked whether its board still is, and whether a request is asking
+/// again (see [`PageLease::holds`]).
+#[derive(Clone)]
+struct Kept {
+    version: PageVersion,
+    page: Rendered,
+    checked: Option<Instant>,
+    renewing: bool,
+}
+
+impl Kept {
+    fn leased(&self, lease: &PageLease) -> Option<Rendered> {
+        self.checked.is_some_and(|checked| lease.holds(checked, self.renewing)).then(|| self.page.clone())
+    }
+}
+
 struct Pages<K> {
-    by_key: HashMap<K, (PageVersion, Rendered)>,
+    by_key: HashMap<K, Kept>,
     bytes: usize,
     /// Keys by the request address (path and query) that named them, for
     /// addresses that name the same key whatever the time and the board
@@ -135,8 +152,42 @@ impl<K: Clone + Eq + std::hash::Hash> PageCache<K> {
     /// The page if it was built at `version`.
     pub fn get(&self, key: &K, version: &PageVersion) -> Option<Rendered> {
         let pages = self.pages.read().ok()?;
-        let (built_at, page) = pages.by_key.get(key)?;
-        (built_at == version).then(|| page.clone())
+        let kept = pages.by_key.get(key)?;
+        (kept.version == *version).then(|| kept.page.clone())
+    }
+
+    /// The page if Redis, asked while `lease` still holds, said its board
+    /// was at the page's stamp (see [`PageCache::checked`]).
+    pub fn leased(&self, key: &K, lease: &PageLease) -> Option<Rendered> {
+        self.pages.read().ok()?.by_key.get(key)?.leased(lease)
+    }
+
+    /// The page a remembered address names, if it is leased: as
+    /// [`PageCache::get_by_address`], with Redis.
+    pub fn leased_by_address(&self, address: &str, lease: &PageLease) -> Option<Rendered> {
+        let pages = self.pages.read().ok()?;
+        pages.by_key.get(pages.by_address.get(address)?)?.leased(lease)
+    }
+
+    /// Notes that Redis, asked at `at`, said `key`'s board is at `version`:
+    /// the kept page holds under a lease from then, if it is of that version.
+    pub fn checked(&self, key: &K, version: &PageVersion, at: Instant) {
+        if let Ok(mut pages) = self.pages.write() {
+            if let Some(kept) = pages.by_key.get_mut(key).filter(|kept| kept.version == *version) {
+                kept.checked = kept.checked.max(Some(at));
+                kept.renewing = false;
+            }
+        }
+    }
+
+    /// Notes that a request is asking Redis about `key`'s page again: its
+    /// lease holds to its end meanwhile (until [`PageCache::checked`]).
+    pub fn renewing(&self, key: &K) {
+        if let Ok(mut pages) = self.pages.write() {
+            if let Some(kept) = pages.by_key.get_mut(key) {
+                kept.renewing = true;
+            }
+        }
     }
 
     /// The page a remembered address names, if it was built at `version`:
@@ -145,8 +196,8 @@ impl<K: Clone + Eq + std::hash::Hash> PageCache<K> {
     /// version check as [`PageCache::get`].
     pub fn get_by_address(&self, address: &str, version: &PageVersion) -> Option<Rendered> {
         let pages = self.pages.read().ok()?;
-        let (built_at, page) = pages.by_key.get(pages.by_address.get(address)?)?;
-        (built_at == version).then(|| page.clone())
+        let kept = pages.by_key.get(pages.by_address.get(address)?)?;
+        (kept.version == *version).then(|| kept.page.clone())
     }
 
     /// Remembers that `address` names `key`. Only for an address whose
@@ -168,7 +219,8 @@ impl<K: Clone + Eq + std::hash::Hash> PageCache<K> {
 
     /// The page kept for `key` and what it was built at, whatever that is.
     pub fn entry(&self, key: &K) -> Option<(PageVersion, Rendered)> {
-        self.pages.read().ok()?.by_key.get(key).cloned()
+        let kept = self.pages.read().ok()?.by_key.get(key).cloned()?;
+        Some((kept.version, kept.page))
     }
 
     /// Bytes of page bodies held.
@@ -192,16 +244,16 @@ impl<K: Clone + Eq + std::hash::Hash> PageCache<K> {
             let pages = &mut *pages;
             if pages.bytes + size > self.budget {
                 // Pages of other versions are likely stale; drop them first, everything if need be.
-                pages.by_key.retain(|_, (built_at, _)| *built_at == version);
-                pages.bytes = pages.by_key.values().map(|(_, page)| page.body.len()).sum();
+                pages.by_key.retain(|_, kept| kept.version == version);
+                pages.bytes = pages.by_key.values().map(|kept| kept.page.body.len()).sum();
                 if pages.bytes + size > self.budget {
                     pages.by_key.clear();
                     pages.bytes = 0;
                 }
             }
             pages.bytes += size;
-            if let Some((_, replaced)) = pages.by_key.insert(key, (version, page)) {
-                pages.bytes -= replaced.body.len();
+            if let Some(replaced) = pages.by_key.insert(key, Kept { version, page, checked: None, renewing: false }) {
+                pages.bytes -= replaced.page.body.len();
             }
         }
     }
@@ -257,6 +309,30 @@ mod tests {
     }
 
     #[test]
+    fn a_page_is_leased_from_a_check_of_its_own_stamp_only() {
+        let cache = PageCache::new(1 << 10);
+        let lease = PageLease::new(std::time::Duration::from_secs(60));
+        let shared = |stamp: &str| PageVersion::Shared(Arc::from(stamp));
+        cache.put(key(0), shared("e:7"), page(b"page"));
+        assert!(cache.leased(&key(0), &lease).is_none(), "built, but not yet vouched for");
+        cache.checked(&key(0), &shared("e:6"), Instant::now());
+        assert!(cache.leased(&key(0), &lease).is_none(), "a check of another stamp vouches for nothing");
+        cache.checked(&key(0), &shared("e:7"), Instant::now());
+        assert_eq!(cache.leased(&key(0), &lease).map(|page| page.body), Some(Bytes::from_static(b"page")));
+        let long_ago = Instant::now() - std::time::Duration::from_secs(120);
+        cache.checked(&key(0), &shared("e:7"), long_ago);
+        assert!(cache.leased(&key(0), &lease).is_some(), "an older check does not shorten a newer one");
+        cache.put(key(0), shared("e:8"), page(b"next"));
+        assert!(cache.leased(&key(0), &lease).is_none(), "a page built again needs a check of its own");
+        cache.checked(&key(0), &shared("e:8"), Instant::now() - std::time::Duration::from_secs(40));
+        assert!(cache.leased(&key(0), &lease).is_none(), "in its second half: a request renews it");
+        cache.renewing(&key(0));
+        assert!(cache.leased(&key(0), &lease).is_some(), "the others are answered meanwhile");
+        cache.checked(&key(0), &shared("e:8"), long_ago);
+        assert!(cache.leased(&key(0), &lease).is_none(), "a renewal holds it to its end only");
+    }
+
+    #[test]
     fn capacity_zero_caches_nothing() {
         let cache = PageCache::new(0);
         cache.put(key(0), PageVersion::Local(1), page(b"page"));
@@ -270,7 +346,7 @@ mod tests {
             let body = Bytes::from(vec![b'x'; 5 + i as usize]);
             cache.put(key(i % 7), PageVersion::Local((i / 10) as u64), Rendered::new(body, &PageVersion::Local(0)));
             let pages = cache.pages.read().unwrap();
-            let held: usize = pages.by_key.values().map(|(_, page)| page.body.len()).sum();
+            let held: usize = pages.by_key.values().map(|kept| kept.page.body.len()).sum();
             assert_eq!(pages.bytes, held, "the running total matches after put {i}");
             assert!(held <= 100, "{held} bytes held after put {i}");
         }

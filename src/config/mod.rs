@@ -243,6 +243,16 @@ pub struct RedisSettings {
     /// Prefix of every Redis key (several deployments can share one Redis).
     #[arg(long, env = "REDIS_PREFIX", default_value = "hiscore")]
     pub redis_prefix: String,
+
+    /// How long, in microseconds, an instance serves a kept ranking page
+    /// on the word of its last check that the board had not moved in
+    /// Redis, without asking again; each instance, before answering a
+    /// request that may have changed a board, waits this long after its
+    /// last write to Redis, so a read begun after any answer still shows
+    /// it. The same on every instance; 0: every page read asks Redis, and
+    /// no write waits.
+    #[arg(long, env = "PAGE_LEASE_US", default_value_t = 1_000, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    pub page_lease_us: u64,
 }
 
 /// Password hashing: algorithm, cost, and the threads that do it.

@@ -196,11 +196,14 @@ impl RedisSource {
     /// group needs a rebuild (a rebuild under way logs the change for its
     /// replay; one that begins later reads it from the database).
     pub async fn record(&self, board: BoardPeriod, record: &Record<'_>) -> RedisResult<()> {
-        bounded(async {
+        let recorded = bounded(async {
             let mut conn = self.client.conn().await?;
             self.apply(&mut conn, board, record, true).await
         })
-        .await
+        .await;
+        // Timed out or not, the change may have reached Redis.
+        self.client.page_lease().wrote();
+        recorded
     }
 
     async fn apply(
@@ -249,7 +252,9 @@ impl RedisSource {
         for board in boards {
             pipe.incr(self.group(*board).sequence(), 1).ignore();
         }
-        bounded(async { self.client.conn().await?.query(&pipe).await }).await
+        let touched = bounded(async { self.client.conn().await?.query(&pipe).await }).await;
+        self.client.page_lease().wrote();
+        touched
     }
 
     /// Begins a rebuild of `board`'s group, before the database is read:
@@ -404,6 +409,7 @@ impl RedisSource {
             swap.query_async::<()>(&mut conn).await.map_err(RedisError::from)
         }
         .await;
+        self.client.page_lease().wrote();
         self.abandon_rebuild(rebuild).await;
         result
     }
@@ -445,16 +451,20 @@ impl RedisSource {
 
     /// Records a change a rebuild replays (not logged again).
     pub async fn replay(&self, board: BoardPeriod, record: &Record<'_>) -> RedisResult<()> {
-        bounded(async {
+        let replayed = bounded(async {
             let mut conn = self.client.conn().await?;
             self.apply(&mut conn, board, record, false).await
         })
-        .await
+        .await;
+        self.client.page_lease().wrote();
+        replayed
     }
 
     /// Deletes every key of a custom board (deleted from the catalog).
     pub async fn forget(&self, number: i64) -> RedisResult<u64> {
-        self.client.delete_matching(&self.client.keys().custom_board(number).pattern()).await
+        let forgotten = self.client.delete_matching(&self.client.keys().custom_board(number).pattern()).await;
+        self.client.page_lease().wrote();
+        forgotten
     }
 }
 

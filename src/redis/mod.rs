@@ -15,6 +15,7 @@
 
 mod connection;
 mod keys;
+mod lease;
 
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -28,6 +29,7 @@ use futures_util::future::try_join_all;
 pub use self::connection::Connection;
 use self::connection::{Link, Shared};
 pub use self::keys::{BoardGroupKeys, Keys};
+pub use self::lease::PageLease;
 pub use deadpool_redis::redis::{pipe, Cmd, Pipeline, Value};
 
 /// Every Redis call is bounded: a hung Redis must not hang requests.
@@ -111,6 +113,7 @@ pub struct RedisClient {
     topology: Mutex<Option<String>>,
     shared: Shared,
     keys: Keys,
+    page_lease: PageLease,
     versioned_set: Script,
     window_count: Script,
     uncount: Script,
@@ -156,6 +159,7 @@ impl RedisClient {
             topology: Mutex::new(None),
             shared: Shared::default(),
             keys: Keys::new(prefix),
+            page_lease: PageLease::new(Duration::ZERO),
             versioned_set: Script::new(VERSIONED_SET),
             window_count: Script::new(WINDOW_COUNT),
             uncount: Script::new(UNCOUNT),
@@ -163,9 +167,20 @@ impl RedisClient {
         })
     }
 
+    /// Leases of `length` on kept pages (see [`PageLease`]; none unless
+    /// set).
+    #[must_use]
+    pub fn with_page_lease(self, length: Duration) -> Self {
+        Self { page_lease: PageLease::new(length), ..self }
+    }
+
     /// How this deployment's keys are spelled.
     pub fn keys(&self) -> &Keys {
         &self.keys
+    }
+
+    pub fn page_lease(&self) -> &PageLease {
+        &self.page_lease
     }
 
     /// Whether the cached copies in Redis (sessions, user rows, boards) can

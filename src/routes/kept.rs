@@ -1,9 +1,10 @@
 //! Kept answers given by their address before the router runs (`front`,
-//! issue 43): on a single instance without CORS, a GET whose path and
-//! query (its address) already led the router to a ranking page, an
+//! issue 43): without CORS, a GET whose path and query (its address)
+//! already led the router to a ranking page, and on a single instance an
 //! around-me window, a friends board or a profile, answered from the copy
 //! the handler kept while it is exact (the rank engine's version, and for
-//! a profile the user rows' count of changes). The same copy, tag,
+//! a profile the user rows' count of changes; with Redis, a page under its
+//! lease: `redis::PageLease`). The same copy, tag,
 //! conditional answer and metrics as the handler gives; the use cases
 //! remember only addresses that name the same copy whatever the time and
 //! the board catalog (`usecases::rankings::fixed_address`), and everything
@@ -16,7 +17,7 @@ use actix_web::http::Method;
 use actix_web::{web, HttpMessage as _, HttpResponse};
 
 use super::rankings::conditional;
-use super::{json_response, paths};
+use super::{address_of, json_response, paths};
 use crate::cache::{PageOutcome, PageVersion};
 use crate::state::AppState;
 use crate::telemetry::RouteName;
@@ -37,13 +38,14 @@ pub fn kept_answer(request: &ServiceRequest) -> Option<HttpResponse> {
     }
     let state = request.app_data::<web::Data<AppState>>()?;
     // CORS headers are the CORS layer's, inside this one.
-    if state.redis.is_some() || state.settings.cors_origins().next().is_some() {
+    if state.settings.cors_origins().next().is_some() {
         return None;
     }
-    let address = request.uri().path_and_query()?.as_str();
+    let address = address_of(request.request())?;
     let ranks = state.ranks.version();
     let version = PageVersion::Local(ranks);
     let caches = &state.caches;
+    // With Redis only pages are kept (the windows and profiles are empty).
     // A board's id has no `/`: what follows it names the route.
     let (answer, route) = match path.strip_prefix(RANKINGS) {
         Some(rest) if rest.contains("/around/") => {
@@ -53,7 +55,10 @@ pub fn kept_answer(request: &ServiceRequest) -> Option<HttpResponse> {
             (json_response(caches.windows.get_by_address(address, &version)?.body), paths::RANKING_USERS)
         }
         Some(_) => {
-            let page = caches.pages.get_by_address(address, &version)?;
+            let page = match &state.redis {
+                None => caches.pages.get_by_address(address, &version)?,
+                Some(redis) => caches.pages.leased_by_address(address, redis.page_lease())?,
+            };
             caches.count_page(PageOutcome::Hit);
             (conditional(request.request(), page), paths::RANKING)
         }

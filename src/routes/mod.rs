@@ -425,6 +425,12 @@ fn resource(path: &str, route: &'static str, methods: &[&str]) -> actix_web::Res
     }))
 }
 
+/// A request's address (path and query): what a kept answer is found by
+/// before the router (see [`kept_answer`]).
+fn address_of(request: &actix_web::HttpRequest) -> Option<&str> {
+    request.uri().path_and_query().map(|address| address.as_str())
+}
+
 /// A 200 with a JSON body already rendered.
 fn json_response(body: web::Bytes) -> actix_web::HttpResponse {
     actix_web::HttpResponse::Ok().content_type(actix_web::http::header::ContentType::json()).body(body)

@@ -7,7 +7,7 @@ use serde::Deserialize;
 
 use super::paths;
 use super::schemas::BoardPath;
-use super::{json_response, parse_id};
+use super::{address_of, json_response, parse_id};
 use crate::cache::Rendered;
 use crate::domain::{parse_offset, PageLimit, Percents, PeriodSelector, Radius, UserIds};
 use crate::error::{ApiError, ErrorCode};
@@ -57,7 +57,7 @@ pub async fn page(
         (Some(raw), None) => PageRequest::Cursor(raw),
         (None, offset) => PageRequest::Offset(parse_offset(offset.as_deref())?),
     };
-    let address = request.uri().path_and_query().map(|address| address.as_str());
+    let address = address_of(&request);
     Ok(conditional(&request, rankings::page(&state, &board, period, limit, start, address).await?))
 }
 
@@ -95,7 +95,7 @@ pub async fn around(
     let user_id = parse_id(&user_id, ErrorCode::UserNotFound)?;
     let radius = Radius::parse(query.radius.as_deref())?.value();
     let period = PeriodSelector::parse(query.period.as_deref())?;
-    let address = request.uri().path_and_query().map(|address| address.as_str());
+    let address = address_of(&request);
     Ok(conditional(&request, rankings::around(&state, &board, period, user_id, radius, address).await?))
 }
 
@@ -124,7 +124,7 @@ pub async fn friends(
     let board = resolve_partition(&state, resolve(&state, &path.board).await?, query.partition.as_deref()).await?;
     let ids = UserIds::parse(query.ids.as_deref())?;
     let period = PeriodSelector::parse(query.period.as_deref())?;
-    let address = request.uri().path_and_query().map(|address| address.as_str());
+    let address = address_of(&request);
     Ok(json_response(rankings::friends(&state, &board, period, ids.as_slice(), address).await?))
 }
 

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::paths;
 use super::sessions::session_started;
-use super::{client_address, json_response, parse_id, JsonObject};
+use super::{address_of, client_address, json_response, parse_id, JsonObject};
 use crate::domain::{parse_before, Board, DisplayName, LoginName, PageLimit, Password, UserIds};
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
@@ -44,7 +44,7 @@ pub async fn profile(
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
     let id = parse_id(&path, ErrorCode::UserNotFound)?;
-    let address = request.uri().path_and_query().map(|address| address.as_str());
+    let address = address_of(&request);
     Ok(json_response(players::profile_json(&state, id, address).await?))
 }
 

@@ -57,17 +57,16 @@ pub async fn profile(state: &AppState, id: i64) -> Result<Option<(UserRow, UserR
 pub async fn profile_json(state: &AppState, id: i64, address: Option<&str>) -> Result<Bytes, ApiError> {
     let version =
         state.caches.users.local_changes().map(|rows| PageVersion::Profile { ranks: state.ranks.version(), rows });
-    if let Some(version) = &version {
-        if let Some(address) = address {
-            state.caches.profiles.remember_address(address, &id);
-        }
-        if let Some(kept) = state.caches.profiles.get(&id, version) {
-            return Ok(kept.body);
-        }
+    if let Some(kept) = version.as_ref().and_then(|version| state.caches.profiles.get(&id, version)) {
+        return Ok(kept.body);
     }
     let (user, ranks) = profile(state, id).await?.ok_or(ErrorCode::UserNotFound)?;
     let body = Bytes::from(serde_json::to_vec(&PublicUser::new(&user, ranks)).map_err(ApiError::internal)?);
     if let Some(version) = version {
+        // Only a player's address: unknown ids take no place among them.
+        if let Some(address) = address {
+            state.caches.profiles.remember_address(address, &id);
+        }
         state.caches.profiles.put(id, version, Rendered::untagged(body.clone()));
     }
     Ok(body)

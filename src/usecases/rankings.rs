@@ -4,12 +4,14 @@
 //! A single instance keeps rendered pages, tagged with the rank engine's
 //! version (any recorded post makes them stale). With Redis a kept page is
 //! tagged with its board's stamp there, and served only after Redis said
-//! it still holds, in the round trip that would otherwise read the page
-//! (see `cache::pages`). Either way, concurrent requests for one page that
+//! it still holds, in the round trip that would otherwise read the page,
+//! or under the lease that answer gives (see `cache::pages` and
+//! `redis::PageLease`). Either way, concurrent requests for one page that
 //! arrived before a read of it began share that read.
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Instant;
 
 use actix_web::web::Bytes;
 
@@ -57,15 +59,19 @@ pub async fn page(
     };
     let key = PageKey { board: resolved.board, limit, start };
     let view = resolved.view;
-    if state.redis.is_none() {
-        if let Some(address) = fixed_address {
-            state.caches.pages.remember_address(address, &key);
-        }
-        let current = state.ranks.version();
-        if let Some(rendered) = state.caches.pages.get(&key, &PageVersion::Local(current)) {
-            state.caches.count_page(PageOutcome::Hit);
-            return Ok(rendered);
-        }
+    if let Some(address) = fixed_address {
+        state.caches.pages.remember_address(address, &key);
+    }
+    let kept = match &state.redis {
+        None => state.caches.pages.get(&key, &PageVersion::Local(state.ranks.version())),
+        Some(redis) => state.caches.pages.leased(&key, redis.page_lease()),
+    };
+    if let Some(rendered) = kept {
+        state.caches.count_page(PageOutcome::Hit);
+        return Ok(rendered);
+    }
+    if state.redis.as_ref().is_some_and(|redis| redis.page_lease().is_on()) {
+        state.caches.pages.renewing(&key);
     }
     // Requests that arrived before a read of this page began share it. The
     // arrival is taken here, not when the request came in: later is only
@@ -85,7 +91,7 @@ pub async fn page(
     }
 }
 
-/// The address a single instance remembers its kept answer by, so that
+/// The address an instance remembers its kept answer by, so that
 /// `front` can answer the next request for it before routing
 /// (`routes::kept_answer`): only a built-in board's, whose address names the
 /// same answer whatever the time and the board catalog (a custom board's
@@ -98,10 +104,11 @@ fn fixed_address<'a>(board: &BoardRef, address: Option<&'a str>) -> Option<&'a s
 /// Reads a page and keeps it. A single instance reads its rank engine.
 /// With Redis, a kept copy is served while Redis says its board is as it
 /// was when the copy was built (one round trip, which reads the page
-/// instead when it is not): every read asks Redis, so a post on any
-/// instance shows at the next read and "load more" never contradicts the
-/// page before it; a rename moves the stamps of every board (see
-/// `RankEngine::names_changed`).
+/// instead when it is not), and for a page lease after that answer
+/// without asking (`redis::PageLease`: writes wait out the leases before
+/// they are answered), so a post on any instance shows at the next read
+/// and "load more" never contradicts the page before it; a rename moves
+/// the stamps of every board (see `RankEngine::names_changed`).
 async fn read_page(state: &AppState, board: &BoardRef, view: PeriodView, key: &PageKey) -> Result<Rendered, ApiError> {
     if state.redis.is_none() {
         state.caches.count_page(PageOutcome::Miss);
@@ -116,10 +123,12 @@ async fn read_page(state: &AppState, board: &BoardRef, view: PeriodView, key: &P
         _ => None,
     };
     let known = kept.as_ref().map_or("", |(stamp, _)| stamp);
+    let asked = Instant::now();
     let read = state.ranks.page_unless(key.board, key.start, key.limit, known).await?;
     let page = match (read, kept) {
         (PageRead::Read(page), _) => page,
-        (PageRead::Unchanged, Some((_, rendered))) => {
+        (PageRead::Unchanged, Some((stamp, rendered))) => {
+            state.caches.pages.checked(key, &PageVersion::Shared(stamp), asked);
             state.caches.count_page(PageOutcome::Hit);
             return Ok(rendered);
         }
@@ -131,7 +140,8 @@ async fn read_page(state: &AppState, board: &BoardRef, view: PeriodView, key: &P
     let version = built_at(&page);
     let rendered = Rendered::new(render(state, board, view, &page).await?, &version);
     if matches!(version, PageVersion::Shared(_)) {
-        state.caches.pages.put(key.clone(), version, rendered.clone());
+        state.caches.pages.put(key.clone(), version.clone(), rendered.clone());
+        state.caches.pages.checked(key, &version, asked);
     }
     Ok(rendered)
 }

@@ -174,11 +174,60 @@ async fn a_bench_run_passes_through_nginx_on_three_instances() {
 #[actix_web::test]
 #[cfg_attr(not(all(hiscore_test_mysql, hiscore_test_redis)), ignore = "set TEST_MYSQL_URL and TEST_REDIS_URL")]
 async fn moderation_on_one_instance_shows_on_the_other_at_the_next_read() {
+    moderation_shows_on_the_other_instance(&[]).await;
+}
+
+/// Page leases long enough that B's copy is still vouched for at its next
+/// read: every answer that changed a board (a post, a rename, a removal, a
+/// ban, a board made) must wait them out first, else these fail.
+#[actix_web::test]
+#[cfg_attr(not(all(hiscore_test_mysql, hiscore_test_redis)), ignore = "set TEST_MYSQL_URL and TEST_REDIS_URL")]
+async fn under_long_page_leases_every_change_still_shows_at_the_next_read() {
+    let lease = ["--page-lease-us", "400000"];
+    kept_pages_follow_the_other_instance(&lease).await;
+    moderation_shows_on_the_other_instance(&lease).await;
+}
+
+/// A page under its lease is served without asking Redis: an instance
+/// that does not wait the leases out (one told there are none) leaves B's
+/// copy standing until the lease runs out, which is why every instance
+/// must run with the same length.
+#[actix_web::test]
+#[cfg_attr(not(all(hiscore_test_mysql, hiscore_test_redis)), ignore = "set TEST_MYSQL_URL and TEST_REDIS_URL")]
+async fn a_page_lease_vouches_for_a_kept_page_without_asking_redis() {
     let backend = Backend::mariadb_redis();
     let db = TestDatabase::new(&backend).await;
-    let admin = ["--admin-token", crate::helpers::ADMIN];
-    let a = spawn_app_on(&db, &admin).await;
-    let b = spawn_app_on(&db, &admin).await;
+    let (lease, wait_out) = (Duration::from_secs(1), Duration::from_millis(1_100));
+    let a = spawn_app_on(&db, &["--page-lease-us", "0"]).await;
+    let b = spawn_app_on(&db, &["--page-lease-us", "1000000"]).await;
+    let (first, second) = (a.register("lease1").await, a.register("lease2").await);
+    a.post_score(&first, 50).await;
+    // A machine slow enough to take the whole lease over three requests
+    // proves nothing either way; three tries.
+    for attempt in 0..3 {
+        actix_web::rt::time::sleep(wait_out).await;
+        let began = Instant::now();
+        // B's earlier leases have run out: it asks Redis, leased from now.
+        let before = b.ranking("best", "limit=10").await;
+        a.post_score(&second, 100 + attempt).await;
+        let after = b.ranking("best", "limit=10").await;
+        if began.elapsed() < lease {
+            assert_eq!(after, before, "B asked Redis again within its lease");
+            actix_web::rt::time::sleep(wait_out).await;
+            let top = b.ranking("best", "limit=10").await;
+            assert_eq!(top["entries"][0]["score"], 100 + attempt, "the lease ran out, and B still served its copy");
+            return;
+        }
+    }
+    panic!("no try took less than the lease");
+}
+
+async fn moderation_shows_on_the_other_instance(args: &[&str]) {
+    let backend = Backend::mariadb_redis();
+    let db = TestDatabase::new(&backend).await;
+    let args = [&["--admin-token", crate::helpers::ADMIN][..], args].concat();
+    let a = spawn_app_on(&db, &args).await;
+    let b = spawn_app_on(&db, &args).await;
     a.create_board(&json!({"id": "arena", "name": "Arena"})).await;
     let cheat = a.register("cheat").await;
     let honest = a.register("honest").await;
@@ -224,11 +273,15 @@ async fn moderation_on_one_instance_shows_on_the_other_at_the_next_read() {
 #[actix_web::test]
 #[cfg_attr(not(all(hiscore_test_mysql, hiscore_test_redis)), ignore = "set TEST_MYSQL_URL and TEST_REDIS_URL")]
 async fn a_kept_page_is_served_only_while_its_board_and_names_hold() {
+    kept_pages_follow_the_other_instance(&[]).await;
+}
+
+async fn kept_pages_follow_the_other_instance(args: &[&str]) {
     let backend = Backend::mariadb_redis();
     let db = TestDatabase::new(&backend).await;
-    let admin = ["--admin-token", crate::helpers::ADMIN];
-    let a = spawn_app_on(&db, &admin).await;
-    let b = spawn_app_on(&db, &admin).await;
+    let args = [&["--admin-token", crate::helpers::ADMIN][..], args].concat();
+    let a = spawn_app_on(&db, &args).await;
+    let b = spawn_app_on(&db, &args).await;
     let first = a.register("kept1").await;
     let second = a.register("kept2").await;
     a.post_score(&first, 50).await;
