@@ -6,6 +6,7 @@
 //! is exactly as it was: invalidation on write, with no timer to tune.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Instant;
 
@@ -15,7 +16,7 @@ use sha2::{Digest, Sha256};
 
 use crate::domain::{BoardPeriod, Hundredths};
 use crate::rank::PageStart;
-use crate::redis::PageLease;
+use crate::redis::{PageLease, Standing};
 
 /// What identifies a page request: parsed values, so that `0`, `00` and
 /// `+0` are one entry, not three.
@@ -114,18 +115,27 @@ const MAX_ADDRESSES: usize = 1024;
 
 /// A kept page, what it was built at, and with Redis when Redis was last
 /// asked whether its board still is, and whether a request is asking
-/// again (see [`PageLease::holds`]).
-#[derive(Clone)]
+/// again (see [`Standing::Due`]).
 struct Kept {
     version: PageVersion,
     page: Rendered,
     checked: Option<Instant>,
-    renewing: bool,
+    renewing: AtomicBool,
 }
 
 impl Kept {
-    fn leased(&self, lease: &PageLease) -> Option<Rendered> {
-        self.checked.is_some_and(|checked| lease.holds(checked, self.renewing)).then(|| self.page.clone())
+    /// The page while its lease holds. When it is due, `renew` asks to
+    /// be the one request that renews it: the first such asker gets
+    /// `None` (and asks Redis), later ones the page; without `renew`,
+    /// the page only once a renewal is under way.
+    fn leased(&self, lease: &PageLease, renew: bool) -> Option<Rendered> {
+        let renewing = match lease.standing(self.checked?) {
+            Standing::Fresh => true,
+            Standing::Due if renew => self.renewing.swap(true, Ordering::AcqRel),
+            Standing::Due => self.renewing.load(Ordering::Acquire),
+            Standing::Over => false,
+        };
+        renewing.then(|| self.page.clone())
     }
 }
 
@@ -157,16 +167,18 @@ impl<K: Clone + Eq + std::hash::Hash> PageCache<K> {
     }
 
     /// The page if Redis, asked while `lease` still holds, said its board
-    /// was at the page's stamp (see [`PageCache::checked`]).
+    /// was at the page's stamp (see [`PageCache::checked`]); when the
+    /// lease is due, `None` for the first caller, who is to renew it.
     pub fn leased(&self, key: &K, lease: &PageLease) -> Option<Rendered> {
-        self.pages.read().ok()?.by_key.get(key)?.leased(lease)
+        self.pages.read().ok()?.by_key.get(key)?.leased(lease, true)
     }
 
     /// The page a remembered address names, if it is leased: as
-    /// [`PageCache::get_by_address`], with Redis.
+    /// [`PageCache::get_by_address`], with Redis. A due lease is left for
+    /// the routed request (and [`PageCache::leased`]) to renew.
     pub fn leased_by_address(&self, address: &str, lease: &PageLease) -> Option<Rendered> {
         let pages = self.pages.read().ok()?;
-        pages.by_key.get(pages.by_address.get(address)?)?.leased(lease)
+        pages.by_key.get(pages.by_address.get(address)?)?.leased(lease, false)
     }
 
     /// Notes that Redis, asked at `at`, said `key`'s board is at `version`:
@@ -175,17 +187,7 @@ impl<K: Clone + Eq + std::hash::Hash> PageCache<K> {
         if let Ok(mut pages) = self.pages.write() {
             if let Some(kept) = pages.by_key.get_mut(key).filter(|kept| kept.version == *version) {
                 kept.checked = kept.checked.max(Some(at));
-                kept.renewing = false;
-            }
-        }
-    }
-
-    /// Notes that a request is asking Redis about `key`'s page again: its
-    /// lease holds to its end meanwhile (until [`PageCache::checked`]).
-    pub fn renewing(&self, key: &K) {
-        if let Ok(mut pages) = self.pages.write() {
-            if let Some(kept) = pages.by_key.get_mut(key) {
-                kept.renewing = true;
+                kept.renewing = AtomicBool::new(false);
             }
         }
     }
@@ -219,8 +221,9 @@ impl<K: Clone + Eq + std::hash::Hash> PageCache<K> {
 
     /// The page kept for `key` and what it was built at, whatever that is.
     pub fn entry(&self, key: &K) -> Option<(PageVersion, Rendered)> {
-        let kept = self.pages.read().ok()?.by_key.get(key).cloned()?;
-        Some((kept.version, kept.page))
+        let pages = self.pages.read().ok()?;
+        let kept = pages.by_key.get(key)?;
+        Some((kept.version.clone(), kept.page.clone()))
     }
 
     /// Bytes of page bodies held.
@@ -252,7 +255,9 @@ impl<K: Clone + Eq + std::hash::Hash> PageCache<K> {
                 }
             }
             pages.bytes += size;
-            if let Some(replaced) = pages.by_key.insert(key, Kept { version, page, checked: None, renewing: false }) {
+            if let Some(replaced) =
+                pages.by_key.insert(key, Kept { version, page, checked: None, renewing: AtomicBool::new(false) })
+            {
                 pages.bytes -= replaced.page.body.len();
             }
         }
@@ -278,7 +283,6 @@ mod tests {
         assert_eq!(cache.get(&key(0), &PageVersion::Local(5)).map(|page| page.body), Some(Bytes::from_static(b"page")));
         assert!(cache.get(&key(0), &PageVersion::Local(6)).is_none());
         assert!(cache.get(&key(10), &PageVersion::Local(5)).is_none());
-        let shared = |stamp: &str| PageVersion::Shared(Arc::from(stamp));
         cache.put(key(0), shared("e:7"), page(b"page"));
         assert!(cache.get(&key(0), &shared("e:7")).is_some());
         assert!(cache.get(&key(0), &shared("e:8")).is_none(), "a change makes it stale");
@@ -308,28 +312,50 @@ mod tests {
         assert!(cache.get_by_address(&last, &PageVersion::Local(7)).is_some());
     }
 
+    fn shared(stamp: &str) -> PageVersion {
+        PageVersion::Shared(Arc::from(stamp))
+    }
+
+    fn ago(secs: u64) -> Instant {
+        Instant::now() - std::time::Duration::from_secs(secs)
+    }
+
     #[test]
     fn a_page_is_leased_from_a_check_of_its_own_stamp_only() {
         let cache = PageCache::new(1 << 10);
         let lease = PageLease::new(std::time::Duration::from_secs(60));
-        let shared = |stamp: &str| PageVersion::Shared(Arc::from(stamp));
         cache.put(key(0), shared("e:7"), page(b"page"));
         assert!(cache.leased(&key(0), &lease).is_none(), "built, but not yet vouched for");
         cache.checked(&key(0), &shared("e:6"), Instant::now());
         assert!(cache.leased(&key(0), &lease).is_none(), "a check of another stamp vouches for nothing");
         cache.checked(&key(0), &shared("e:7"), Instant::now());
         assert_eq!(cache.leased(&key(0), &lease).map(|page| page.body), Some(Bytes::from_static(b"page")));
-        let long_ago = Instant::now() - std::time::Duration::from_secs(120);
-        cache.checked(&key(0), &shared("e:7"), long_ago);
+        cache.checked(&key(0), &shared("e:7"), ago(120));
         assert!(cache.leased(&key(0), &lease).is_some(), "an older check does not shorten a newer one");
         cache.put(key(0), shared("e:8"), page(b"next"));
         assert!(cache.leased(&key(0), &lease).is_none(), "a page built again needs a check of its own");
-        cache.checked(&key(0), &shared("e:8"), Instant::now() - std::time::Duration::from_secs(40));
-        assert!(cache.leased(&key(0), &lease).is_none(), "in its second half: a request renews it");
-        cache.renewing(&key(0));
+        cache.checked(&key(0), &shared("e:8"), ago(120));
+        assert!(cache.leased(&key(0), &lease).is_none(), "run out");
+    }
+
+    #[test]
+    fn one_request_renews_a_due_lease_while_the_others_are_answered() {
+        let cache = PageCache::new(1 << 10);
+        let lease = PageLease::new(std::time::Duration::from_secs(60));
+        let top = "/api/rankings/best?limit=10";
+        cache.remember_address(top, &key(0));
+        cache.put(key(0), shared("e:7"), page(b"page"));
+        cache.checked(&key(0), &shared("e:7"), ago(40));
+        assert!(cache.leased_by_address(top, &lease).is_none(), "due: the routed request renews it");
+        assert!(cache.leased(&key(0), &lease).is_none(), "the first request to see it due renews it");
         assert!(cache.leased(&key(0), &lease).is_some(), "the others are answered meanwhile");
-        cache.checked(&key(0), &shared("e:8"), long_ago);
-        assert!(cache.leased(&key(0), &lease).is_none(), "a renewal holds it to its end only");
+        assert!(cache.leased_by_address(top, &lease).is_some(), "before the router too");
+        cache.checked(&key(0), &shared("e:7"), Instant::now());
+        assert!(cache.leased_by_address(top, &lease).is_some(), "renewed");
+        // A renewal that never comes back: the lease holds to its end only.
+        cache.pages.write().unwrap().by_key.get_mut(&key(0)).unwrap().checked = Some(ago(61));
+        assert!(cache.leased(&key(0), &lease).is_none());
+        assert!(cache.leased_by_address(top, &lease).is_none());
     }
 
     #[test]

@@ -251,7 +251,7 @@ pub struct RedisSettings {
     /// last write to Redis, so a read begun after any answer still shows
     /// it. The same on every instance; 0: every page read asks Redis, and
     /// no write waits.
-    #[arg(long, env = "PAGE_LEASE_US", default_value_t = 1_000, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    #[arg(long, env = "PAGE_LEASE_US", default_value_t = 2_000, value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
     pub page_lease_us: u64,
 }
 

@@ -29,7 +29,7 @@ use futures_util::future::try_join_all;
 pub use self::connection::Connection;
 use self::connection::{Link, Shared};
 pub use self::keys::{BoardGroupKeys, Keys};
-pub use self::lease::PageLease;
+pub use self::lease::{PageLease, Standing};
 pub use deadpool_redis::redis::{pipe, Cmd, Pipeline, Value};
 
 /// Every Redis call is bounded: a hung Redis must not hang requests.

@@ -70,9 +70,6 @@ pub async fn page(
         state.caches.count_page(PageOutcome::Hit);
         return Ok(rendered);
     }
-    if state.redis.as_ref().is_some_and(|redis| redis.page_lease().is_on()) {
-        state.caches.pages.renewing(&key);
-    }
     // Requests that arrived before a read of this page began share it. The
     // arrival is taken here, not when the request came in: later is only
     // stricter (fewer reads began after it), and a page served from the
