@@ -13,7 +13,7 @@ use crate::domain::{parse_offset, PageLimit, Percents, PeriodSelector, Radius, U
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
 use crate::usecases::boards::{resolve, resolve_partition};
-use crate::usecases::rankings::{self, PageRequest};
+use crate::usecases::rankings::{self, Asker, PageRequest};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -58,7 +58,7 @@ pub async fn page(
         (None, offset) => PageRequest::Offset(parse_offset(offset.as_deref())?),
     };
     let address = address_of(&request);
-    Ok(conditional(&request, rankings::page(&state, &board, period, limit, start, address).await?))
+    Ok(conditional(&request, rankings::page(&state, &board, period, limit, start, Asker::Request(address)).await?))
 }
 
 #[derive(Deserialize)]

@@ -17,7 +17,7 @@ use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
 use crate::store::{ClosedPeriod, ClosingMember, EndedPeriod, Move, StoreError};
 use crate::usecases::boards::BoardRef;
-use crate::usecases::rankings::{self, PageRequest};
+use crate::usecases::rankings::{self, Asker, PageRequest};
 use crate::usecases::rewards::{self, Standings};
 use crate::views::PeriodView;
 use crate::webhooks::Event;
@@ -262,7 +262,7 @@ fn moves(ladder: &Ladder, members: &[ClosingMember]) -> Vec<Move> {
 /// the period already: then its count as recorded and no entries.
 async fn closed_data(state: &AppState, board: BoardRef, ended: EndedPeriod) -> Result<Value, ApiError> {
     let selector = PeriodSelector::Index(ended.period);
-    let page = match rankings::page(state, &board, selector, TOP, PageRequest::Offset(0), None).await {
+    let page = match rankings::page(state, &board, selector, TOP, PageRequest::Offset(0), Asker::Server).await {
         Ok(rendered) => serde_json::from_slice::<Value>(&rendered.body).ok(),
         Err(error) if error.code() == ErrorCode::PeriodNotFound => None,
         Err(error) => return Err(error),

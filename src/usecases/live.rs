@@ -22,7 +22,7 @@ use actix_web::web::Data;
 use tokio::sync::watch;
 
 use super::boards::{resolve, resolve_partition, BoardRef};
-use super::rankings::{self, PageRequest};
+use super::rankings::{self, Asker, PageRequest};
 use crate::cache::PageVersion;
 use crate::domain::{Board, BoardPeriod, PeriodSelector, Timestamp};
 use crate::error::ApiError;
@@ -39,7 +39,7 @@ pub async fn answer(state: &AppState, query: &LiveQuery) -> Result<LivePage, Api
     let rendered = match query {
         LiveQuery::Page { board, partition, period, limit, offset } => {
             let board = resolve_partition(state, resolve(state, board).await?, partition.as_deref()).await?;
-            rankings::page(state, &board, *period, *limit, PageRequest::Offset(*offset), None).await?
+            rankings::page(state, &board, *period, *limit, PageRequest::Offset(*offset), Asker::Server).await?
         }
         LiveQuery::Around { board, partition, period, user_id, radius } => {
             let board = resolve_partition(state, resolve(state, board).await?, partition.as_deref()).await?;

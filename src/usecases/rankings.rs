@@ -30,19 +30,35 @@ pub enum PageRequest<'a> {
     Cursor(&'a str),
 }
 
+/// Who asks for a page, which decides what a kept copy must have been
+/// checked against with Redis.
+pub enum Asker<'a> {
+    /// A request, with its path and query if it has one (see
+    /// [`fixed_address`]): a copy under its page lease will do, since every
+    /// write waits the leases out before it is answered.
+    Request(Option<&'a str>),
+    /// The server itself, such as a live page's watcher told that its board
+    /// moved: Redis is asked, because a lease taken just before the move
+    /// may still hold, and the watcher would publish the old page and wait
+    /// for the next move.
+    Server,
+}
+
 /// A page of a board: `limit` entries from an offset or after a cursor. A
 /// cursor goes on in its own period (a walk begun before a reset finishes
-/// in the period it began in); naming another period is 400. `address`
-/// is the request's path and query, if a request asked (see
-/// [`fixed_address`]).
+/// in the period it began in); naming another period is 400.
 pub async fn page(
     state: &AppState,
     board: &BoardRef,
     selector: PeriodSelector,
     limit: i64,
     start: PageRequest<'_>,
-    address: Option<&str>,
+    asker: Asker<'_>,
 ) -> Result<Rendered, ApiError> {
+    let (address, leased) = match asker {
+        Asker::Request(address) => (address, true),
+        Asker::Server => (None, false),
+    };
     let fixed_address = fixed_address(board, address).filter(|_| matches!(start, PageRequest::Offset(_)));
     let (resolved, start) = match start {
         PageRequest::Offset(offset) => (resolve_period(state, board, selector).await?, PageStart::Offset(offset)),
@@ -64,7 +80,8 @@ pub async fn page(
     }
     let kept = match &state.redis {
         None => state.caches.pages.get(&key, &PageVersion::Local(state.ranks.version())),
-        Some(redis) => state.caches.pages.leased(&key, redis.page_lease()),
+        Some(redis) if leased => state.caches.pages.leased(&key, redis.page_lease()),
+        Some(_) => None,
     };
     if let Some(rendered) = kept {
         state.caches.count_page(PageOutcome::Hit);

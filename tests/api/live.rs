@@ -228,6 +228,27 @@ async fn live_reads(app: &crate::helpers::TestApp) -> LiveReads {
     LiveReads { page: read("page"), stamp: read("stamp") }
 }
 
+/// A watcher told that its board moved asks Redis, not a page lease: a
+/// lease another request took just before the post would still hold when
+/// the watcher reads, and it would publish nothing until the next post.
+#[actix_web::test]
+#[cfg_attr(not(all(hiscore_test_mysql, hiscore_test_redis)), ignore = "set TEST_MYSQL_URL and TEST_REDIS_URL")]
+async fn a_live_page_follows_a_post_under_long_page_leases() {
+    let db = TestDatabase::new(&Backend::mariadb_redis()).await;
+    let lease = ["--page-lease-us", "1000000"];
+    let (watched, poster) = (spawn_app_on(&db, &lease).await, spawn_app_on(&db, &lease).await);
+    let ann = poster.register("ann").await;
+    let bob = poster.register("bob").await;
+    poster.post_score(&ann, 50).await;
+    let mut stream = Events::open(&watched, "/api/rankings/best/live?limit=5", None).await;
+    assert_eq!(ranks_and_ids(&stream.next(PROMISED).await.expect("the first page").data), [(1, ann.id)]);
+    // The watched instance's copy of that page, leased just before the post.
+    assert_eq!(ranks_and_ids(&watched.ranking("best", "limit=5").await), [(1, ann.id)]);
+    poster.post_score(&bob, 70).await;
+    let next = stream.next(PROMISED).await.expect("a page after the post");
+    assert_eq!(ranks_and_ids(&next.data), [(1, bob.id), (2, ann.id)]);
+}
+
 #[actix_web::test]
 async fn bad_live_requests_get_the_plain_json_errors() {
     let db = TestDatabase::new(&Backend::Sqlite).await;
