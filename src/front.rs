@@ -34,9 +34,13 @@ pub async fn front(
 ) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
     let observation = Observation::begin(&req);
     let drain = req.app_data::<web::Data<Drain>>().cloned();
-    // GET and HEAD change nothing; anything else may have moved a board.
-    let may_write = !req.method().is_safe();
-    let shared = req.app_data::<web::Data<AppState>>().and_then(|state| state.redis.clone()).filter(|_| may_write);
+    // GET and HEAD change nothing (and take no reference here: a read is
+    // the hot path); anything else may have moved a board.
+    let shared = if req.method().is_safe() {
+        None
+    } else {
+        req.app_data::<web::Data<AppState>>().and_then(|state| state.redis.clone())
+    };
     let outcome = {
         // Counted until its response is ready.
         let _in_flight = drain.as_ref().map(|drain| drain.enter());
