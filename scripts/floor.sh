@@ -4,9 +4,11 @@
 # fixed body) answering a body of the read's own size, in one run,
 # alternating, `wrk -t2 -c50 -d8s` each, ROUNDS rounds (default 2). The
 # embedded server holds USERS players (default 200,000) with SCORES
-# scores (default 800,000, seed 1). Needs release builds of hiscore and
-# of the example (`cargo build --release --bin hiscore --example floor`),
-# wrk and python3.
+# scores (default 800,000, seed 1), and a custom board `runs` with what a
+# server key posts for them in 4 s (about 10,000 entries). Needs release
+# builds of hiscore and of the example (`cargo build --release --bin
+# hiscore --example floor`), wrk and python3. HISCORE (default
+# ./target/release/hiscore) names the build to measure.
 #   scripts/floor.sh                     # the BENCHMARKS.md figures
 #   SERVER_ARGS="--database-url mysql://… --redis-url redis://…" scripts/floor.sh
 set -eu
@@ -18,7 +20,7 @@ for port in 18111 18112; do
   if curl -fsS "127.0.0.1:$port/" > /dev/null 2>&1; then echo "port $port is taken" >&2; exit 1; fi
 done
 # shellcheck disable=SC2086 # SERVER_ARGS is a list of arguments
-ADMIN_TOKEN=$token RUST_LOG=warn ./target/release/hiscore serve --bind 127.0.0.1:18111 --static-dir /nonexistent \
+ADMIN_TOKEN=$token RUST_LOG=warn "${HISCORE:-./target/release/hiscore}" serve --bind 127.0.0.1:18111 --static-dir /nonexistent \
   ${SERVER_ARGS:---database-url sqlite://$work/floor.db} > "$work/server.log" 2>&1 &
 for _ in $(seq 1 300); do curl -fsS 127.0.0.1:18111/readyz > /dev/null 2>&1 && break; sleep 0.2; done
 curl -fsS -XPOST 127.0.0.1:18111/api/admin/initialize -H "Authorization: Bearer $token" \
@@ -30,8 +32,23 @@ players=$(curl -fsS "$h/api/rankings/best?limit=1" | field "['total_players']")
 middle=$(curl -fsS "$h/api/rankings/best?limit=1&offset=$((players / 2))" | field "['entries'][0]['user']['id']")
 friends=$(curl -fsS "$h/api/rankings/best?limit=100&offset=$((players / 3))" |
   python3 -c "import json,sys; print(','.join(str(e['user']['id']) for e in json.load(sys.stdin)['entries']))")
+# A custom board, filled by a server key posting for the players.
+admin() { curl -fsS -XPOST "$h$1" -H "Authorization: Bearer $token" -H 'content-type: application/json' -d "$2"; }
+admin /api/admin/boards '{"id": "runs", "name": "Runs"}' > /dev/null
+key=$(admin /api/admin/keys '{"name": "floor"}' | field "['key']")
+cat > "$work/post.lua" <<LUA
+counter = 0
+request = function()
+  counter = counter + 1
+  local body = '{"user_id": ' .. (counter * 7919 % $players + 1) .. ', "score": ' .. (counter * 104729 % 100000) .. '}'
+  return wrk.format("POST", "/api/boards/runs/scores", {["Content-Type"] = "application/json",
+    ["Authorization"] = "Bearer $key"}, body)
+end
+LUA
+wrk -t1 -c8 -d4s -s "$work/post.lua" "$h" > /dev/null
 reads=(
   "top page|/api/rankings/best?limit=10"
+  "a custom board's top page|/api/rankings/runs?limit=10"
   "page at offset 150,000|/api/rankings/best?limit=10&offset=150000"
   "around me (radius 5)|/api/rankings/best/around/$middle?radius=5"
   "friends board of 100|/api/rankings/best/users?ids=$friends"

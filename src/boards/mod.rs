@@ -11,6 +11,7 @@
 mod schedule;
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 pub use self::schedule::{parse_timezone, Schedule};
@@ -429,6 +430,10 @@ pub struct Registry {
     /// The numbers reads gave partitions no post opened (see
     /// [`Registry::unopened_partition`]).
     unopened: Mutex<HashMap<(i64, PartitionValue), i64>>,
+    /// Bumped by every change to the boards and partitions, under their
+    /// lock: an answer remembered by its address holds only while this is
+    /// unchanged (`cache::AddressTerm`).
+    changes: AtomicU64,
 }
 
 /// Unopened partitions' numbers remembered at most (beyond, they are
@@ -545,6 +550,7 @@ impl Registry {
         let board = Arc::new(board);
         if let Ok(mut catalog) = self.boards.write() {
             catalog.put(Arc::clone(&board));
+            self.changed();
         }
         board
     }
@@ -559,6 +565,7 @@ impl Registry {
             });
             catalog.put(Arc::clone(&renamed));
             catalog.derive_partitions(&renamed);
+            self.changed();
         }
     }
 
@@ -589,6 +596,7 @@ impl Registry {
             if let Some(old) = catalog.by_id.remove(id) {
                 catalog.forget_number(old.spec.number);
             }
+            self.changed();
         }
     }
 
@@ -620,6 +628,29 @@ impl Registry {
             fresh.put(partition);
         }
         *catalog = fresh;
+        self.changed();
+    }
+
+    /// How many changes the boards and partitions have had.
+    pub fn changes(&self) -> u64 {
+        self.changes.load(Ordering::Acquire)
+    }
+
+    /// Whether the catalog still holds this very board (or partition) for
+    /// its id (or value): not one renamed, amended, deleted or replaced
+    /// since it was looked up, nor a partition no post opened.
+    pub fn still_holds(&self, board: &Arc<CustomBoard>) -> bool {
+        let Ok(catalog) = self.boards.read() else { return false };
+        let held = match &board.spec.partition_of {
+            Some(of) => catalog.partitions.get(&(of.board, of.value.clone())),
+            None => catalog.by_id.get(&board.spec.id),
+        };
+        held.is_some_and(|held| Arc::ptr_eq(held, board))
+    }
+
+    /// Called with the catalog's lock held.
+    fn changed(&self) {
+        self.changes.fetch_add(1, Ordering::AcqRel);
     }
 }
 

@@ -14,7 +14,7 @@ use actix_web::http::header::HeaderValue;
 use actix_web::web::Bytes;
 use sha2::{Digest, Sha256};
 
-use crate::domain::{BoardPeriod, Hundredths};
+use crate::domain::{BoardPeriod, Hundredths, Timestamp};
 use crate::rank::PageStart;
 use crate::redis::{PageLease, Standing};
 
@@ -113,6 +113,37 @@ pub struct PageCache<K = PageKey> {
 /// map starts again, and an address forgotten is answered by the router.
 const MAX_ADDRESSES: usize = 1024;
 
+/// For how long a remembered address names the key it named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AddressTerm {
+    /// Whatever the time and the board catalog: a built-in board's page or
+    /// window, a profile.
+    Always,
+    /// While the board catalog has had no change since `catalog` changes
+    /// (`boards::Registry::changes`: the board not amended, deleted or
+    /// replaced) and, if the board's period in force ends, until it does:
+    /// a custom board's (or partition's) page or window, whose address
+    /// names the period in force, or one counted back from it.
+    While { catalog: u64, ends_at: Option<Timestamp> },
+}
+
+/// What a remembered address's term is checked against, read once per
+/// request.
+#[derive(Debug, Clone, Copy)]
+pub struct AddressClock {
+    pub catalog: u64,
+    pub now: Timestamp,
+}
+
+impl AddressTerm {
+    fn holds(&self, clock: &AddressClock) -> bool {
+        match self {
+            Self::Always => true,
+            Self::While { catalog, ends_at } => *catalog == clock.catalog && ends_at.is_none_or(|end| clock.now < end),
+        }
+    }
+}
+
 /// A kept page, what it was built at, and with Redis when Redis was last
 /// asked whether its board still is, and whether a request is asking
 /// again (see [`Standing::Due`]).
@@ -142,10 +173,17 @@ impl Kept {
 struct Pages<K> {
     by_key: HashMap<K, Kept>,
     bytes: usize,
-    /// Keys by the request address (path and query) that named them, for
-    /// addresses that name the same key whatever the time and the board
-    /// catalog: see [`PageCache::remember_address`].
-    by_address: HashMap<Box<str>, K>,
+    /// Keys by the request address (path and query) that named them, and
+    /// for how long: see [`PageCache::remember_address`].
+    by_address: HashMap<Box<str>, (K, AddressTerm)>,
+}
+
+impl<K> Pages<K> {
+    /// The key a remembered address names, while its term holds.
+    fn named_by(&self, address: &str, clock: &AddressClock) -> Option<&K> {
+        let (key, term) = self.by_address.get(address)?;
+        term.holds(clock).then_some(key)
+    }
 }
 
 impl<K> Default for Pages<K> {
@@ -176,9 +214,9 @@ impl<K: Clone + Eq + std::hash::Hash> PageCache<K> {
     /// The page a remembered address names, if it is leased: as
     /// [`PageCache::get_by_address`], with Redis. A due lease is left for
     /// the routed request (and [`PageCache::leased`]) to renew.
-    pub fn leased_by_address(&self, address: &str, lease: &PageLease) -> Option<Rendered> {
+    pub fn leased_by_address(&self, address: &str, clock: &AddressClock, lease: &PageLease) -> Option<Rendered> {
         let pages = self.pages.read().ok()?;
-        pages.by_key.get(pages.by_address.get(address)?)?.leased(lease, false)
+        pages.by_key.get(pages.named_by(address, clock)?)?.leased(lease, false)
     }
 
     /// Notes that Redis, asked at `at`, said `key`'s board is at `version`:
@@ -196,26 +234,26 @@ impl<K: Clone + Eq + std::hash::Hash> PageCache<K> {
     /// how `front` answers a kept page before the router, its extractors
     /// and its handler run (issue 43), from the same copies and by the same
     /// version check as [`PageCache::get`].
-    pub fn get_by_address(&self, address: &str, version: &PageVersion) -> Option<Rendered> {
+    pub fn get_by_address(&self, address: &str, clock: &AddressClock, version: &PageVersion) -> Option<Rendered> {
         let pages = self.pages.read().ok()?;
-        let kept = pages.by_key.get(pages.by_address.get(address)?)?;
+        let kept = pages.by_key.get(pages.named_by(address, clock)?)?;
         (kept.version == *version).then(|| kept.page.clone())
     }
 
-    /// Remembers that `address` names `key`. Only for an address whose
-    /// key is the same whatever the time and the board catalog (a
-    /// built-in board's: `usecases::rankings::fixed_address`), so that a
-    /// remembered address never needs forgetting: what it names is
-    /// checked by version like any kept answer.
-    pub fn remember_address(&self, address: &str, key: &K) {
-        if self.budget == 0 || self.pages.read().is_ok_and(|pages| pages.by_address.contains_key(address)) {
+    /// Remembers that `address` names `key` for `term` (see
+    /// `usecases::rankings::address_term`): what it names is checked by
+    /// version like any kept answer, and once the term is over the address
+    /// goes through the router again, which remembers it anew.
+    pub fn remember_address(&self, address: &str, key: &K, term: AddressTerm) {
+        let known = |pages: &Pages<K>| pages.by_address.get(address).is_some_and(|named| *named == (key.clone(), term));
+        if self.budget == 0 || self.pages.read().is_ok_and(|pages| known(&pages)) {
             return;
         }
         if let Ok(mut pages) = self.pages.write() {
             if pages.by_address.len() >= MAX_ADDRESSES {
                 pages.by_address.clear();
             }
-            pages.by_address.insert(address.into(), key.clone());
+            pages.by_address.insert(address.into(), (key.clone(), term));
         }
     }
 
@@ -289,27 +327,61 @@ mod tests {
         assert!(cache.get(&key(0), &shared("f:7")).is_none(), "so does a rebuild");
     }
 
+    /// A request's clock: no catalog change, the time given.
+    fn at(now: i64) -> AddressClock {
+        AddressClock { catalog: 0, now: Timestamp::from_millis(now) }
+    }
+
     #[test]
     fn an_address_finds_its_page_at_the_page_version_only() {
         let cache = PageCache::new(1 << 10);
         let top = "/api/rankings/best?limit=10";
-        cache.remember_address(top, &key(0));
-        assert!(cache.get_by_address(top, &PageVersion::Local(5)).is_none(), "nothing kept yet");
+        cache.remember_address(top, &key(0), AddressTerm::Always);
+        assert!(cache.get_by_address(top, &at(0), &PageVersion::Local(5)).is_none(), "nothing kept yet");
         cache.put(key(0), PageVersion::Local(5), page(b"page"));
-        let found = cache.get_by_address(top, &PageVersion::Local(5)).map(|page| page.body);
+        let found = cache.get_by_address(top, &at(0), &PageVersion::Local(5)).map(|page| page.body);
         assert_eq!(found, Some(Bytes::from_static(b"page")));
-        assert!(cache.get_by_address(top, &PageVersion::Local(6)).is_none(), "stale once the board moved");
-        assert!(cache.get_by_address("/api/rankings/best?limit=010", &PageVersion::Local(5)).is_none());
+        assert!(cache.get_by_address(top, &at(0), &PageVersion::Local(6)).is_none(), "stale once the board moved");
+        assert!(cache.get_by_address("/api/rankings/best?limit=010", &at(0), &PageVersion::Local(5)).is_none());
         cache.clear();
-        assert!(cache.get_by_address(top, &PageVersion::Local(5)).is_none());
+        assert!(cache.get_by_address(top, &at(0), &PageVersion::Local(5)).is_none());
         // Past the limit the addresses start again, the last one kept.
         for i in 0..=MAX_ADDRESSES {
-            cache.remember_address(&format!("/api/rankings/best?offset={i}"), &key(i as i64));
+            cache.remember_address(&format!("/api/rankings/best?offset={i}"), &key(i as i64), AddressTerm::Always);
         }
         assert!(cache.pages.read().unwrap().by_address.len() <= MAX_ADDRESSES);
         let last = format!("/api/rankings/best?offset={MAX_ADDRESSES}");
         cache.put(key(MAX_ADDRESSES as i64), PageVersion::Local(7), page(b"last"));
-        assert!(cache.get_by_address(&last, &PageVersion::Local(7)).is_some());
+        assert!(cache.get_by_address(&last, &at(0), &PageVersion::Local(7)).is_some());
+    }
+
+    #[test]
+    fn a_custom_boards_address_names_its_page_until_the_catalog_changes_or_the_period_ends() {
+        let cache = PageCache::new(1 << 10);
+        let runs = "/api/rankings/runs?limit=10";
+        let term = AddressTerm::While { catalog: 3, ends_at: Some(Timestamp::from_millis(1_000)) };
+        cache.remember_address(runs, &key(0), term);
+        cache.put(key(0), PageVersion::Local(5), page(b"period 0"));
+        let clock = AddressClock { catalog: 3, now: Timestamp::from_millis(999) };
+        assert!(cache.get_by_address(runs, &clock, &PageVersion::Local(5)).is_some());
+        let ended = AddressClock { now: Timestamp::from_millis(1_000), ..clock };
+        assert!(cache.get_by_address(runs, &ended, &PageVersion::Local(5)).is_none(), "the address names period 1 now");
+        let amended = AddressClock { catalog: 4, ..clock };
+        assert!(cache.get_by_address(runs, &amended, &PageVersion::Local(5)).is_none(), "the board may be another");
+        // The routed request remembers the address anew, for its new term.
+        let next = AddressTerm::While { catalog: 4, ends_at: Some(Timestamp::from_millis(2_000)) };
+        cache.remember_address(runs, &key(1), next);
+        cache.put(key(1), PageVersion::Local(5), page(b"period 1"));
+        let found = cache.get_by_address(
+            runs,
+            &AddressClock { catalog: 4, now: Timestamp::from_millis(1_000) },
+            &PageVersion::Local(5),
+        );
+        assert_eq!(found.map(|page| page.body), Some(Bytes::from_static(b"period 1")));
+        // A board that never resets: only the catalog ends the term.
+        cache.remember_address(runs, &key(0), AddressTerm::While { catalog: 4, ends_at: None });
+        let later = AddressClock { catalog: 4, now: Timestamp::from_millis(i64::MAX) };
+        assert!(cache.get_by_address(runs, &later, &PageVersion::Local(5)).is_some());
     }
 
     fn shared(stamp: &str) -> PageVersion {
@@ -343,19 +415,19 @@ mod tests {
         let cache = PageCache::new(1 << 10);
         let lease = PageLease::new(std::time::Duration::from_secs(60));
         let top = "/api/rankings/best?limit=10";
-        cache.remember_address(top, &key(0));
+        cache.remember_address(top, &key(0), AddressTerm::Always);
         cache.put(key(0), shared("e:7"), page(b"page"));
         cache.checked(&key(0), &shared("e:7"), ago(40));
-        assert!(cache.leased_by_address(top, &lease).is_none(), "due: the routed request renews it");
+        assert!(cache.leased_by_address(top, &at(0), &lease).is_none(), "due: the routed request renews it");
         assert!(cache.leased(&key(0), &lease).is_none(), "the first request to see it due renews it");
         assert!(cache.leased(&key(0), &lease).is_some(), "the others are answered meanwhile");
-        assert!(cache.leased_by_address(top, &lease).is_some(), "before the router too");
+        assert!(cache.leased_by_address(top, &at(0), &lease).is_some(), "before the router too");
         cache.checked(&key(0), &shared("e:7"), Instant::now());
-        assert!(cache.leased_by_address(top, &lease).is_some(), "renewed");
+        assert!(cache.leased_by_address(top, &at(0), &lease).is_some(), "renewed");
         // A renewal that never comes back: the lease holds to its end only.
         cache.pages.write().unwrap().by_key.get_mut(&key(0)).unwrap().checked = Some(ago(61));
         assert!(cache.leased(&key(0), &lease).is_none());
-        assert!(cache.leased_by_address(top, &lease).is_none());
+        assert!(cache.leased_by_address(top, &at(0), &lease).is_none());
     }
 
     #[test]

@@ -6,9 +6,10 @@
 //! a profile the user rows' count of changes; with Redis, a page under its
 //! lease: `redis::PageLease`). The same copy, tag,
 //! conditional answer and metrics as the handler gives; the use cases
-//! remember only addresses that name the same copy whatever the time and
-//! the board catalog (`usecases::rankings::fixed_address`), and everything
-//! else goes through the router. The router, the extractors and the
+//! remember an address for as long as it names the same copy (a custom
+//! board's while the board catalog is unchanged and its period has not
+//! ended: `usecases::rankings::address_term`), and everything else goes
+//! through the router. The router, the extractors and the
 //! handler were most of what a kept page cost beyond the framework
 //! (BENCHMARKS.md, "Kept answers by their address").
 
@@ -18,7 +19,8 @@ use actix_web::{web, HttpMessage as _, HttpResponse};
 
 use super::rankings::conditional;
 use super::{address_of, json_response, paths};
-use crate::cache::{PageOutcome, PageVersion};
+use crate::cache::{AddressClock, PageOutcome, PageVersion};
+use crate::domain::Timestamp;
 use crate::state::AppState;
 use crate::telemetry::RouteName;
 
@@ -42,29 +44,31 @@ pub fn kept_answer(request: &ServiceRequest) -> Option<HttpResponse> {
         return None;
     }
     let address = address_of(request.request())?;
+    let clock = AddressClock { catalog: state.boards.changes(), now: Timestamp::now() };
     let ranks = state.ranks.version();
     let version = PageVersion::Local(ranks);
     let caches = &state.caches;
     // With Redis only pages are kept (the windows and profiles are empty).
     // A board's id has no `/`: what follows it names the route.
     let (answer, route) = match path.strip_prefix(RANKINGS) {
-        Some(rest) if rest.contains("/around/") => {
-            (conditional(request.request(), caches.windows.get_by_address(address, &version)?), paths::RANKING_AROUND)
-        }
+        Some(rest) if rest.contains("/around/") => (
+            conditional(request.request(), caches.windows.get_by_address(address, &clock, &version)?),
+            paths::RANKING_AROUND,
+        ),
         Some(rest) if rest.ends_with("/users") => {
-            (json_response(caches.windows.get_by_address(address, &version)?.body), paths::RANKING_USERS)
+            (json_response(caches.windows.get_by_address(address, &clock, &version)?.body), paths::RANKING_USERS)
         }
         Some(_) => {
             let page = match &state.redis {
-                None => caches.pages.get_by_address(address, &version)?,
-                Some(redis) => caches.pages.leased_by_address(address, redis.page_lease())?,
+                None => caches.pages.get_by_address(address, &clock, &version)?,
+                Some(redis) => caches.pages.leased_by_address(address, &clock, redis.page_lease())?,
             };
             caches.count_page(PageOutcome::Hit);
             (conditional(request.request(), page), paths::RANKING)
         }
         None => {
             let version = PageVersion::Profile { ranks, rows: caches.users.local_changes()? };
-            (json_response(caches.profiles.get_by_address(address, &version)?.body), paths::USER)
+            (json_response(caches.profiles.get_by_address(address, &clock, &version)?.body), paths::USER)
         }
     };
     // Counted under the route the router would have named.

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use actix_web::web::Bytes;
 
-use crate::cache::{PageVersion, Rendered};
+use crate::cache::{AddressTerm, PageVersion, Rendered};
 use crate::error::{ApiError, ErrorCode};
 use crate::rank::UserRanks;
 use crate::state::AppState;
@@ -65,7 +65,7 @@ pub async fn profile_json(state: &AppState, id: i64, address: Option<&str>) -> R
     if let Some(version) = version {
         // Only a player's address: unknown ids take no place among them.
         if let Some(address) = address {
-            state.caches.profiles.remember_address(address, &id);
+            state.caches.profiles.remember_address(address, &id, AddressTerm::Always);
         }
         state.caches.profiles.put(id, version, Rendered::untagged(body.clone()));
     }

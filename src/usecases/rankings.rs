@@ -16,8 +16,8 @@ use std::time::Instant;
 use actix_web::web::Bytes;
 
 use super::boards::{resolve_period, BoardRef, ResolvedPeriod};
-use crate::cache::{CutoffKey, PageKey, PageOutcome, PageVersion, Rendered, WindowKey};
-use crate::domain::{BoardKey, BoardPeriod, Cursor, Percents, PeriodSelector};
+use crate::cache::{AddressTerm, CutoffKey, PageKey, PageOutcome, PageVersion, Rendered, WindowKey};
+use crate::domain::{BoardKey, BoardPeriod, Cursor, Percents, PeriodSelector, Timestamp};
 use crate::error::{ApiError, ErrorCode};
 use crate::rank::{Page, PageRead, PageStart};
 use crate::state::AppState;
@@ -34,7 +34,7 @@ pub enum PageRequest<'a> {
 /// checked against with Redis.
 pub enum Asker<'a> {
     /// A request, with its path and query if it has one (see
-    /// [`fixed_address`]): a copy under its page lease will do, since every
+    /// [`address_term`]): a copy under its page lease will do, since every
     /// write waits the leases out before it is answered.
     Request(Option<&'a str>),
     /// The server itself, such as a live page's watcher told that its board
@@ -59,7 +59,10 @@ pub async fn page(
         Asker::Request(address) => (address, true),
         Asker::Server => (None, false),
     };
-    let fixed_address = fixed_address(board, address).filter(|_| matches!(start, PageRequest::Offset(_)));
+    // Before the period is resolved: a change after this ends the term.
+    let remembered = address
+        .filter(|_| matches!(start, PageRequest::Offset(_)))
+        .and_then(|address| Some((address, address_term(state, board)?)));
     let (resolved, start) = match start {
         PageRequest::Offset(offset) => (resolve_period(state, board, selector).await?, PageStart::Offset(offset)),
         PageRequest::Cursor(raw) => {
@@ -75,8 +78,8 @@ pub async fn page(
     };
     let key = PageKey { board: resolved.board, limit, start };
     let view = resolved.view;
-    if let Some(address) = fixed_address {
-        state.caches.pages.remember_address(address, &key);
+    if let Some((address, term)) = remembered {
+        state.caches.pages.remember_address(address, &key, term);
     }
     let kept = match &state.redis {
         None => state.caches.pages.get(&key, &PageVersion::Local(state.ranks.version())),
@@ -105,14 +108,27 @@ pub async fn page(
     }
 }
 
-/// The address an instance remembers its kept answer by, so that
-/// `front` can answer the next request for it before routing
-/// (`routes::kept_answer`): only a built-in board's, whose address names the
-/// same answer whatever the time and the board catalog (a custom board's
-/// current period moves at its reset; a board can be deleted). A page by
-/// cursor is not one either: its cursor is checked on every request.
-fn fixed_address<'a>(board: &BoardRef, address: Option<&'a str>) -> Option<&'a str> {
-    matches!(board, BoardRef::Builtin(_)).then_some(address).flatten()
+/// For how long the address of a request about `board` names the key it
+/// names now, so that `front` can answer the next request for it from the
+/// kept copy before routing (`routes::kept_answer`), or `None` when it is
+/// not to be remembered. A built-in board's address names the same answer
+/// whatever the time and the board catalog. A custom board's (or
+/// partition's) names its period in force, or one counted back from it,
+/// so it holds while the catalog has had no change since the board was
+/// looked up (checked here, after the count of changes is read: a later
+/// change ends the term) and until that period ends. A partition no post
+/// opened is not remembered: a post on any instance may open it. (A page
+/// by cursor is not remembered either: its cursor is checked on every
+/// request.)
+fn address_term(state: &AppState, board: &BoardRef) -> Option<AddressTerm> {
+    match board {
+        BoardRef::Builtin(_) => Some(AddressTerm::Always),
+        BoardRef::Custom(custom) => {
+            let catalog = state.boards.changes();
+            let ends_at = custom.period_at(Timestamp::now()).end;
+            state.boards.still_holds(custom).then_some(AddressTerm::While { catalog, ends_at })
+        }
+    }
 }
 
 /// Reads a page and keeps it. A single instance reads its rank engine.
@@ -179,12 +195,13 @@ pub async fn around(
     radius: i64,
     address: Option<&str>,
 ) -> Result<Rendered, ApiError> {
+    let term = address.and_then(|_| address_term(state, board));
     let resolved = resolve_period(state, board, selector).await?;
     // A single instance keeps the window at the rank engine's version.
     let key = WindowKey::Around { board: resolved.board, user_id, radius };
     if state.redis.is_none() {
-        if let Some(address) = fixed_address(board, address) {
-            state.caches.windows.remember_address(address, &key);
+        if let Some((address, term)) = address.zip(term) {
+            state.caches.windows.remember_address(address, &key, term);
         }
         if let Some(kept) = state.caches.windows.get(&key, &PageVersion::Local(state.ranks.version())) {
             return Ok(kept);
@@ -241,13 +258,14 @@ pub async fn friends(
     ids: &[i64],
     address: Option<&str>,
 ) -> Result<Bytes, ApiError> {
+    let term = address.and_then(|_| address_term(state, board));
     let ResolvedPeriod { board: period, view } = resolve_period(state, board, selector).await?;
     // A single instance keeps the answer at the rank engine's version, read
     // before the entries (a post during the read leaves the copy stale).
     let key = WindowKey::Friends { board: period, ids: ids.to_vec() };
     let version = state.redis.is_none().then(|| PageVersion::Local(state.ranks.version()));
-    if let Some(address) = version.as_ref().and(fixed_address(board, address)) {
-        state.caches.windows.remember_address(address, &key);
+    if let Some((address, term)) = version.as_ref().and(address.zip(term)) {
+        state.caches.windows.remember_address(address, &key, term);
     }
     if let Some(kept) = version.as_ref().and_then(|version| state.caches.windows.get(&key, version)) {
         return Ok(kept.body);

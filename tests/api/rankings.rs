@@ -322,13 +322,14 @@ async fn pages_carry_an_etag_that_changes_with_the_board(backend: Backend) {
     assert_eq!(conditional_get(&app, &around, Some(&tag)).await.0, StatusCode::OK);
 }
 
-/// A single instance answers a kept page (or around-me window) of a
-/// built-in board by the address that asked for it before, without the router (`front`,
-/// `routes::kept_answer`): the same answer, headers, 304s and metrics as a
-/// routed one, never a page older than the board, and never for an
-/// address whose page depends on the catalog (a custom board's, which a
-/// delete makes 404). On Redis backends every request is routed; the
-/// answers must be the same.
+/// A kept page (or, on a single instance, an around-me window or a
+/// friends board) is answered by the address that asked for it before,
+/// without the router (`front`, `routes::kept_answer`): the same answer,
+/// headers, 304s and metrics as a routed one, never a page older than the
+/// board, and for a custom board's address never once it names another
+/// page (the board deleted or made again, its period ended, a partition
+/// opened). With Redis, pages under their leases; the answers must be the
+/// same.
 async fn a_page_answered_by_its_address_is_the_routed_answer(backend: Backend) {
     let (app, _db) = spawn_admin_app(&backend).await;
     let players = five_players(&app).await;
@@ -399,6 +400,59 @@ async fn a_page_answered_by_its_address_is_the_routed_answer(backend: Backend) {
     assert!(status.is_success(), "{status}");
     let (status, body) = app.get_json("/api/rankings/runs?limit=2").await;
     assert_error(status, &body, 404, "board_not_found");
+    // Made again under the same id: the address names the new board.
+    app.create_board(&board_definition("runs", serde_json::json!({}))).await;
+    for _ in 0..2 {
+        let (status, again) = app.get_json("/api/rankings/runs?limit=2").await;
+        assert_eq!((status, &again["total_players"]), (StatusCode::OK, &serde_json::json!(0)), "{again}");
+    }
+
+    // A resetting board's address names the period in force: once it ends,
+    // the same address answers the next one, though nothing was posted.
+    app.create_board(&board_definition("tick", serde_json::json!({"reset": "* * * * * *", "archive_periods": 2})))
+        .await;
+    let tick = "/api/rankings/tick?limit=2";
+    let index = loop {
+        let posted = app.post_board_score(&players[0], "tick", 5).await;
+        let index = posted["period"]["index"].as_i64().unwrap();
+        let mut pages = Vec::new();
+        for _ in 0..3 {
+            pages.push(app.get_json(tick).await.1);
+        }
+        // (Again if the period ended among these reads.)
+        if pages.iter().all(|page| page["period"]["index"] == index) {
+            assert_eq!(ranks_and_ids(&pages[2]), [(1, players[0].id)]);
+            break index;
+        }
+    };
+    actix_web::rt::time::sleep(std::time::Duration::from_millis(1_100)).await;
+    let (status, next) = app.get_json(tick).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(next["period"]["index"].as_i64().unwrap() > index, "{next}");
+    assert_eq!(next["total_players"], 0, "{next}");
+    // The ended period by its index, by address like any page.
+    let ended = format!("/api/rankings/tick?limit=2&period={index}");
+    for _ in 0..2 {
+        let (status, page) = app.get_json(&ended).await;
+        assert_eq!((status, ranks_and_ids(&page)), (StatusCode::OK, vec![(1, players[0].id)]), "{page}");
+    }
+
+    // A partition's page by its address; one no post opened yet shows the
+    // post that opens it at once.
+    app.create_board(&board_definition("world", serde_json::json!({"partition_by": "country"}))).await;
+    let fr = "/api/rankings/world?partition=FR&limit=2";
+    for _ in 0..2 {
+        assert_eq!(app.get_json(fr).await.1["total_players"], 0);
+    }
+    for (player, score) in [(&players[1], 8), (&players[2], 9)] {
+        let body = serde_json::json!({"score": score, "metadata": {"country": "FR"}});
+        let (status, posted) = app.post_board_score_raw(&player.token, "world", &body, None).await;
+        assert_eq!(status, StatusCode::CREATED, "{posted}");
+        for _ in 0..2 {
+            let page = app.get_json(fr).await.1;
+            assert_eq!(ranks_and_ids(&page)[0], (1, player.id), "{page}");
+        }
+    }
 }
 
 /// Cursors are signed: a forged one (another key, another walk start) is
