@@ -32,20 +32,9 @@ players=$(curl -fsS "$h/api/rankings/best?limit=1" | field "['total_players']")
 middle=$(curl -fsS "$h/api/rankings/best?limit=1&offset=$((players / 2))" | field "['entries'][0]['user']['id']")
 friends=$(curl -fsS "$h/api/rankings/best?limit=100&offset=$((players / 3))" |
   python3 -c "import json,sys; print(','.join(str(e['user']['id']) for e in json.load(sys.stdin)['entries']))")
-# A custom board, filled by a server key posting for the players.
-admin() { curl -fsS -XPOST "$h$1" -H "Authorization: Bearer $token" -H 'content-type: application/json' -d "$2"; }
-admin /api/admin/boards '{"id": "runs", "name": "Runs"}' > /dev/null
-key=$(admin /api/admin/keys '{"name": "floor"}' | field "['key']")
-cat > "$work/post.lua" <<LUA
-counter = 0
-request = function()
-  counter = counter + 1
-  local body = '{"user_id": ' .. (counter * 7919 % $players + 1) .. ', "score": ' .. (counter * 104729 % 100000) .. '}'
-  return wrk.format("POST", "/api/boards/runs/scores", {["Content-Type"] = "application/json",
-    ["Authorization"] = "Bearer $key"}, body)
-end
-LUA
-wrk -t1 -c8 -d4s -s "$work/post.lua" "$h" > /dev/null
+# shellcheck source=scripts/custom_board.sh
+source scripts/custom_board.sh
+custom_board "$h" "$token" "$players" "$work"
 reads=(
   "top page|/api/rankings/best?limit=10"
   "a custom board's top page|/api/rankings/runs?limit=10"
@@ -69,3 +58,19 @@ for i in "${!reads[@]}"; do
     echo "$name (${sizes[$i]} bytes): hiscore $served req/s, floor $floor req/s, ratio $(echo "scale=2; $served / $floor" | bc)"
   done
 done
+# The top page against raw Redis answering the same question (the issue's
+# second yardstick): ZREVRANGE 0 9 WITHSCORES on a sorted set of as many
+# members, 50 connections, if a Redis answers on 127.0.0.1:6379.
+if redis-cli ping > /dev/null 2>&1; then
+  zset=floor:bench:zset
+  python3 -c "import sys; [print(f'ZADD $zset {(i * 7919) % 1000003} p{i}') for i in range($players)]" |
+    redis-cli --pipe > /dev/null
+  for _ in $(seq 1 "${ROUNDS:-2}"); do
+    served=$(rate "$h/api/rankings/best?limit=10")
+    raw=$(redis-benchmark -c 50 -n 800000 -q ZREVRANGE "$zset" 0 9 WITHSCORES | tr '\r' '\n' |
+      sed -n 's/.*: \([0-9.]*\) requests per second.*/\1/p')
+    echo "top page: hiscore $served req/s, redis-benchmark ZREVRANGE 0 9 WITHSCORES $raw req/s," \
+      "ratio $(echo "scale=2; $served / $raw" | bc)"
+  done
+  redis-cli del "$zset" > /dev/null
+fi

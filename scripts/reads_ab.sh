@@ -5,13 +5,17 @@
 # 1), and each read is driven at A then B, ROUNDS times (`wrk -t2 -c50
 # -dSECSs`). Each line gives requests/s and the server's CPU time per
 # request (its utime + stime over the run, in 10 ms ticks), and B/A of
-# both: on a noisy machine compare the medians of several rounds.
+# both: on a noisy machine compare the medians of several rounds. Each
+# also has a custom board `runs` (scripts/custom_board.sh).
 #   scripts/reads_ab.sh BINARY_A BINARY_B
 #   ROUNDS=6 SECS=5 PATHS="/api/rankings/best?limit=10 /api/users/100000" scripts/reads_ab.sh A B
 # Needs wrk, curl and bc. (`scripts/rank_ab.sh` runs two builds in turn on
 # one database instead: for a build that migrates it.)
 set -eu
-a=$1; b=$2
+a=$(realpath "$1"); b=$(realpath "$2")
+cd "$(dirname "$0")/.."
+# shellcheck source=scripts/custom_board.sh
+source scripts/custom_board.sh
 token=reads-ab-admin-token-long-enough-to-pass
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
@@ -26,6 +30,7 @@ for side in 0 1; do
   curl -fsS -XPOST 127.0.0.1:$port/api/admin/initialize -H "Authorization: Bearer $token" \
     -H 'content-type: application/json' \
     -d "{\"users\":${USERS:-200000},\"scores\":${SCORES:-800000},\"seed\":1}" > /dev/null
+  custom_board "http://127.0.0.1:$port" "$token" "${USERS:-200000}" "$work"
 done
 # shellcheck disable=SC2206 # PATHS is a list of paths
 paths=(${PATHS:-"/api/rankings/best?limit=10" "/api/rankings/best?limit=10&offset=150000"
