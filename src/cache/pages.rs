@@ -245,7 +245,8 @@ impl<K: Clone + Eq + std::hash::Hash> PageCache<K> {
     /// version like any kept answer, and once the term is over the address
     /// goes through the router again, which remembers it anew.
     pub fn remember_address(&self, address: &str, key: &K, term: AddressTerm) {
-        let known = |pages: &Pages<K>| pages.by_address.get(address).is_some_and(|named| *named == (key.clone(), term));
+        let known =
+            |pages: &Pages<K>| pages.by_address.get(address).is_some_and(|(named, kept)| named == key && *kept == term);
         if self.budget == 0 || self.pages.read().is_ok_and(|pages| known(&pages)) {
             return;
         }
