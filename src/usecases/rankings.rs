@@ -195,7 +195,8 @@ pub async fn around(
     radius: i64,
     address: Option<&str>,
 ) -> Result<Rendered, ApiError> {
-    let term = address.and_then(|_| address_term(state, board));
+    // Only a single instance keeps windows.
+    let term = address.filter(|_| state.redis.is_none()).and_then(|_| address_term(state, board));
     let resolved = resolve_period(state, board, selector).await?;
     // A single instance keeps the window at the rank engine's version.
     let key = WindowKey::Around { board: resolved.board, user_id, radius };
@@ -258,7 +259,8 @@ pub async fn friends(
     ids: &[i64],
     address: Option<&str>,
 ) -> Result<Bytes, ApiError> {
-    let term = address.and_then(|_| address_term(state, board));
+    // Only a single instance keeps windows.
+    let term = address.filter(|_| state.redis.is_none()).and_then(|_| address_term(state, board));
     let ResolvedPeriod { board: period, view } = resolve_period(state, board, selector).await?;
     // A single instance keeps the answer at the rank engine's version, read
     // before the entries (a post during the read leaves the copy stale).
