@@ -289,9 +289,10 @@ pub struct HashingSettings {
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Score writer")]
 pub struct WriterSettings {
-    /// Score posts committed together at most (group commit). At most
-    /// 2,000: the widest statement of a batch binds 13 values per player,
-    /// and SQLite takes 32,766 at most (MySQL 65,535).
+    /// Score posts committed together at most (group commit), 1 to 2,000.
+    /// A post fed to ten partitioned boards writes 22 posts and entries;
+    /// the writer cuts each statement to the 32,766 values SQLite binds at
+    /// most (MySQL 65,535).
     #[arg(long, env = "WRITE_BATCH_MAX", default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..=2_000))]
     pub write_batch_max: u32,
 

@@ -2,6 +2,7 @@
 //! command routed to the master of its key's slot), one multiplexed
 //! connection per thread, dropped when a failure leaves it unusable.
 
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::thread::ThreadId;
@@ -47,29 +48,37 @@ impl Connection {
         if matches!(self.inner, Link::Single(_)) || pipe.is_transaction() {
             return Ok(pipe.query_async(self).await?);
         }
-        // Commands whose keys share a hash tag share a slot: one pipeline each.
-        let mut groups: Vec<(Option<Vec<u8>>, Pipeline, Vec<usize>)> = Vec::new();
+        // Commands whose keys share a hash tag share a slot: one pipeline
+        // each, found by its tag (a batch at the maxima names thousands).
+        let mut groups: Vec<(Pipeline, Vec<usize>)> = Vec::new();
+        let mut by_tag: HashMap<&[u8], usize> = HashMap::new();
         for (index, cmd) in pipe.cmd_iter().enumerate() {
-            let tag = first_key(cmd).map(|key| hash_tag(key).to_vec());
-            match groups.iter_mut().find(|(group_tag, ..)| tag.is_some() && *group_tag == tag) {
-                Some((_, group, indices)) => {
-                    group.add_command(cmd.clone());
-                    indices.push(index);
+            let found = first_key(cmd).map(hash_tag).and_then(|tag| match by_tag.entry(tag) {
+                Entry::Occupied(group) => Some(*group.get()),
+                Entry::Vacant(new) => {
+                    new.insert(groups.len());
+                    None
+                }
+            });
+            match found {
+                Some(group) => {
+                    groups[group].0.add_command(cmd.clone());
+                    groups[group].1.push(index);
                 }
                 None => {
                     let mut group = redis::pipe();
                     group.add_command(cmd.clone());
-                    groups.push((tag, group, vec![index]));
+                    groups.push((group, vec![index]));
                 }
             }
         }
-        let calls = groups.iter().map(|(_, group, _)| {
+        let calls = groups.iter().map(|(group, _)| {
             let mut conn = self.clone();
             async move { group.query_async::<Vec<Value>>(&mut conn).await }
         });
         let answers = try_join_all(calls).await?;
         let mut values = vec![Value::Nil; pipe.cmd_iter().count()];
-        for ((_, _, indices), answer) in groups.iter().zip(answers) {
+        for ((_, indices), answer) in groups.iter().zip(answers) {
             for (index, value) in indices.iter().zip(answer) {
                 values[*index] = value;
             }

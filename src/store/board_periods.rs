@@ -66,20 +66,18 @@ impl Store {
         board: i64,
         periods: &[crate::boards::Period],
     ) -> StoreResult<()> {
-        if periods.is_empty() {
-            return Ok(());
+        for run in periods.chunks(super::rows_per_statement(4)) {
+            let values = vec!["(?, ?, ?, ?, 0)"; run.len()].join(", ");
+            let sql = format!(
+                "{} INTO board_periods (board, period, starts_at, ends_at, players) VALUES {values}{}",
+                self.dialect.insert_ignore(),
+                self.dialect.on_conflict_ignore()
+            );
+            let query = run.iter().fold(self.sql_once(&sql), |query, period| {
+                query.bind(board).bind(period.index).bind(period.start).bind(period.end)
+            });
+            query.execute(&mut *conn).await?;
         }
-        let values = vec!["(?, ?, ?, ?, 0)"; periods.len()].join(", ");
-        let sql = format!(
-            "{} INTO board_periods (board, period, starts_at, ends_at, players) VALUES {values}{}",
-            self.dialect.insert_ignore(),
-            self.dialect.on_conflict_ignore()
-        );
-        let mut query = self.sql_once(&sql);
-        for period in periods {
-            query = query.bind(board).bind(period.index).bind(period.start).bind(period.end);
-        }
-        query.execute(&mut *conn).await?;
         Ok(())
     }
 

@@ -4,11 +4,13 @@
 
 use std::collections::HashMap;
 
-use sqlx::AnyConnection;
+use sqlx::any::AnyArguments;
+use sqlx::query::Query;
+use sqlx::{Any, AnyConnection};
 
 use super::board_reads::{rank_score, rank_subscores};
 use super::custom_boards::{EntryRow, ENTRY_COLUMNS};
-use super::{placeholders, Store, StoreResult};
+use super::{placeholders, rows_per_statement, statement_runs, Store, StoreResult};
 use crate::boards::Period;
 use crate::domain::{Board, BoardPeriod, PostStatus, Ranking, Timestamp};
 
@@ -24,6 +26,28 @@ pub struct NewBoardPost<'a> {
     pub status: PostStatus,
     /// A fed post: its original's board id (`best` for `/api/scores`) and post id.
     pub via: Option<(&'a str, i64)>,
+}
+
+impl<'a> NewBoardPost<'a> {
+    /// Binds the post's row, made at `at` (the 11 values of
+    /// [`Store::insert_board_posts`]' columns).
+    fn bind<'q>(&self, query: Query<'q, Any, AnyArguments<'q>>, at: Timestamp) -> Query<'q, Any, AnyArguments<'q>>
+    where
+        'a: 'q,
+    {
+        query
+            .bind(self.board)
+            .bind(self.period)
+            .bind(self.user_id)
+            .bind(self.score)
+            .bind(self.subscores.first().copied())
+            .bind(self.subscores.get(1).copied())
+            .bind(self.metadata)
+            .bind(at)
+            .bind(self.status.as_str())
+            .bind(self.via.map(|(board, _)| board))
+            .bind(self.via.map(|(_, id)| id))
+    }
 }
 
 /// An entry as a batch leaves it, on a board ordered by `ranking`.
@@ -56,19 +80,18 @@ impl Store {
     /// Which of these boards still exist, locked against deletion until the
     /// transaction ends (a share lock: other writers pass).
     pub async fn lock_boards(&self, conn: &mut AnyConnection, numbers: &[i64]) -> StoreResult<Vec<i64>> {
-        if numbers.is_empty() {
-            return Ok(Vec::new());
+        let mut existing = Vec::with_capacity(numbers.len());
+        for run in numbers.chunks(rows_per_statement(1)) {
+            let sql = format!(
+                "SELECT number FROM boards WHERE number IN ({}) ORDER BY number{}",
+                placeholders(run.len()),
+                self.dialect.share_lock()
+            );
+            let query =
+                run.iter().fold(self.sql_scalar::<i64>(&sql).persistent(false), |query, number| query.bind(*number));
+            existing.extend(query.fetch_all(&mut *conn).await?);
         }
-        let sql = format!(
-            "SELECT number FROM boards WHERE number IN ({}) ORDER BY number{}",
-            placeholders(numbers.len()),
-            self.dialect.share_lock()
-        );
-        let mut query = self.sql_scalar::<i64>(&sql).persistent(false);
-        for number in numbers {
-            query = query.bind(*number);
-        }
-        Ok(query.fetch_all(&mut *conn).await?)
+        Ok(existing)
     }
 
     /// Takes the row of a board's period for this transaction (creating it
@@ -134,7 +157,8 @@ impl Store {
     }
 
     /// [`Store::number_changes`] for several board periods in two
-    /// statements (a batch's boards, partitions included): the first
+    /// statements (a batch's boards, partitions included; two more for
+    /// each run beyond what one statement takes): the first
     /// number of each, in the order given. The caller holds the periods'
     /// rows.
     pub async fn number_changes_of(
@@ -142,9 +166,16 @@ impl Store {
         conn: &mut AnyConnection,
         counts: &[(i64, i64, i64)],
     ) -> StoreResult<Vec<i64>> {
-        if counts.is_empty() {
-            return Ok(Vec::new());
+        let mut firsts = Vec::with_capacity(counts.len());
+        for run in statement_runs(counts, 0, |_| 5) {
+            firsts.extend(self.number_changes_in(conn, run).await?);
         }
+        Ok(firsts)
+    }
+
+    /// [`Store::number_changes_of`] for as many board periods as one
+    /// statement takes.
+    async fn number_changes_in(&self, conn: &mut AnyConnection, counts: &[(i64, i64, i64)]) -> StoreResult<Vec<i64>> {
         let matches = vec!["(board = ? AND period = ?)"; counts.len()].join(" OR ");
         let sql = format!(
             "UPDATE board_periods SET changes = changes + CASE {} END, standings_changes = NULL WHERE {matches}",
@@ -169,7 +200,8 @@ impl Store {
     }
 
     /// [`Store::entries_for_update`] for several board periods in one
-    /// statement (a batch's boards, partitions included): `players` gives
+    /// statement (a batch's boards, partitions included; one more for each
+    /// run beyond what one statement takes): `players` gives
     /// each (board, period) its players. The caller holds the periods'
     /// rows, which every writer of their entries takes first.
     pub async fn entries_for_update_in(
@@ -178,9 +210,20 @@ impl Store {
         players: &[((i64, i64), Vec<i64>)],
     ) -> StoreResult<Vec<EntryRow>> {
         let players: Vec<&((i64, i64), Vec<i64>)> = players.iter().filter(|(_, ids)| !ids.is_empty()).collect();
-        if players.is_empty() {
-            return Ok(Vec::new());
+        let mut entries = Vec::new();
+        for run in statement_runs(&players, 0, |(_, ids)| 2 + ids.len()) {
+            entries.extend(self.entries_for_update_of(conn, run).await?);
         }
+        Ok(entries)
+    }
+
+    /// [`Store::entries_for_update_in`] for as many board periods as one
+    /// statement takes.
+    async fn entries_for_update_of(
+        &self,
+        conn: &mut AnyConnection,
+        players: &[&((i64, i64), Vec<i64>)],
+    ) -> StoreResult<Vec<EntryRow>> {
         let condition: Vec<String> = players
             .iter()
             .map(|(_, ids)| format!("(board = ? AND period = ? AND user_id IN ({}))", placeholders(ids.len())))
@@ -282,49 +325,33 @@ impl Store {
             let mut ids = Vec::with_capacity(posts.len());
             let sql = format!("{columns} (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
             for post in posts {
-                let query = self
-                    .sql(&sql)
-                    .bind(post.board)
-                    .bind(post.period)
-                    .bind(post.user_id)
-                    .bind(post.score)
-                    .bind(post.subscores.first().copied())
-                    .bind(post.subscores.get(1).copied())
-                    .bind(post.metadata)
-                    .bind(at)
-                    .bind(post.status.as_str())
-                    .bind(post.via.map(|(board, _)| board))
-                    .bind(post.via.map(|(_, id)| id));
+                let query = post.bind(self.sql(&sql), at);
                 ids.push(self.insert_returning_id(conn, query).await?);
             }
             return Ok(ids);
         }
-        let values = vec!["(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"; posts.len()].join(", ");
-        let sql = self.insert_sql(&format!("{columns} {values}"), "id");
-        let mut query = self.sql_once(&sql);
-        for post in posts {
-            query = query
-                .bind(post.board)
-                .bind(post.period)
-                .bind(post.user_id)
-                .bind(post.score)
-                .bind(post.subscores.first().copied())
-                .bind(post.subscores.get(1).copied())
-                .bind(post.metadata)
-                .bind(at)
-                .bind(post.status.as_str())
-                .bind(post.via.map(|(board, _)| board))
-                .bind(post.via.map(|(_, id)| id));
+        let mut ids = Vec::with_capacity(posts.len());
+        for run in posts.chunks(rows_per_statement(11)) {
+            let values = vec!["(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"; run.len()].join(", ");
+            let sql = self.insert_sql(&format!("{columns} {values}"), "id");
+            let query = run.iter().fold(self.sql_once(&sql), |query, post| post.bind(query, at));
+            ids.extend(self.inserted_ids(conn, query, run.len()).await?);
         }
-        Ok(self.inserted_ids(conn, query, posts.len()).await?)
+        Ok(ids)
     }
 
     /// Writes entries as a batch left them, new and changed alike, in one
-    /// statement (their rows are locked by `entries_for_update`).
+    /// statement per [`rows_per_statement`] (their rows are locked by
+    /// `entries_for_update`).
     pub async fn write_entries(&self, conn: &mut AnyConnection, entries: &[EntryWrite<'_>]) -> StoreResult<()> {
-        if entries.is_empty() {
-            return Ok(());
+        for run in entries.chunks(rows_per_statement(15)) {
+            self.write_entries_in(conn, run).await?;
         }
+        Ok(())
+    }
+
+    /// [`Store::write_entries`] for as many entries as one statement takes.
+    async fn write_entries_in(&self, conn: &mut AnyConnection, entries: &[EntryWrite<'_>]) -> StoreResult<()> {
         let values = vec!["(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"; entries.len()].join(", ");
         let updated = [
             "score",
@@ -373,19 +400,17 @@ impl Store {
     /// Counts players who got their first entry in a period, creating the
     /// period's row if no clock recorded it yet.
     pub async fn add_period_players(&self, conn: &mut AnyConnection, rows: &[PeriodPlayers]) -> StoreResult<()> {
-        if rows.is_empty() {
-            return Ok(());
+        for run in rows.chunks(rows_per_statement(5)) {
+            let values = vec!["(?, ?, ?, ?, ?)"; run.len()].join(", ");
+            let sql = format!(
+                "INSERT INTO board_periods (board, period, starts_at, ends_at, players) VALUES {values}{}",
+                self.dialect.upsert_adding("board, period", "players")
+            );
+            let query = run.iter().fold(self.sql_once(&sql), |query, row| {
+                query.bind(row.board).bind(row.period).bind(row.starts_at).bind(row.ends_at).bind(row.added)
+            });
+            query.execute(&mut *conn).await?;
         }
-        let values = vec!["(?, ?, ?, ?, ?)"; rows.len()].join(", ");
-        let sql = format!(
-            "INSERT INTO board_periods (board, period, starts_at, ends_at, players) VALUES {values}{}",
-            self.dialect.upsert_adding("board, period", "players")
-        );
-        let mut query = self.sql_once(&sql);
-        for row in rows {
-            query = query.bind(row.board).bind(row.period).bind(row.starts_at).bind(row.ends_at).bind(row.added);
-        }
-        query.execute(&mut *conn).await?;
         Ok(())
     }
 }

@@ -541,10 +541,9 @@ impl Store {
     /// a board that resets every second and keeps 1,000 periods has up to
     /// 1,001 entries there).
     pub async fn entries_of_user_in(&self, user_id: i64, periods: &[(i64, i64)]) -> StoreResult<Vec<EntryRow>> {
-        const PERIODS_PER_STATEMENT: usize = 500;
         let mut conn = self.conn().await?;
         let mut rows = Vec::new();
-        for chunk in periods.chunks(PERIODS_PER_STATEMENT) {
+        for chunk in super::statement_runs(periods, 0, |_| 3) {
             let each = vec!["(board = ? AND period = ? AND user_id = ?)"; chunk.len()].join(" OR ");
             let sql = format!("SELECT {ENTRY_COLUMNS} FROM board_entries WHERE {each}");
             let query = chunk.iter().fold(self.sql_as::<EntryRow>(&sql).persistent(false), |query, (board, period)| {

@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 
 use sqlx::AnyConnection;
 
-use super::{placeholders, Store, StoreResult};
+use super::{placeholders, statement_runs, Store, StoreResult};
 use crate::domain::Timestamp;
 
 impl Store {
@@ -32,21 +32,26 @@ impl Store {
     }
 
     /// The entrant counts of several board periods (banned players left
-    /// out, as `entrant_count` does), in one statement.
+    /// out, as `entrant_count` does), in one statement per run of
+    /// [`statement_runs`].
     pub async fn entrant_counts(&self, periods: &[(i64, i64)]) -> StoreResult<HashMap<i64, i64>> {
+        let mut counts = HashMap::new();
         if periods.is_empty() {
-            return Ok(HashMap::new());
+            return Ok(counts);
         }
         let mut conn = self.conn().await?;
-        let each = vec!["(e.board = ? AND e.period = ?)"; periods.len()].join(" OR ");
-        let sql = format!(
-            "SELECT e.board, COUNT(*) FROM board_entrants e JOIN users u ON u.id = e.user_id \
-             WHERE ({each}) AND u.banned_at IS NULL GROUP BY e.board"
-        );
-        let query = periods.iter().fold(self.sql_as::<(i64, i64)>(&sql).persistent(false), |query, (board, period)| {
-            query.bind(*board).bind(*period)
-        });
-        Ok(query.fetch_all(&mut *conn).await?.into_iter().collect())
+        for run in statement_runs(periods, 0, |_| 2) {
+            let each = vec!["(e.board = ? AND e.period = ?)"; run.len()].join(" OR ");
+            let sql = format!(
+                "SELECT e.board, COUNT(*) FROM board_entrants e JOIN users u ON u.id = e.user_id \
+                 WHERE ({each}) AND u.banned_at IS NULL GROUP BY e.board"
+            );
+            let query = run.iter().fold(self.sql_as::<(i64, i64)>(&sql).persistent(false), |query, (board, period)| {
+                query.bind(*board).bind(*period)
+            });
+            counts.extend(query.fetch_all(&mut *conn).await?);
+        }
+        Ok(counts)
     }
 
     /// Those of `user_ids` who joined the board period. The caller holds

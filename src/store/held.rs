@@ -58,16 +58,14 @@ const HELD_SELECT: &str = "SELECT h.id, h.board, h.post_id, h.user_id, h.period,
 impl Store {
     /// Queues held posts (in the writer's transaction, with the posts).
     pub async fn insert_holds(&self, conn: &mut AnyConnection, holds: &[NewHold<'_>]) -> StoreResult<()> {
-        if holds.is_empty() {
-            return Ok(());
+        for run in holds.chunks(super::rows_per_statement(5)) {
+            let values = vec!["(?, ?, ?, ?, ?)"; run.len()].join(", ");
+            let sql = format!("INSERT INTO held_posts (board, post_id, user_id, period, rule) VALUES {values}");
+            let query = run.iter().fold(self.sql_once(&sql), |query, hold| {
+                query.bind(hold.board).bind(hold.post_id).bind(hold.user_id).bind(hold.period).bind(hold.rule)
+            });
+            query.execute(&mut *conn).await?;
         }
-        let values = vec!["(?, ?, ?, ?, ?)"; holds.len()].join(", ");
-        let sql = format!("INSERT INTO held_posts (board, post_id, user_id, period, rule) VALUES {values}");
-        let mut query = self.sql_once(&sql);
-        for hold in holds {
-            query = query.bind(hold.board).bind(hold.post_id).bind(hold.user_id).bind(hold.period).bind(hold.rule);
-        }
-        query.execute(&mut *conn).await?;
         Ok(())
     }
 

@@ -555,10 +555,61 @@ fn placeholders(count: usize) -> String {
     vec!["?"; count].join(", ")
 }
 
+/// The most bind parameters one statement carries: SQLite's limit (MySQL's
+/// is 65,535). A batch at the contract's maxima (2,000 posts, each fed to
+/// ten partitioned boards) writes ~44,000 rows: multi-row statements are
+/// cut to fit ([`rows_per_statement`]).
+const MAX_BINDS: usize = 32_766;
+
+/// The most alternatives one `(…) OR (…)` condition names: SQLite parses
+/// the chain into a tree as deep as it is long and refuses one deeper than
+/// 1,000 ("Expression tree is too large"), and a batch opening a partition
+/// per post names thousands of board periods.
+const MAX_ALTERNATIVES: usize = 500;
+
+/// How many rows of `binds` parameters each one statement takes.
+const fn rows_per_statement(binds: usize) -> usize {
+    MAX_BINDS / binds
+}
+
+/// Cuts `groups` (each naming `binds_of` parameters, `extra` more for the
+/// statement) into runs one statement can take: at most
+/// [`MAX_ALTERNATIVES`] groups and [`MAX_BINDS`] parameters each, in order.
+fn statement_runs<T>(groups: &[T], extra: usize, binds_of: impl Fn(&T) -> usize) -> Vec<&[T]> {
+    let mut runs = Vec::new();
+    let (mut start, mut binds) = (0, extra);
+    for (index, group) in groups.iter().enumerate() {
+        let more = binds_of(group);
+        if index > start && (index - start == MAX_ALTERNATIVES || binds + more > MAX_BINDS) {
+            runs.push(&groups[start..index]);
+            (start, binds) = (index, extra);
+        }
+        binds += more;
+    }
+    if start < groups.len() {
+        runs.push(&groups[start..]);
+    }
+    runs
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::error::{ApiError, ErrorCode};
+
+    #[test]
+    fn statement_runs_keep_to_the_alternatives_and_binds_one_statement_takes() {
+        let groups: Vec<usize> = vec![2; 1_201];
+        let runs = statement_runs(&groups, 0, |binds| *binds);
+        assert_eq!(runs.iter().map(|run| run.len()).collect::<Vec<_>>(), [500, 500, 201]);
+        let wide = vec![10_000_usize, 10_000, 10_000, 10_000, 1];
+        let runs = statement_runs(&wide, 3, |binds| *binds);
+        assert_eq!(runs.iter().map(|run| run.len()).collect::<Vec<_>>(), [3, 2], "3 + 30,000 fit, 3 + 40,000 do not");
+        let alone = statement_runs(&[40_000_usize], 0, |binds| *binds);
+        assert_eq!(alone.len(), 1, "a group wider than a statement still goes, alone");
+        assert!(statement_runs(&[] as &[usize], 0, |binds| *binds).is_empty());
+        assert!(rows_per_statement(15) * 15 <= MAX_BINDS);
+    }
 
     /// SQLite still locked by another writer is a 503 to retry, not a bug.
     #[tokio::test]

@@ -17,8 +17,8 @@ pub enum PostLog {
 }
 
 impl Store {
-    /// Appends many posts (player, score, status) in one statement;
-    /// returns their ids in order (see `InsertIds` for how each database
+    /// Appends many posts (player, score, status) in one statement (per
+    /// [`super::rows_per_statement`]); returns their ids in order (see `InsertIds` for how each database
     /// reports them; only MySQL 8 with interleaved auto-increment locks gets
     /// one INSERT per post).
     pub async fn insert_scores(
@@ -39,14 +39,17 @@ impl Store {
             }
             return Ok(ids);
         }
-        let values = vec!["(?, ?, ?, ?)"; posts.len()].join(", ");
-        let sql =
-            self.insert_sql(&format!("INSERT INTO scores (user_id, score, created_at, status) VALUES {values}"), "id");
-        let mut query = self.sql_once(&sql);
-        for (user_id, score, status) in posts {
-            query = query.bind(*user_id).bind(score.value()).bind(at).bind(status.as_str());
+        let mut ids = Vec::with_capacity(posts.len());
+        for run in posts.chunks(super::rows_per_statement(4)) {
+            let values = vec!["(?, ?, ?, ?)"; run.len()].join(", ");
+            let sql = self
+                .insert_sql(&format!("INSERT INTO scores (user_id, score, created_at, status) VALUES {values}"), "id");
+            let query = run.iter().fold(self.sql_once(&sql), |query, (user_id, score, status)| {
+                query.bind(*user_id).bind(score.value()).bind(at).bind(status.as_str())
+            });
+            ids.extend(self.inserted_ids(conn, query, run.len()).await?);
         }
-        Ok(self.inserted_ids(conn, query, posts.len()).await?)
+        Ok(ids)
     }
 
     /// Up to `limit` of a user's scores, newest first, older than `before`.
