@@ -167,7 +167,7 @@ impl Store {
         counts: &[(i64, i64, i64)],
     ) -> StoreResult<Vec<i64>> {
         let mut firsts = Vec::with_capacity(counts.len());
-        for run in statement_runs(counts, 0, |_| 5) {
+        for run in statement_runs(counts, |_| 5) {
             firsts.extend(self.number_changes_in(conn, run).await?);
         }
         Ok(firsts)
@@ -211,7 +211,7 @@ impl Store {
     ) -> StoreResult<Vec<EntryRow>> {
         let players: Vec<&((i64, i64), Vec<i64>)> = players.iter().filter(|(_, ids)| !ids.is_empty()).collect();
         let mut entries = Vec::new();
-        for run in statement_runs(&players, 0, |(_, ids)| 2 + ids.len()) {
+        for run in statement_runs(&players, |(_, ids)| 2 + ids.len()) {
             entries.extend(self.entries_for_update_of(conn, run).await?);
         }
         Ok(entries)

@@ -543,7 +543,7 @@ impl Store {
     pub async fn entries_of_user_in(&self, user_id: i64, periods: &[(i64, i64)]) -> StoreResult<Vec<EntryRow>> {
         let mut conn = self.conn().await?;
         let mut rows = Vec::new();
-        for chunk in super::statement_runs(periods, 0, |_| 3) {
+        for chunk in super::statement_runs(periods, |_| 3) {
             let each = vec!["(board = ? AND period = ? AND user_id = ?)"; chunk.len()].join(" OR ");
             let sql = format!("SELECT {ENTRY_COLUMNS} FROM board_entries WHERE {each}");
             let query = chunk.iter().fold(self.sql_as::<EntryRow>(&sql).persistent(false), |query, (board, period)| {

@@ -40,7 +40,7 @@ impl Store {
             return Ok(counts);
         }
         let mut conn = self.conn().await?;
-        for run in statement_runs(periods, 0, |_| 2) {
+        for run in statement_runs(periods, |_| 2) {
             let each = vec!["(e.board = ? AND e.period = ?)"; run.len()].join(" OR ");
             let sql = format!(
                 "SELECT e.board, COUNT(*) FROM board_entrants e JOIN users u ON u.id = e.user_id \

@@ -572,17 +572,17 @@ const fn rows_per_statement(binds: usize) -> usize {
     MAX_BINDS / binds
 }
 
-/// Cuts `groups` (each naming `binds_of` parameters, `extra` more for the
-/// statement) into runs one statement can take: at most
-/// [`MAX_ALTERNATIVES`] groups and [`MAX_BINDS`] parameters each, in order.
-fn statement_runs<T>(groups: &[T], extra: usize, binds_of: impl Fn(&T) -> usize) -> Vec<&[T]> {
+/// Cuts `groups` (each naming `binds_of` parameters) into runs one
+/// statement can take: at most [`MAX_ALTERNATIVES`] groups and
+/// [`MAX_BINDS`] parameters each, in order.
+fn statement_runs<T>(groups: &[T], binds_of: impl Fn(&T) -> usize) -> Vec<&[T]> {
     let mut runs = Vec::new();
-    let (mut start, mut binds) = (0, extra);
+    let (mut start, mut binds) = (0, 0);
     for (index, group) in groups.iter().enumerate() {
         let more = binds_of(group);
         if index > start && (index - start == MAX_ALTERNATIVES || binds + more > MAX_BINDS) {
             runs.push(&groups[start..index]);
-            (start, binds) = (index, extra);
+            (start, binds) = (index, 0);
         }
         binds += more;
     }
@@ -600,14 +600,14 @@ mod tests {
     #[test]
     fn statement_runs_keep_to_the_alternatives_and_binds_one_statement_takes() {
         let groups: Vec<usize> = vec![2; 1_201];
-        let runs = statement_runs(&groups, 0, |binds| *binds);
+        let runs = statement_runs(&groups, |binds| *binds);
         assert_eq!(runs.iter().map(|run| run.len()).collect::<Vec<_>>(), [500, 500, 201]);
-        let wide = vec![10_000_usize, 10_000, 10_000, 10_000, 1];
-        let runs = statement_runs(&wide, 3, |binds| *binds);
-        assert_eq!(runs.iter().map(|run| run.len()).collect::<Vec<_>>(), [3, 2], "3 + 30,000 fit, 3 + 40,000 do not");
-        let alone = statement_runs(&[40_000_usize], 0, |binds| *binds);
+        let wide = vec![10_000_usize, 10_000, 10_000, 2_766, 1];
+        let runs = statement_runs(&wide, |binds| *binds);
+        assert_eq!(runs.iter().map(|run| run.len()).collect::<Vec<_>>(), [4, 1], "32,766 fit, 32,767 do not");
+        let alone = statement_runs(&[40_000_usize], |binds| *binds);
         assert_eq!(alone.len(), 1, "a group wider than a statement still goes, alone");
-        assert!(statement_runs(&[] as &[usize], 0, |binds| *binds).is_empty());
+        assert!(statement_runs(&[] as &[usize], |binds| *binds).is_empty());
         assert!(rows_per_statement(15) * 15 <= MAX_BINDS);
     }
 
