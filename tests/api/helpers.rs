@@ -229,6 +229,16 @@ pub fn switch_on(name: &str) -> bool {
     std::env::var(name).is_ok_and(|value| matches!(value.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on"))
 }
 
+/// The seed of a randomized model test: its own fixed seed, so CI replays
+/// the same cases; `MODEL_SEED=<n>` moves every such test to other cases
+/// (each still its own: the fixed seed is mixed in).
+pub fn model_seed(fixed: u64) -> u64 {
+    match std::env::var("MODEL_SEED").ok().and_then(|seed| seed.parse::<u64>().ok()) {
+        Some(seed) => fixed ^ seed.wrapping_mul(0x9E37_79B9_7F4A_7C15),
+        None => fixed,
+    }
+}
+
 /// A server with the test defaults on a fresh database.
 pub async fn spawn_app(backend: &Backend) -> (TestApp, TestDatabase) {
     let db = TestDatabase::new(backend).await;

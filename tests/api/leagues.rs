@@ -11,7 +11,9 @@ use serde_json::{json, Value};
 use hiscore_bench::webhooks::Receiver;
 
 use crate::backend_tests;
-use crate::helpers::{assert_error, spawn_app_on, spawn_instances, Backend, Player, TestApp, TestDatabase, ADMIN};
+use crate::helpers::{
+    assert_error, model_seed, spawn_app_on, spawn_instances, Backend, Player, TestApp, TestDatabase, ADMIN,
+};
 
 backend_tests!(
     a_league_places_players_and_moves_them_once,
@@ -425,7 +427,7 @@ async fn random_league_posts_match_a_brute_force_sort(backend: Backend) {
     for i in 0..10 {
         players.push(apps[0].register(&format!("leaguer{i:02}")).await);
     }
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(model_seed(11));
     let mut best: std::collections::BTreeMap<i64, i64> = Default::default();
     let mut cohort_of: std::collections::BTreeMap<i64, String> = Default::default();
     let mut first_posts = Vec::new();

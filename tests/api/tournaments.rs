@@ -9,7 +9,8 @@ use hiscore::domain::Timestamp;
 
 use crate::backend_tests;
 use crate::helpers::{
-    assert_error, json_of, ranks_and_ids, spawn_app_on, spawn_instances, Backend, TestApp, TestDatabase, ADMIN,
+    assert_error, json_of, model_seed, ranks_and_ids, spawn_app_on, spawn_instances, Backend, TestApp, TestDatabase,
+    ADMIN,
 };
 
 backend_tests!(
@@ -320,7 +321,7 @@ async fn random_tournament_posts_match_a_brute_force_sort(backend: Backend) {
         assert_eq!(join(&apps[0], &player.token, "cup").await.0, StatusCode::CREATED);
         players.push(player);
     }
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(model_seed(7));
     let mut accepted: std::collections::BTreeMap<i64, Vec<i64>> = Default::default();
     for n in 0..50 {
         let player = &players[rng.gen_range(0..players.len())];
