@@ -671,17 +671,22 @@ impl Everywhere {
         self.commit(change, true).await;
     }
 
-    /// A ban or an unban: the entry hidden or shown again, its number kept.
+    /// A ban or an unban: the entry hidden or shown again, under the
+    /// period's next change number (as the store's `PERIOD_CHANGE`).
     async fn set_banned(&mut self, id: i64, banned: bool) {
         let Some(entry) = self.entries.get(&id) else { return };
-        let change = EntryChange { version: entry.version + 1, listed: !banned, ..entry.clone() };
+        self.changes += 1;
+        let change =
+            EntryChange { version: entry.version + 1, listed: !banned, changed: self.changes, ..entry.clone() };
         self.commit(change, true).await;
     }
 
-    /// An erasure: the entry gone, recorded as taken off.
+    /// An erasure: the entry gone, recorded as taken off under the next
+    /// change number.
     async fn erase(&mut self, id: i64) {
         let Some(entry) = self.entries.get(&id) else { return };
-        let change = EntryChange { version: entry.version + 1, listed: false, ..entry.clone() };
+        self.changes += 1;
+        let change = EntryChange { version: entry.version + 1, listed: false, changed: self.changes, ..entry.clone() };
         self.erased.insert(id);
         self.commit(change, false).await;
     }

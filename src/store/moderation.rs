@@ -11,7 +11,7 @@ use sqlx::AnyConnection;
 
 use super::custom_boards::{BoardScoreRow, EntryRow, ENTRY_COLUMNS};
 use super::rows::ScoreRow;
-use super::standings::CLEAR_STANDINGS;
+use super::standings::{CLEAR_STANDINGS, PERIOD_CHANGE};
 use super::{LongText, Store, StoreResult};
 use crate::domain::{PostStatus, Timestamp};
 
@@ -96,12 +96,11 @@ impl Store {
             .bind(i64::from(!hidden))
             .execute(&mut *conn)
             .await?;
-        self.sql("UPDATE board_entries SET hidden = ?, version = version + 1 WHERE user_id = ? AND hidden = ?")
-            .bind(i64::from(hidden))
-            .bind(user_id)
-            .bind(i64::from(!hidden))
-            .execute(&mut *conn)
-            .await?;
+        let sql = format!(
+            "UPDATE board_entries SET hidden = ?, version = version + 1, changed = {PERIOD_CHANGE} \
+             WHERE user_id = ? AND hidden = ?"
+        );
+        self.sql(&sql).bind(i64::from(hidden)).bind(user_id).bind(i64::from(!hidden)).execute(&mut *conn).await?;
         self.entries_of_user_on(conn, user_id).await
     }
 
@@ -284,14 +283,15 @@ impl Store {
     }
 
     /// Deletes a player's entry in a period (their last post there went):
-    /// the period's final standings, if any, no longer hold.
+    /// the period's final standings, if any, no longer hold. Returns the
+    /// change number the removal took (its tombstone's, `PERIOD_CHANGE`).
     pub async fn delete_entry(
         &self,
         conn: &mut AnyConnection,
         board: i64,
         period: i64,
         user_id: i64,
-    ) -> StoreResult<()> {
+    ) -> StoreResult<i64> {
         self.sql(&format!("UPDATE board_periods SET {CLEAR_STANDINGS} WHERE board = ? AND period = ?"))
             .bind(board)
             .bind(period)
@@ -303,7 +303,7 @@ impl Store {
             .bind(user_id)
             .execute(&mut *conn)
             .await?;
-        Ok(())
+        self.period_changes(conn, board, period).await
     }
 
     /// Writes a player's aggregates as recounted from the log; a change of
@@ -364,14 +364,19 @@ impl Store {
     /// cohorts' counts first), tournament places, held posts, sessions,
     /// idempotency keys, and the row. `listed` says whether they counted
     /// on the built-in boards. Every table is deleted from by an index on
-    /// `user_id`, so only the player's rows are locked.
-    pub async fn erase_user(&self, conn: &mut AnyConnection, user_id: i64, listed: bool) -> StoreResult<()> {
+    /// `user_id`, so only the player's rows are locked. Returns the
+    /// player's entries as they were, each listed one carrying the change
+    /// number its removal took (`PERIOD_CHANGE`).
+    pub async fn erase_user(&self, conn: &mut AnyConnection, user_id: i64, listed: bool) -> StoreResult<Vec<EntryRow>> {
         let sql = format!(
             "UPDATE board_periods SET players = players - 1, {CLEAR_STANDINGS} WHERE EXISTS (SELECT 1 \
              FROM board_entries e WHERE e.board = board_periods.board AND e.period = board_periods.period \
              AND e.user_id = ? AND e.hidden = 0)"
         );
         self.sql(&sql).bind(user_id).execute(&mut *conn).await?;
+        let sql = format!("UPDATE board_entries SET changed = {PERIOD_CHANGE} WHERE user_id = ? AND hidden = 0");
+        self.sql(&sql).bind(user_id).execute(&mut *conn).await?;
+        let entries = self.entries_of_user_on(conn, user_id).await?;
         self.sql(
             "UPDATE league_cohorts SET members = members - 1 WHERE EXISTS (SELECT 1 FROM league_placements p \
              WHERE p.user_id = ? AND p.board = league_cohorts.board AND p.period = league_cohorts.period \
@@ -398,6 +403,6 @@ impl Store {
             self.add_board_players(conn, -1).await?;
         }
         self.sql("DELETE FROM users WHERE id = ?").bind(user_id).execute(&mut *conn).await?;
-        Ok(())
+        Ok(entries)
     }
 }

@@ -21,8 +21,19 @@ use crate::domain::{BoardKey, Timestamp};
 /// standings no longer hold, and a writer part-way through them will not
 /// record them (its claim is gone).
 /// (It counts as a change of the period too, so that what watches the
-/// period's `changes`, its live pages, sees a hidden or deleted entry.)
+/// period's `changes`, its live pages, sees a hidden or deleted entry; the
+/// entry carries that number, [`PERIOD_CHANGE`].)
 pub(super) const CLEAR_STANDINGS: &str = "changes = changes + 1, standings_changes = NULL, standings_claimed_at = NULL";
+
+/// The number an entry hidden, shown again or removed by moderation takes
+/// (`board_entries.changed`): the one its period's `CLEAR_STANDINGS` has
+/// just counted. Every number of a period must be some entry's (or its
+/// tombstone's): the rank sources begin a walk where the numbers they
+/// have recorded run without a gap, so a number no entry carried stopped
+/// them there, and every later walk of the board left out whoever changed
+/// after it.
+pub(super) const PERIOD_CHANGE: &str = "(SELECT p.changes FROM board_periods p \
+     WHERE p.board = board_entries.board AND p.period = board_entries.period)";
 
 /// An entry's place in board order, as the writing of the standings walks it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, sqlx::FromRow)]

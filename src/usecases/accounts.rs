@@ -227,9 +227,8 @@ pub async fn erase_own_account(state: &AppState, user_id: i64, password: &Passwo
     check_password(state, user_id, password).await?;
     let changed = in_transaction(state, async |conn| {
         let row = lock_self(state, conn, user_id).await?;
-        let entries = state.store.entries_of_user_on(conn, user_id).await?;
         let sessions = state.store.end_sessions(conn, user_id, None).await?;
-        state.store.erase_user(conn, user_id, row.is_listed()).await?;
+        let entries = state.store.erase_user(conn, user_id, row.is_listed()).await?;
         crate::usecases::webhooks::forget_player(state, conn, user_id).await?;
         let gone = UserRow { version: row.version + 1, banned_at: Some(Timestamp::now()), ..row.clone() };
         let entries =

@@ -228,9 +228,9 @@ pub(super) async fn recount_entry(
             (entry, !hidden)
         }
         None => {
-            state.store.delete_entry(conn, number, period, owner).await?;
+            let changed = state.store.delete_entry(conn, number, period, owner).await?;
             let gone = before.unwrap_or_else(|| empty_entry(number, period, owner));
-            (EntryRow { version, ..gone }, false)
+            (EntryRow { version, changed, ..gone }, false)
         }
     })
 }
