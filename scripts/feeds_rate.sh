@@ -2,11 +2,13 @@
 # What `feeds` cost a post (issue 40): posts/s to a custom board that feeds
 # three boards (one resetting daily, one weekly, one never), each
 # partitioned by the posts' `country` (20 values), against posts/s to a
-# plain board, in the same run on one server, rounds alternating (64
-# players posting from 64 connections, `wrk -t2 -c64 -d8s`; both post the
-# same bodies), then a check that every fed board, and the sum of its
-# partitions, hold one post per post to the family board. PARTITIONED=one
-# partitions only the all-time board (five boards a post, not seven).
+# plain board, in the same run on one server, rounds alternating (PLAYERS
+# players, 64 unless set, posting from 64 connections, `wrk -t2 -c64 -d8s`;
+# both post the same bodies), then a check that every fed board, and the
+# sum of its partitions, hold one post per post to the family board.
+# PARTITIONED=one partitions only the all-time board (five boards a post,
+# not seven). With 64 players each posts hundreds of times a board in a
+# run: a long history each, as a bot's; PLAYERS=3000 gives each a short one.
 #   scripts/feeds_rate.sh DATABASE_URL BINARY [ROUNDS]
 # DATABASE_URL: sqlite:///tmp/x.db or mysql://root@127.0.0.1:3306/hiscore_feeds
 # (a MySQL database is dropped and recreated). Needs wrk and curl.
@@ -37,7 +39,7 @@ board '{"id": "f-weekly", "name": "weekly", "reset": "0 0 * * 1"'"$partition"'}'
 board '{"id": "f-all", "name": "all time", "partition_by": "country"}'
 board '{"id": "family", "name": "family", "feeds": ["f-daily", "f-weekly", "f-all"]}'
 tokens=()
-for i in $(seq 1 64); do
+for i in $(seq 1 "${PLAYERS:-64}"); do
   registered=$(curl -fsS -XPOST 127.0.0.1:18093/api/users -H 'content-type: application/json' \
     -d "{\"login_name\":\"poster$i\",\"password\":\"poster-password\"}")
   tokens+=("$(echo "$registered" | sed 's/.*"token":"\([^"]*\)".*/\1/')")
