@@ -11,6 +11,16 @@ use serde_json::Value;
 use super::pacer::Pacer;
 use super::stats::{Answer, Recorder, Severity};
 
+/// How long a connection may wait in the pool for its next request.
+/// Shorter than the server's own waits (actix: 5 s for a connection's
+/// first request head, 5 s of keep-alive between requests), so that no
+/// request is sent on a connection the server is closing just then. A
+/// connection the client opened for a request that another connection
+/// served first waits in the pool without having carried any; picked up
+/// 5 s after it opened, its request met the server's 408 for a slow first
+/// request (one CI run, RELIABILITY.md).
+const POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(2);
+
 /// A response as the scenario checks it.
 #[derive(Debug, Clone)]
 pub struct Reply {
@@ -54,8 +64,13 @@ impl Api {
         slow: Duration,
         pacer: Option<Arc<Pacer>>,
     ) -> anyhow::Result<Self> {
-        let mut client = reqwest::Client::builder().timeout(timeout).pool_max_idle_per_host(1024).tcp_nodelay(true);
+        let mut client = reqwest::Client::builder()
+            .timeout(timeout)
+            .pool_max_idle_per_host(1024)
+            .pool_idle_timeout(POOL_IDLE_TIMEOUT)
+            .tcp_nodelay(true);
         let mut streams = reqwest::Client::builder()
+            .pool_idle_timeout(POOL_IDLE_TIMEOUT)
             .connect_timeout(timeout)
             // A live page pings every 15 s: a longer silence is a dead stream.
             .read_timeout(Duration::from_secs(30))
