@@ -170,12 +170,17 @@ impl Kept {
     }
 }
 
+/// The maps of kept answers, hashed with foldhash (seeded per process)
+/// rather than SipHash: a kept read hashes its address, up to a friends
+/// board's hundred ids, and its key on every request (issue 43).
+type Map<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
 struct Pages<K> {
-    by_key: HashMap<K, Kept>,
+    by_key: Map<K, Kept>,
     bytes: usize,
     /// Keys by the request address (path and query) that named them, and
     /// for how long: see [`PageCache::remember_address`].
-    by_address: HashMap<Box<str>, (K, AddressTerm)>,
+    by_address: Map<Box<str>, (K, AddressTerm)>,
 }
 
 impl<K> Pages<K> {
@@ -188,7 +193,7 @@ impl<K> Pages<K> {
 
 impl<K> Default for Pages<K> {
     fn default() -> Self {
-        Self { by_key: HashMap::new(), bytes: 0, by_address: HashMap::new() }
+        Self { by_key: Map::default(), bytes: 0, by_address: Map::default() }
     }
 }
 
