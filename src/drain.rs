@@ -11,8 +11,6 @@
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use actix_web::dev::ServiceResponse;
-use actix_web::http::ConnectionType;
 use tokio::sync::Notify;
 
 /// Whether the instance drains, and the requests it is answering.
@@ -27,15 +25,6 @@ impl Drain {
     /// Set when a stop signal came: `/readyz` answers 503 from then on.
     pub fn is_draining(&self) -> bool {
         self.draining.load(Ordering::Acquire)
-    }
-
-    /// While the instance drains, a response closes its connection, so a
-    /// keep-alive client cannot keep the instance busy with request after
-    /// request.
-    pub fn close_if_draining<B>(&self, response: &mut ServiceResponse<B>) {
-        if self.is_draining() {
-            response.response_mut().head_mut().set_connection_type(ConnectionType::Close);
-        }
     }
 
     pub fn begin(&self) {

@@ -8,7 +8,7 @@ use std::time::Duration;
 use actix_cors::Cors;
 use actix_web::dev::{Server, ServerHandle};
 use actix_web::http::header;
-use actix_web::middleware::{from_fn, Condition};
+use actix_web::middleware::Condition;
 use actix_web::{guard, web, App, HttpServer};
 
 use crate::auth::{HashPolicy, PasswordHasher};
@@ -18,7 +18,7 @@ use crate::cache::Caches;
 use crate::config::{Secret, Settings};
 use crate::domain::{derive_secret, CursorKeys};
 use crate::drain::Drain;
-use crate::front::front;
+use crate::front::Front;
 use crate::limits::RateLimits;
 use crate::live::LiveHub;
 use crate::rank::RankEngine;
@@ -149,9 +149,8 @@ impl Application {
             let app = App::new()
                 .app_data(state.clone())
                 .app_data(metrics.clone())
-                .app_data(drain_data.clone())
                 .wrap(Condition::new(!cors_origins.is_empty(), cors(&cors_origins)))
-                .wrap(from_fn(front))
+                .wrap(Front { metrics: metrics.clone(), drain: drain_data.clone() })
                 .configure(routes::configure);
             if serve_static {
                 // Files answer GET and HEAD only; any other method on any

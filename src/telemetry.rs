@@ -9,7 +9,6 @@ use std::time::Instant;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::http::Method;
-use actix_web::{web, HttpMessage as _};
 use prometheus::{Histogram, HistogramOpts, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry};
 
 use crate::error::{ApiError, ErrorCode, Rejection};
@@ -292,7 +291,6 @@ pub struct RouteName(pub &'static str);
 pub struct Observation {
     started: Instant,
     request_id: HeaderValue,
-    metrics: Option<web::Data<Metrics>>,
     method: Method,
     span: tracing::Span,
 }
@@ -308,65 +306,52 @@ impl Observation {
         let method = req.method().clone();
         let id = request_id.to_str().unwrap_or_default();
         let span = tracing::debug_span!("request", id, method = %method, path = %req.path());
-        Self {
-            started: Instant::now(),
-            request_id,
-            metrics: req.app_data::<web::Data<Metrics>>().cloned(),
-            method,
-            span,
-        }
+        Self { started: Instant::now(), request_id, method, span }
     }
 
     pub fn span(&self) -> &tracing::Span {
         &self.span
     }
 
-    /// Counts the answer and names it with the request id. A panic becomes
-    /// a JSON 500 instead of a dropped connection. Holding a clone of the
-    /// request would break routing (it needs the request uniquely), so
-    /// failures stay errors, which actix renders with `ApiError`'s JSON
-    /// envelope.
+    /// Counts the answer in `metrics` and names it with the request id. A
+    /// panic becomes a JSON 500 instead of a dropped connection. Holding a
+    /// clone of the request would break routing (it needs the request
+    /// uniquely), so failures stay errors, which actix renders with
+    /// `ApiError`'s JSON envelope. `named` is the route when the answer was
+    /// given before routing (a kept answer, `routes::kept_answer`);
+    /// otherwise the router's resource names it.
     pub fn finish(
         self,
         outcome: std::thread::Result<Result<ServiceResponse, actix_web::Error>>,
+        named: Option<RouteName>,
+        metrics: &Metrics,
     ) -> Result<ServiceResponse, actix_web::Error> {
         let mut response = match outcome {
             Ok(Ok(response)) => response,
             Ok(Err(error)) => {
                 let status = error.as_response_error().status_code().as_u16();
-                self.count(None, status);
+                self.count(metrics, None, status);
                 return Err(error);
             }
             Err(_panic) => {
                 tracing::error!(parent: &self.span, "handler panicked");
-                self.count(Some("panicked"), 500);
+                self.count(metrics, Some("panicked"), 500);
                 return Err(ApiError::internal(anyhow::anyhow!("handler panicked")).into());
             }
         };
         let status = response.status().as_u16();
-        // The router's resources carry the name; an answer given before
-        // routing (`routes::kept_answer`) puts it in the request's extensions.
-        let request = response.request();
-        let route = request
-            .app_data::<RouteName>()
-            .copied()
-            .or_else(|| request.extensions().get::<RouteName>().copied())
-            .map(|name| name.0);
-        self.count(route, status);
-        if let Some(metrics) = &self.metrics {
-            if let Some(Rejection(reason)) = response.response().extensions().get::<Rejection>().copied() {
-                metrics.rejections.with_label_values(&[reason]).inc();
-            }
+        let route = named.or_else(|| response.request().app_data::<RouteName>().copied()).map(|name| name.0);
+        self.count(metrics, route, status);
+        if let Some(Rejection(reason)) = response.response().extensions().get::<Rejection>().copied() {
+            metrics.rejections.with_label_values(&[reason]).inc();
         }
         tracing::debug!(parent: &self.span, status, micros = self.started.elapsed().as_micros() as u64, "served");
         response.headers_mut().insert(REQUEST_ID.clone(), self.request_id);
         Ok(response)
     }
 
-    fn count(&self, route: Option<&'static str>, status: u16) {
-        if let Some(metrics) = &self.metrics {
-            metrics.observe(&self.method, route, status, self.started.elapsed().as_secs_f64());
-        }
+    fn count(&self, metrics: &Metrics, route: Option<&'static str>, status: u16) {
+        metrics.observe(&self.method, route, status, self.started.elapsed().as_secs_f64());
     }
 }
 

@@ -15,12 +15,11 @@
 
 use actix_web::dev::ServiceRequest;
 use actix_web::http::Method;
-use actix_web::{web, HttpMessage as _, HttpResponse};
+use actix_web::{web, HttpResponse};
 
 use super::rankings::conditional;
 use super::{address_of, json_response, paths};
 use crate::cache::{AddressClock, PageOutcome, PageVersion};
-use crate::domain::Timestamp;
 use crate::state::AppState;
 use crate::telemetry::RouteName;
 
@@ -29,8 +28,9 @@ const RANKINGS: &str = "/api/rankings/";
 /// Where a profile's path begins.
 const USERS: &str = "/api/users/";
 
-/// The kept answer to this request, if it has one.
-pub fn kept_answer(request: &ServiceRequest) -> Option<HttpResponse> {
+/// The kept answer to this request, if it has one, and the route the
+/// router would have named (its metrics label).
+pub fn kept_answer(request: &ServiceRequest) -> Option<(HttpResponse, RouteName)> {
     if request.method() != Method::GET {
         return None;
     }
@@ -44,7 +44,7 @@ pub fn kept_answer(request: &ServiceRequest) -> Option<HttpResponse> {
         return None;
     }
     let address = address_of(request.request())?;
-    let clock = AddressClock { catalog: state.boards.changes(), now: Timestamp::now() };
+    let clock = AddressClock { catalog: state.boards.changes(), at: None };
     let ranks = state.ranks.version();
     let version = PageVersion::Local(ranks);
     let caches = &state.caches;
@@ -71,7 +71,5 @@ pub fn kept_answer(request: &ServiceRequest) -> Option<HttpResponse> {
             (json_response(caches.profiles.get_by_address(address, &clock, &version)?.body), paths::USER)
         }
     };
-    // Counted under the route the router would have named.
-    request.extensions_mut().insert(RouteName(route));
-    Some(answer)
+    Some((answer, RouteName(route)))
 }

@@ -5,8 +5,10 @@
 //! request checks in the round trip that would otherwise read the page. A page is served from here only while its board
 //! is exactly as it was: invalidation on write, with no timer to tune.
 
+mod worker_copies;
+
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Instant;
 
@@ -17,6 +19,7 @@ use sha2::{Digest, Sha256};
 use crate::domain::{BoardPeriod, Hundredths, Timestamp};
 use crate::rank::PageStart;
 use crate::redis::{PageLease, Standing};
+use worker_copies::Origin;
 
 /// What identifies a page request: parsed values, so that `0`, `00` and
 /// `+0` are one entry, not three.
@@ -102,6 +105,11 @@ impl Rendered {
 /// at the page's stamp, or while that word holds under a [`PageLease`].
 pub struct PageCache<K = PageKey> {
     pages: RwLock<Pages<K>>,
+    /// This cache's id among the process's, and its count of clears: what
+    /// a worker's own copy of an answer is checked against
+    /// (`worker_copies`).
+    id: u64,
+    generation: AtomicU64,
     /// Bytes of page bodies kept at most (pages run from ~0.3 KB to ~13 KB,
     /// so a byte budget, not an entry count, is what bounds memory); 0
     /// turns the cache off.
@@ -127,19 +135,23 @@ pub enum AddressTerm {
     While { catalog: u64, ends_at: Option<Timestamp> },
 }
 
-/// What a remembered address's term is checked against, read once per
-/// request.
+/// What a remembered address's term is checked against: the board
+/// catalog's count of changes, and the time, `at` when given, else read
+/// from the clock only for a term that ends (most kept answers' terms do
+/// not, and a clock read is a measurable part of a kept answer's cost).
 #[derive(Debug, Clone, Copy)]
 pub struct AddressClock {
     pub catalog: u64,
-    pub now: Timestamp,
+    pub at: Option<Timestamp>,
 }
 
 impl AddressTerm {
-    fn holds(&self, clock: &AddressClock) -> bool {
+    pub(super) fn holds(&self, clock: &AddressClock) -> bool {
         match self {
             Self::Always => true,
-            Self::While { catalog, ends_at } => *catalog == clock.catalog && ends_at.is_none_or(|end| clock.now < end),
+            Self::While { catalog, ends_at } => {
+                *catalog == clock.catalog && ends_at.is_none_or(|end| clock.at.unwrap_or_else(Timestamp::now) < end)
+            }
         }
     }
 }
@@ -199,7 +211,9 @@ impl<K> Default for Pages<K> {
 
 impl<K: Clone + Eq + std::hash::Hash> PageCache<K> {
     pub fn new(budget: usize) -> Self {
-        Self { pages: RwLock::new(Pages::default()), budget }
+        static CACHES: AtomicU64 = AtomicU64::new(0);
+        let id = CACHES.fetch_add(1, Ordering::Relaxed);
+        Self { pages: RwLock::new(Pages::default()), id, generation: AtomicU64::new(0), budget }
     }
 
     /// The page if it was built at `version`.
@@ -237,12 +251,21 @@ impl<K: Clone + Eq + std::hash::Hash> PageCache<K> {
 
     /// The page a remembered address names, if it was built at `version`:
     /// how `front` answers a kept page before the router, its extractors
-    /// and its handler run (issue 43), from the same copies and by the same
-    /// version check as [`PageCache::get`].
+    /// and its handler run (issue 43), by the same version check as
+    /// [`PageCache::get`], from the worker's own copy of it when it has
+    /// one (`worker_copies`).
     pub fn get_by_address(&self, address: &str, clock: &AddressClock, version: &PageVersion) -> Option<Rendered> {
+        let generation = self.generation.load(Ordering::Acquire);
+        if let Some(own) = worker_copies::get(self.id, generation, address, clock, version) {
+            return Some(own);
+        }
         let pages = self.pages.read().ok()?;
-        let kept = pages.by_key.get(pages.named_by(address, clock)?)?;
-        (kept.version == *version).then(|| kept.page.clone())
+        let (key, term) = pages.by_address.get(address)?;
+        let kept = pages.by_key.get(key).filter(|kept| term.holds(clock) && kept.version == *version)?;
+        // Read under the lock, as `clear` moves it: the copy is of this generation's page.
+        let generation = self.generation.load(Ordering::Acquire);
+        let origin = Origin { cache: self.id, generation, term: *term, version: version.clone() };
+        Some(worker_copies::keep(address, origin, &kept.page))
     }
 
     /// Remembers that `address` names `key` for `term` (see
@@ -275,10 +298,11 @@ impl<K: Clone + Eq + std::hash::Hash> PageCache<K> {
         self.pages.read().map_or(0, |pages| pages.bytes)
     }
 
-    /// Drops every page.
+    /// Drops every page, and every worker's copy of one.
     pub fn clear(&self) {
         if let Ok(mut pages) = self.pages.write() {
             *pages = Pages::default();
+            self.generation.fetch_add(1, Ordering::AcqRel);
         }
     }
 
@@ -335,7 +359,7 @@ mod tests {
 
     /// A request's clock: no catalog change, the time given.
     fn at(now: i64) -> AddressClock {
-        AddressClock { catalog: 0, now: Timestamp::from_millis(now) }
+        AddressClock { catalog: 0, at: Some(Timestamp::from_millis(now)) }
     }
 
     #[test]
@@ -350,7 +374,13 @@ mod tests {
         assert!(cache.get_by_address(top, &at(0), &PageVersion::Local(6)).is_none(), "stale once the board moved");
         assert!(cache.get_by_address("/api/rankings/best?limit=010", &at(0), &PageVersion::Local(5)).is_none());
         cache.clear();
-        assert!(cache.get_by_address(top, &at(0), &PageVersion::Local(5)).is_none());
+        assert!(cache.get_by_address(top, &at(0), &PageVersion::Local(5)).is_none(), "nor this worker's copy");
+        // A change the version does not show (a rename) clears the cache:
+        // the page rebuilt at the same version is served, not the copy.
+        cache.remember_address(top, &key(0), AddressTerm::Always);
+        cache.put(key(0), PageVersion::Local(5), page(b"renamed"));
+        let found = cache.get_by_address(top, &at(0), &PageVersion::Local(5)).map(|page| page.body);
+        assert_eq!(found, Some(Bytes::from_static(b"renamed")));
         // Past the limit the addresses start again, the last one kept.
         for i in 0..=MAX_ADDRESSES {
             cache.remember_address(&format!("/api/rankings/best?offset={i}"), &key(i as i64), AddressTerm::Always);
@@ -368,9 +398,9 @@ mod tests {
         let term = AddressTerm::While { catalog: 3, ends_at: Some(Timestamp::from_millis(1_000)) };
         cache.remember_address(runs, &key(0), term);
         cache.put(key(0), PageVersion::Local(5), page(b"period 0"));
-        let clock = AddressClock { catalog: 3, now: Timestamp::from_millis(999) };
+        let clock = AddressClock { catalog: 3, at: Some(Timestamp::from_millis(999)) };
         assert!(cache.get_by_address(runs, &clock, &PageVersion::Local(5)).is_some());
-        let ended = AddressClock { now: Timestamp::from_millis(1_000), ..clock };
+        let ended = AddressClock { at: Some(Timestamp::from_millis(1_000)), ..clock };
         assert!(cache.get_by_address(runs, &ended, &PageVersion::Local(5)).is_none(), "the address names period 1 now");
         let amended = AddressClock { catalog: 4, ..clock };
         assert!(cache.get_by_address(runs, &amended, &PageVersion::Local(5)).is_none(), "the board may be another");
@@ -380,13 +410,13 @@ mod tests {
         cache.put(key(1), PageVersion::Local(5), page(b"period 1"));
         let found = cache.get_by_address(
             runs,
-            &AddressClock { catalog: 4, now: Timestamp::from_millis(1_000) },
+            &AddressClock { catalog: 4, at: Some(Timestamp::from_millis(1_000)) },
             &PageVersion::Local(5),
         );
         assert_eq!(found.map(|page| page.body), Some(Bytes::from_static(b"period 1")));
         // A board that never resets: only the catalog ends the term.
         cache.remember_address(runs, &key(0), AddressTerm::While { catalog: 4, ends_at: None });
-        let later = AddressClock { catalog: 4, now: Timestamp::from_millis(i64::MAX) };
+        let later = AddressClock { catalog: 4, at: Some(Timestamp::from_millis(i64::MAX)) };
         assert!(cache.get_by_address(runs, &later, &PageVersion::Local(5)).is_some());
     }
 
