@@ -13,7 +13,9 @@ mod users;
 use std::sync::Arc;
 
 pub use names::NameCache;
-pub use pages::{AddressClock, AddressTerm, CutoffKey, PageCache, PageKey, PageVersion, Rendered, WindowKey};
+pub use pages::{
+    AddressClock, AddressTerm, CutoffKey, Leased, PageCache, PageKey, PageVersion, Rendered, Renewal, WindowKey,
+};
 pub use single_flight::SingleFlight;
 pub use user_rows::UserRows;
 pub use users::UserCache;

@@ -22,6 +22,7 @@ use super::{address_of, json_response, paths};
 use crate::cache::{AddressClock, PageOutcome, PageVersion};
 use crate::state::AppState;
 use crate::telemetry::RouteName;
+use crate::usecases::rankings::served_under_lease;
 
 /// Where the paths of the ranking routes begin.
 const RANKINGS: &str = "/api/rankings/";
@@ -61,7 +62,9 @@ pub fn kept_answer(request: &ServiceRequest) -> Option<(HttpResponse, RouteName)
         Some(_) => {
             let page = match &state.redis {
                 None => caches.pages.get_by_address(address, &clock, &version)?,
-                Some(redis) => caches.pages.leased_by_address(address, &clock, redis.page_lease())?,
+                Some(redis) => {
+                    served_under_lease(state, caches.pages.leased_by_address(address, &clock, redis.page_lease())?)
+                }
             };
             caches.count_page(PageOutcome::Hit);
             (conditional(request.request(), page), paths::RANKING)

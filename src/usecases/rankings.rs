@@ -16,7 +16,7 @@ use std::time::Instant;
 use actix_web::web::Bytes;
 
 use super::boards::{resolve_period, BoardRef, ResolvedPeriod};
-use crate::cache::{AddressTerm, CutoffKey, PageKey, PageOutcome, PageVersion, Rendered, WindowKey};
+use crate::cache::{AddressTerm, CutoffKey, Leased, PageKey, PageOutcome, PageVersion, Rendered, Renewal, WindowKey};
 use crate::domain::{BoardKey, BoardPeriod, Cursor, Percents, PeriodSelector, Timestamp};
 use crate::error::{ApiError, ErrorCode};
 use crate::rank::{Page, PageRead, PageStart};
@@ -83,7 +83,9 @@ pub async fn page(
     }
     let kept = match &state.redis {
         None => state.caches.pages.get(&key, &PageVersion::Local(state.ranks.version())),
-        Some(redis) if leased => state.caches.pages.leased(&key, redis.page_lease()),
+        Some(redis) if leased => {
+            state.caches.pages.leased(&key, redis.page_lease()).map(|leased| served_under_lease(state, leased))
+        }
         Some(_) => None,
     };
     if let Some(rendered) = kept {
@@ -106,6 +108,31 @@ pub async fn page(
         // A failed read is redone for this request, which then reports its own error.
         (None, _) => read_page(state, board, view, &key).await,
     }
+}
+
+/// The page of a lease that holds, renewed beside the answer when it is
+/// due (see `cache::Leased`).
+pub fn served_under_lease(state: &AppState, leased: Leased) -> Rendered {
+    if let Some(renewal) = leased.renewal {
+        renew_lease(state, renewal);
+    }
+    leased.page
+}
+
+/// Asks Redis whether a leased page's board is still at the page's stamp,
+/// in a task of its own: the lease runs on from when this asked. A
+/// renewal that finds the board moved, or cannot ask, lets the lease run
+/// out, and the first request after it reads the page anew (`read_page`),
+/// as one that finds a lease over always does.
+fn renew_lease(state: &AppState, Renewal { key, stamp }: Renewal) {
+    let ranks = state.ranks.clone();
+    let caches = Arc::clone(&state.caches);
+    actix_web::rt::spawn(async move {
+        let asked = Instant::now();
+        if let Ok(PageRead::Unchanged) = ranks.page_unless(key.board, key.start, key.limit, &stamp).await {
+            caches.pages.checked(&key, &PageVersion::Shared(stamp), asked);
+        }
+    });
 }
 
 /// For how long the address of a request about `board` names the key it

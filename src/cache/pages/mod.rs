@@ -10,7 +10,7 @@ mod worker_copies;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use actix_web::http::header::HeaderValue;
 use actix_web::web::Bytes;
@@ -110,6 +110,8 @@ pub struct PageCache<K = PageKey> {
     /// (`worker_copies`).
     id: u64,
     generation: AtomicU64,
+    /// What kept pages' checks are counted from (`Kept::checked`).
+    origin: Instant,
     /// Bytes of page bodies kept at most (pages run from ~0.3 KB to ~13 KB,
     /// so a byte budget, not an entry count, is what bounds memory); 0
     /// turns the cache off.
@@ -157,29 +159,58 @@ impl AddressTerm {
 }
 
 /// A kept page, what it was built at, and with Redis when Redis was last
-/// asked whether its board still is, and whether a request is asking
-/// again (see [`Standing::Due`]).
+/// asked whether its board still is, and whether a renewal of that word
+/// is under way (see [`Standing::Due`]). Both are atomics, changed under
+/// the read lock: a renewal, every half lease, stalls no reader (issue 43).
 struct Kept {
     version: PageVersion,
     page: Rendered,
-    checked: Option<Instant>,
+    /// Nanoseconds after the cache's `origin`; 0 for never.
+    checked: AtomicU64,
     renewing: AtomicBool,
 }
 
 impl Kept {
-    /// The page while its lease holds. When it is due, `renew` asks to
-    /// be the one request that renews it: the first such asker gets
-    /// `None` (and asks Redis), later ones the page; without `renew`,
-    /// the page only once a renewal is under way.
-    fn leased(&self, lease: &PageLease, renew: bool) -> Option<Rendered> {
-        let renewing = match lease.standing(self.checked?) {
-            Standing::Fresh => true,
-            Standing::Due if renew => self.renewing.swap(true, Ordering::AcqRel),
-            Standing::Due => self.renewing.load(Ordering::Acquire),
-            Standing::Over => false,
-        };
-        renewing.then(|| self.page.clone())
+    fn new(version: PageVersion, page: Rendered) -> Self {
+        Self { version, page, checked: AtomicU64::new(0), renewing: AtomicBool::new(false) }
     }
+
+    /// The page while its lease holds; when the lease is due, the first
+    /// asker also gets the stamp to renew it with (once: later askers get
+    /// the page only).
+    fn leased<K: Clone>(&self, key: &K, lease: &PageLease, origin: Instant) -> Option<Leased<K>> {
+        let checked = match self.checked.load(Ordering::Acquire) {
+            0 => return None,
+            nanos => origin + Duration::from_nanos(nanos),
+        };
+        let renew = match lease.standing(checked) {
+            Standing::Fresh => false,
+            Standing::Due => !self.renewing.swap(true, Ordering::AcqRel),
+            Standing::Over => return None,
+        };
+        let renewal = match &self.version {
+            PageVersion::Shared(stamp) if renew => Some(Renewal { key: key.clone(), stamp: Arc::clone(stamp) }),
+            _ => None,
+        };
+        Some(Leased { page: self.page.clone(), renewal })
+    }
+}
+
+/// A page served under its lease, and, for the one request that found
+/// the lease due, what to ask Redis to renew it: the request is answered
+/// from the page all the same (the lease still holds), and the renewal
+/// runs beside it (`usecases::rankings::renew_lease`), so that no request
+/// waits on one (issue 43: the request that renewed in line held a
+/// connection of sixteen through a round trip every millisecond).
+pub struct Leased<K = PageKey> {
+    pub page: Rendered,
+    pub renewal: Option<Renewal<K>>,
+}
+
+/// A due lease's page and the stamp it was built at: see [`Leased`].
+pub struct Renewal<K = PageKey> {
+    pub key: K,
+    pub stamp: Arc<str>,
 }
 
 /// The maps of kept answers, hashed with foldhash (seeded per process)
@@ -213,7 +244,10 @@ impl<K: Clone + Eq + std::hash::Hash> PageCache<K> {
     pub fn new(budget: usize) -> Self {
         static CACHES: AtomicU64 = AtomicU64::new(0);
         let id = CACHES.fetch_add(1, Ordering::Relaxed);
-        Self { pages: RwLock::new(Pages::default()), id, generation: AtomicU64::new(0), budget }
+        // An hour back, so that a check dated before the cache was made
+        // (as tests date them) still counts.
+        let origin = Instant::now().checked_sub(Duration::from_secs(3600)).unwrap_or_else(Instant::now);
+        Self { pages: RwLock::new(Pages::default()), id, generation: AtomicU64::new(0), budget, origin }
     }
 
     /// The page if it was built at `version`.
@@ -224,27 +258,29 @@ impl<K: Clone + Eq + std::hash::Hash> PageCache<K> {
     }
 
     /// The page if Redis, asked while `lease` still holds, said its board
-    /// was at the page's stamp (see [`PageCache::checked`]); when the
-    /// lease is due, `None` for the first caller, who is to renew it.
-    pub fn leased(&self, key: &K, lease: &PageLease) -> Option<Rendered> {
-        self.pages.read().ok()?.by_key.get(key)?.leased(lease, true)
+    /// was at the page's stamp (see [`PageCache::checked`]), with what to
+    /// renew the lease with when it is due (see [`Leased`]).
+    pub fn leased(&self, key: &K, lease: &PageLease) -> Option<Leased<K>> {
+        self.pages.read().ok()?.by_key.get(key)?.leased(key, lease, self.origin)
     }
 
     /// The page a remembered address names, if it is leased: as
-    /// [`PageCache::get_by_address`], with Redis. A due lease is left for
-    /// the routed request (and [`PageCache::leased`]) to renew.
-    pub fn leased_by_address(&self, address: &str, clock: &AddressClock, lease: &PageLease) -> Option<Rendered> {
+    /// [`PageCache::get_by_address`], with Redis, and as
+    /// [`PageCache::leased`].
+    pub fn leased_by_address(&self, address: &str, clock: &AddressClock, lease: &PageLease) -> Option<Leased<K>> {
         let pages = self.pages.read().ok()?;
-        pages.by_key.get(pages.named_by(address, clock)?)?.leased(lease, false)
+        let key = pages.named_by(address, clock)?;
+        pages.by_key.get(key)?.leased(key, lease, self.origin)
     }
 
     /// Notes that Redis, asked at `at`, said `key`'s board is at `version`:
     /// the kept page holds under a lease from then, if it is of that version.
     pub fn checked(&self, key: &K, version: &PageVersion, at: Instant) {
-        if let Ok(mut pages) = self.pages.write() {
-            if let Some(kept) = pages.by_key.get_mut(key).filter(|kept| kept.version == *version) {
-                kept.checked = kept.checked.max(Some(at));
-                kept.renewing = AtomicBool::new(false);
+        if let Ok(pages) = self.pages.read() {
+            if let Some(kept) = pages.by_key.get(key).filter(|kept| kept.version == *version) {
+                let nanos = u64::try_from(at.saturating_duration_since(self.origin).as_nanos()).unwrap_or(u64::MAX);
+                kept.checked.fetch_max(nanos.max(1), Ordering::AcqRel);
+                kept.renewing.store(false, Ordering::Release);
             }
         }
     }
@@ -323,9 +359,7 @@ impl<K: Clone + Eq + std::hash::Hash> PageCache<K> {
                 }
             }
             pages.bytes += size;
-            if let Some(replaced) =
-                pages.by_key.insert(key, Kept { version, page, checked: None, renewing: AtomicBool::new(false) })
-            {
+            if let Some(replaced) = pages.by_key.insert(key, Kept::new(version, page)) {
                 pages.bytes -= replaced.page.body.len();
             }
         }
@@ -437,7 +471,7 @@ mod tests {
         cache.checked(&key(0), &shared("e:6"), Instant::now());
         assert!(cache.leased(&key(0), &lease).is_none(), "a check of another stamp vouches for nothing");
         cache.checked(&key(0), &shared("e:7"), Instant::now());
-        assert_eq!(cache.leased(&key(0), &lease).map(|page| page.body), Some(Bytes::from_static(b"page")));
+        assert_eq!(cache.leased(&key(0), &lease).map(|leased| leased.page.body), Some(Bytes::from_static(b"page")));
         cache.checked(&key(0), &shared("e:7"), ago(120));
         assert!(cache.leased(&key(0), &lease).is_some(), "an older check does not shorten a newer one");
         cache.put(key(0), shared("e:8"), page(b"next"));
@@ -447,21 +481,32 @@ mod tests {
     }
 
     #[test]
-    fn one_request_renews_a_due_lease_while_the_others_are_answered() {
+    fn one_request_renews_a_due_lease_and_every_one_is_answered() {
         let cache = PageCache::new(1 << 10);
         let lease = PageLease::new(std::time::Duration::from_secs(60));
         let top = "/api/rankings/best?limit=10";
+        let renews = |leased: Option<Leased>| leased.expect("answered while the lease holds").renewal.is_some();
         cache.remember_address(top, &key(0), AddressTerm::Always);
         cache.put(key(0), shared("e:7"), page(b"page"));
-        cache.checked(&key(0), &shared("e:7"), ago(40));
-        assert!(cache.leased_by_address(top, &at(0), &lease).is_none(), "due: the routed request renews it");
-        assert!(cache.leased(&key(0), &lease).is_none(), "the first request to see it due renews it");
-        assert!(cache.leased(&key(0), &lease).is_some(), "the others are answered meanwhile");
-        assert!(cache.leased_by_address(top, &at(0), &lease).is_some(), "before the router too");
+        // A check's time set as it is, not as `checked` keeps the latest.
+        let checked_at = |at: Instant| {
+            let nanos = at.duration_since(cache.origin).as_nanos();
+            cache.pages.read().unwrap().by_key[&key(0)].checked.store(u64::try_from(nanos).unwrap(), Ordering::Release);
+        };
         cache.checked(&key(0), &shared("e:7"), Instant::now());
-        assert!(cache.leased_by_address(top, &at(0), &lease).is_some(), "renewed");
+        assert!(!renews(cache.leased_by_address(top, &at(0), &lease)), "fresh: nothing to renew");
+        checked_at(ago(40));
+        let renewal = cache.leased_by_address(top, &at(0), &lease).and_then(|leased| leased.renewal);
+        let renewal = renewal.expect("due: the first request to see it renews it");
+        assert_eq!((renewal.key, &*renewal.stamp), (key(0), "e:7"), "with the stamp its page was built at");
+        assert!(!renews(cache.leased(&key(0), &lease)), "the others are answered, and renew nothing");
+        assert!(!renews(cache.leased_by_address(top, &at(0), &lease)), "before the router too");
+        cache.checked(&key(0), &shared("e:7"), Instant::now());
+        assert!(!renews(cache.leased(&key(0), &lease)), "renewed: fresh again");
+        checked_at(ago(40));
+        assert!(renews(cache.leased(&key(0), &lease)), "due again: renewed again");
         // A renewal that never comes back: the lease holds to its end only.
-        cache.pages.write().unwrap().by_key.get_mut(&key(0)).unwrap().checked = Some(ago(61));
+        checked_at(ago(61));
         assert!(cache.leased(&key(0), &lease).is_none());
         assert!(cache.leased_by_address(top, &at(0), &lease).is_none());
     }
