@@ -19,11 +19,11 @@ use std::time::{Duration, Instant};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Standing {
     Fresh,
-    /// In its second half: the first request to see it asks Redis again
-    /// while the others are still answered, so that no request waits on
-    /// a check while the page is read often (with 1 ms leases that all
-    /// ran out at once, 75k–90k req/s against 102k–106k with 4 ms:
-    /// BENCHMARKS.md, "Page leases").
+    /// In its second half: the first request to see it has Redis asked
+    /// again beside its answer, and every request is still answered, so
+    /// that no request waits on a check while the page is read often
+    /// (with 1 ms leases that all ran out at once, 75k–90k req/s against
+    /// 102k–106k with 4 ms: BENCHMARKS.md, "Page leases").
     Due,
     Over,
 }
