@@ -249,8 +249,13 @@ async fn the_ranking_page_works_in_chromium_through_nginx() {
 
     // The board, then "load more" twice: ranks 1..30 as the API ranks them.
     // A double click loads one page, not two.
+    // "load more" is disabled while a page loads: the clicks wait for the
+    // tab's own load (the ten rows already shown are the last load's, and
+    // clicks on a disabled button are lost: a CI run timed out on it).
     browser.click("tab-best").await;
-    browser.wait("document.querySelectorAll('#entries li').length === 10").await;
+    browser
+        .wait("document.querySelectorAll('#entries li').length === 10 && !document.getElementById('more').disabled")
+        .await;
     browser.script("const more = document.getElementById('more'); more.click(); more.click();").await;
     browser.wait("document.querySelectorAll('#entries li').length === 20").await;
     actix_web::rt::time::sleep(Duration::from_millis(300)).await;
